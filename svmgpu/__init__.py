@@ -1,0 +1,21 @@
+"""svmgpu: kernel SVM solvers for NumPy (CPU) and CuPy (GPU), written once against the
+Python array API."""
+
+from svmgpu.backend import get_device
+from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial, make_kernel
+from svmgpu.lowrank import LowRankFactor, nystrom, pivoted_cholesky
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RBF",
+    "Laplacian",
+    "Linear",
+    "LowRankFactor",
+    "Polynomial",
+    "__version__",
+    "get_device",
+    "make_kernel",
+    "nystrom",
+    "pivoted_cholesky",
+]

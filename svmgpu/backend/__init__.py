@@ -1,0 +1,62 @@
+"""The only place in svmgpu that tells NumPy from CuPy.
+
+Everything else receives a namespace ``xp`` (resolved once by a public entry point) and a
+:class:`Device`, and calls the helpers below for the few operations the Python array API
+standard lacks (triangular solves, Cholesky factor/solve, in-place elementwise updates) or for
+device facts (free memory).
+"""
+
+from svmgpu.backend._device import (
+    Device,
+    array_device,
+    asarray,
+    cupy_available,
+    get_device,
+    get_namespace,
+    is_cupy,
+    is_numpy,
+    to_device,
+    to_numpy,
+)
+from svmgpu.backend._linalg import (
+    cho_factor,
+    cho_solve,
+    cholesky,
+    jittered_cholesky,
+    solve_triangular,
+    tri_inv_matmul_inplace,
+)
+from svmgpu.backend._memory import (
+    available_memory,
+    block_rows,
+    parse_bytes,
+    resolve_budget,
+)
+from svmgpu.backend._ops import exp_neg_clipped_inplace, matmul_into
+from svmgpu.backend._tree import tree_to_device
+
+__all__ = [
+    "Device",
+    "array_device",
+    "asarray",
+    "available_memory",
+    "block_rows",
+    "cho_factor",
+    "cho_solve",
+    "cholesky",
+    "cupy_available",
+    "exp_neg_clipped_inplace",
+    "get_device",
+    "get_namespace",
+    "is_cupy",
+    "is_numpy",
+    "jittered_cholesky",
+    "matmul_into",
+    "parse_bytes",
+    "resolve_budget",
+    "solve_triangular",
+    "to_device",
+    "to_numpy",
+    "tree_to_device",
+    "tri_inv_matmul_inplace",
+]

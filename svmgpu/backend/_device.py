@@ -1,0 +1,179 @@
+"""Device selection, namespace resolution and moves between host and GPU."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import array_api_compat
+import numpy as np
+
+_CUPY_HINT = (
+    "install the CUDA extra with `pip install 'svmgpu[cuda]'` (CuPy for CUDA 12), "
+    "or pass device='cpu'"
+)
+
+
+@lru_cache(maxsize=1)
+def _import_cupy():
+    """Return ``(cupy, None)`` or ``(None, reason)`` without raising."""
+    try:
+        import cupy  # noqa: PLC0415
+    except Exception as exc:  # ImportError, or a broken CUDA install
+        return None, f"CuPy is not importable ({type(exc).__name__}: {exc})"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return None, f"CuPy is installed but CUDA is unusable ({type(exc).__name__}: {exc})"
+    if n < 1:
+        return None, "CuPy is installed but sees no CUDA GPU"
+    return cupy, None
+
+
+def cupy_available() -> bool:
+    """Whether CuPy is importable and sees at least one CUDA GPU."""
+    return _import_cupy()[0] is not None
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where computation runs: ``Device("cpu")`` or ``Device("cuda", index)``."""
+
+    kind: str
+    index: int = 0
+
+    def __str__(self) -> str:
+        return "cpu" if self.kind == "cpu" else f"cuda:{self.index}"
+
+    @property
+    def xp(self):
+        """The array namespace (array-API compatible) for this device."""
+        if self.kind == "cpu":
+            import array_api_compat.numpy as nxp  # noqa: PLC0415
+
+            return nxp
+        import array_api_compat.cupy as cxp  # noqa: PLC0415
+
+        return cxp
+
+    def __enter__(self):
+        if self.kind == "cuda":
+            cupy = _import_cupy()[0]
+            self._ctx = cupy.cuda.Device(self.index)
+            self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.kind == "cuda":
+            self._ctx.__exit__(*exc)
+        return False
+
+
+_DEVICE_RE = re.compile(r"^(cpu|cuda|gpu|auto)(?::(\d+))?$")
+
+
+def get_device(device="auto") -> Device:
+    """Resolve a device specification.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda", "cuda:N"} or Device
+        ``"auto"`` picks the first CUDA GPU when CuPy sees one, else the CPU. ``"gpu"`` is an
+        alias of ``"cuda"``.
+
+    Returns
+    -------
+    Device
+
+    Raises
+    ------
+    ValueError
+        For an unknown specification.
+    RuntimeError
+        For ``"cuda"`` when CuPy is missing or sees no GPU (the message says how to fix it).
+    """
+    if isinstance(device, Device):
+        return device
+    if device is None:
+        device = "auto"
+    if not isinstance(device, str):
+        raise ValueError(
+            f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r} "
+            f"of type {type(device).__name__}"
+        )
+    m = _DEVICE_RE.match(device.strip().lower())
+    if m is None:
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'")
+    kind, index = m.group(1), m.group(2)
+    if kind == "cpu":
+        if index not in (None, "0"):
+            raise ValueError(f"unknown device {device!r}: the CPU is 'cpu'")
+        return Device("cpu")
+    if kind == "auto":
+        return Device("cuda", 0) if cupy_available() else Device("cpu")
+    cupy, reason = _import_cupy()
+    if cupy is None:
+        raise RuntimeError(f"device={device!r} needs a CUDA GPU, but {reason}; {_CUPY_HINT}.")
+    idx = int(index or 0)
+    n = cupy.cuda.runtime.getDeviceCount()
+    if idx >= n:
+        raise RuntimeError(f"device={device!r} does not exist: CuPy sees {n} GPU(s)")
+    return Device("cuda", idx)
+
+
+def get_namespace(*arrays):
+    """The array-API namespace of ``arrays`` (``array_api_compat.array_namespace``)."""
+    return array_api_compat.array_namespace(*arrays)
+
+
+def is_numpy(xp) -> bool:
+    """Whether ``xp`` is NumPy (plain or array-api-compat wrapped)."""
+    return array_api_compat.is_numpy_namespace(xp)
+
+
+def is_cupy(xp) -> bool:
+    """Whether ``xp`` is CuPy (plain or array-api-compat wrapped)."""
+    return array_api_compat.is_cupy_namespace(xp)
+
+
+def array_device(x) -> Device:
+    """The :class:`Device` holding array ``x`` (NumPy and anything array-like: CPU)."""
+    if array_api_compat.is_cupy_array(x):
+        return Device("cuda", int(x.device.id))
+    return Device("cpu")
+
+
+def to_numpy(x):
+    """Copy (or view) ``x`` as a NumPy array on the host."""
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    if array_api_compat.is_numpy_array(x):
+        return x
+    if hasattr(x, "__dlpack__") and not isinstance(x, (list, tuple)):
+        try:
+            return np.from_dlpack(x)
+        except Exception:  # noqa: BLE001 - fall back to the buffer protocol below
+            pass
+    return np.asarray(x)
+
+
+def to_device(x, device):
+    """Move ``x`` to ``device`` (a spec or :class:`Device`); no copy when it is already there."""
+    device = get_device(device)
+    if device.kind == "cpu":
+        return to_numpy(x)
+    cupy = _import_cupy()[0]
+    if array_api_compat.is_cupy_array(x) and int(x.device.id) == device.index:
+        return x
+    with cupy.cuda.Device(device.index):
+        return cupy.asarray(to_numpy(x) if not array_api_compat.is_cupy_array(x) else x)
+
+
+def asarray(x, *, device, dtype=None):
+    """``x`` as an array on ``device`` with ``dtype`` (None keeps the dtype)."""
+    device = get_device(device)
+    x = to_device(x, device)
+    if dtype is not None and x.dtype != dtype:
+        x = x.astype(dtype)
+    return x

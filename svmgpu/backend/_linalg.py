@@ -1,0 +1,147 @@
+"""Linear algebra the array API standard lacks, under SciPy's names.
+
+NumPy arrays go to :mod:`scipy.linalg`, CuPy arrays to :mod:`cupyx.scipy.linalg` / cuBLAS;
+any other namespace gets :class:`NotImplementedError` naming it (``cholesky`` alone also works
+through a namespace's standard ``linalg`` extension).
+"""
+
+from __future__ import annotations
+
+import math
+
+from svmgpu.backend._device import is_cupy, is_numpy
+
+
+def _unsupported(xp, what):
+    return NotImplementedError(
+        f"{what} is implemented for NumPy and CuPy arrays only, not for namespace "
+        f"{getattr(xp, '__name__', xp)!r}; convert the input with numpy.asarray or cupy.asarray"
+    )
+
+
+def _finite(xp, a) -> bool:
+    return bool(xp.all(xp.isfinite(a)))
+
+
+def cholesky(a, *, lower: bool = True, xp):
+    """Cholesky factor of an SPD matrix ``a`` of shape (n, n).
+
+    Returns the lower (``a = L Lᵀ``) or upper (``a = Uᵀ U``) factor.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``a`` is not (numerically) positive definite, on every backend.
+    """
+    if is_numpy(xp):
+        import scipy.linalg  # noqa: PLC0415
+
+        return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
+    if hasattr(xp, "linalg") and hasattr(xp.linalg, "cholesky"):
+        L = xp.linalg.cholesky(a)
+        if not _finite(xp, L):  # CuPy returns NaNs instead of raising
+            import numpy as np  # noqa: PLC0415
+
+            raise np.linalg.LinAlgError("matrix is not positive definite")
+        return L if lower else xp.matrix_transpose(L)
+    raise _unsupported(xp, "cholesky")
+
+
+def solve_triangular(a, b, *, lower: bool = True, trans: int | str = 0, xp):
+    """Solve ``op(a) x = b`` for triangular ``a`` of shape (n, n); ``b`` of shape (n,) or (n, k).
+
+    ``trans`` is 0/'N' (a), 1/'T' (aᵀ), as in :func:`scipy.linalg.solve_triangular`.
+    """
+    if is_numpy(xp):
+        import scipy.linalg  # noqa: PLC0415
+
+        return scipy.linalg.solve_triangular(a, b, lower=lower, trans=trans, check_finite=False)
+    if is_cupy(xp):
+        import cupyx.scipy.linalg  # noqa: PLC0415
+
+        return cupyx.scipy.linalg.solve_triangular(a, b, lower=lower, trans=trans)
+    raise _unsupported(xp, "solve_triangular")
+
+
+def cho_factor(a, *, lower: bool = True, xp):
+    """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)``."""
+    return cholesky(a, lower=lower, xp=xp), lower
+
+
+def cho_solve(c_and_lower, b, *, xp):
+    """Solve ``a x = b`` given ``(c, lower)`` from :func:`cho_factor`."""
+    c, lower = c_and_lower
+    if is_numpy(xp):
+        import scipy.linalg  # noqa: PLC0415
+
+        return scipy.linalg.cho_solve((c, lower), b, check_finite=False)
+    if is_cupy(xp):
+        if lower:
+            y = solve_triangular(c, b, lower=True, xp=xp)
+            return solve_triangular(c, y, lower=True, trans=1, xp=xp)
+        y = solve_triangular(c, b, lower=False, trans=1, xp=xp)
+        return solve_triangular(c, y, lower=False, xp=xp)
+    raise _unsupported(xp, "cho_solve")
+
+
+def jittered_cholesky(a, *, lower: bool = True, xp, initial_shift: float | None = None,
+                      max_tries: int = 12):
+    """Cholesky of ``a + s I`` with the smallest shift ``s`` in a growing sequence that works.
+
+    Tries ``s = 0`` first, then ``s = initial_shift · 10^k`` (default initial shift:
+    ``10 · eps · mean(diag(a))``).
+
+    Returns
+    -------
+    L : array of shape (n, n)
+        The factor of ``a + s I``.
+    shift : float
+        The shift ``s`` that was used (0.0 when ``a`` itself factored).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When even the largest shift fails (``a`` is far from positive semidefinite or not finite).
+    """
+    import numpy as np  # noqa: PLC0415 - only for the LinAlgError type and finfo
+
+    if not _finite(xp, a):
+        raise np.linalg.LinAlgError("jittered_cholesky: the matrix has NaN or inf entries")
+    n = a.shape[0]
+    try:
+        return cholesky(a, lower=lower, xp=xp), 0.0
+    except np.linalg.LinAlgError:
+        pass
+    if initial_shift is None:
+        mean_diag = float(xp.mean(xp.abs(xp.linalg.diagonal(a)))) if n else 1.0
+        initial_shift = 10.0 * float(np.finfo(np.dtype(str(a.dtype).split(".")[-1])).eps) * max(
+            mean_diag, math.ulp(1.0)
+        )
+    eye = xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None))
+    shift = float(initial_shift)
+    for _ in range(max_tries):
+        try:
+            return cholesky(a + shift * eye, lower=lower, xp=xp), shift
+        except np.linalg.LinAlgError:
+            shift *= 10.0
+    raise np.linalg.LinAlgError(
+        f"jittered_cholesky: not positive definite even with a diagonal shift of {shift / 10:.3g}"
+    )
+
+
+def tri_inv_matmul_inplace(block, lower_inv, *, xp):
+    """Return ``block @ lower_invᵀ`` for a lower-triangular ``lower_inv`` of shape (r, r).
+
+    On NumPy this is BLAS ``trmm`` in place on ``block`` (half the flops of a general product);
+    elsewhere it is a plain matmul. ``block`` of shape (b, r) must be C-contiguous on NumPy.
+    """
+    if is_numpy(xp):
+        from scipy.linalg import blas  # noqa: PLC0415
+
+        trmm = blas.dtrmm if block.dtype.char == "d" else blas.strmm
+        # blockᵀ is Fortran-ordered (r, b): blockᵀ := lower_inv @ blockᵀ, in place.
+        out = trmm(1.0, lower_inv, block.T, side=0, lower=1, overwrite_b=1)
+        if out.base is not block and out is not block.T:
+            block[...] = out.T
+        return block
+    return xp.matmul(block, xp.matrix_transpose(lower_inv))

@@ -1,0 +1,105 @@
+"""Memory budgets: how many bytes a blocked computation may hold at once."""
+
+from __future__ import annotations
+
+import os
+import re
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+    "t": 10**12, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+_BYTES_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+#: Fraction of the free memory a computation may use when the user sets no budget.
+DEFAULT_SLACK = 0.5
+
+
+def parse_bytes(value) -> int:
+    """Parse a byte count: an int/float, or a string such as ``"2GB"``, ``"512MiB"``, ``"1e9"``.
+
+    Raises
+    ------
+    ValueError
+        For a malformed string, an unknown unit, or a value that is not positive.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"memory_budget must be a byte count or a string like '2GB', got {value!r}")
+    if isinstance(value, (int, float)):
+        n = float(value)
+    elif isinstance(value, str):
+        m = _BYTES_RE.match(value)
+        if m is None or m.group(2).lower() not in _UNITS:
+            raise ValueError(
+                f"cannot parse memory_budget {value!r}: use bytes or a string like '2GB', '512MiB'"
+            )
+        n = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    else:
+        raise ValueError(
+            f"memory_budget must be a byte count or a string like '2GB', got {type(value).__name__}"
+        )
+    if not n > 0 or n != n or n == float("inf"):
+        raise ValueError(f"memory_budget must be a positive, finite number of bytes, got {value!r}")
+    return int(n)
+
+
+def _host_available() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 4 * 2**30
+
+
+def available_memory(device) -> int:
+    """Free bytes on ``device``: host MemAvailable, or CuPy's free device memory plus what
+    CuPy's memory pool holds but does not use."""
+    from svmgpu.backend._device import _import_cupy, get_device  # noqa: PLC0415
+
+    device = get_device(device)
+    if device.kind == "cpu":
+        return _host_available()
+    cupy = _import_cupy()[0]
+    with cupy.cuda.Device(device.index):
+        free, _total = cupy.cuda.runtime.memGetInfo()
+        pool = cupy.get_default_memory_pool()
+        return int(free + pool.free_bytes())
+
+
+def resolve_budget(memory_budget, device, *, slack: float = DEFAULT_SLACK) -> int:
+    """The byte budget of one computation: the user's ``memory_budget`` when given, else the
+    free memory of ``device`` times ``slack``."""
+    if memory_budget is not None:
+        return parse_bytes(memory_budget)
+    return max(int(available_memory(device) * slack), 1)
+
+
+def block_rows(n_cols: int, itemsize: int, budget: int, *, n_buffers: int = 1,
+               max_rows: int | None = None) -> int:
+    """Rows of an ``(rows, n_cols)`` block that fit ``budget`` bytes, with ``n_buffers`` such
+    blocks alive at once.
+
+    Raises
+    ------
+    MemoryError
+        When not even one row fits; the message says how much is needed.
+    """
+    per_row = max(int(n_cols), 1) * int(itemsize) * max(int(n_buffers), 1)
+    rows = int(budget) // per_row
+    if rows < 1:
+        raise MemoryError(
+            f"memory budget of {int(budget):,} bytes cannot hold one block row "
+            f"({per_row:,} bytes for {n_cols} columns x {n_buffers} buffer(s) x {itemsize} bytes); "
+            "raise memory_budget (e.g. memory_budget='1GB') or lower the rank"
+        )
+    if max_rows is not None:
+        rows = min(rows, max(int(max_rows), 1))
+    return rows

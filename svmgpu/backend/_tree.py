@@ -1,0 +1,27 @@
+"""Moving nested containers of arrays (fitted models) between devices."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import array_api_compat
+
+from svmgpu.backend._device import to_device
+
+
+def tree_to_device(obj, device):
+    """Return ``obj`` with every NumPy/CuPy array inside dicts, lists, tuples and dataclass
+    instances moved to ``device``; other leaves are returned unchanged."""
+    if array_api_compat.is_numpy_array(obj) or array_api_compat.is_cupy_array(obj):
+        return to_device(obj, device)
+    if isinstance(obj, dict):
+        return {k: tree_to_device(v, device) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [tree_to_device(v, device) for v in obj]
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(tree_to_device(v, device) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: tree_to_device(getattr(obj, f.name), device)
+                   for f in dataclasses.fields(obj)}
+        return dataclasses.replace(obj, **changes)
+    return obj

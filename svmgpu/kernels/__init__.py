@@ -1,0 +1,26 @@
+"""Kernel functions and blocked kernel products that respect a memory budget."""
+
+from svmgpu.kernels._blocked import iter_kernel_blocks, kernel_matvec
+from svmgpu.kernels._kernels import (
+    KERNELS,
+    RBF,
+    Kernel,
+    Laplacian,
+    Linear,
+    Polynomial,
+    Prepared,
+    make_kernel,
+)
+
+__all__ = [
+    "KERNELS",
+    "RBF",
+    "Kernel",
+    "Laplacian",
+    "Linear",
+    "Polynomial",
+    "Prepared",
+    "iter_kernel_blocks",
+    "kernel_matvec",
+    "make_kernel",
+]

@@ -1,0 +1,295 @@
+"""Kernel objects.
+
+Each kernel evaluates blocks ``K(X, Z)`` and diagonals ``k(x, x)`` for arrays of any
+array-API namespace. Rows are first *prepared* (centred, squared norms attached), so that a
+large set that is used many times (the training set, the landmarks) is prepared once.
+
+Translation-invariant kernels (RBF, Laplacian) centre both sides on a common point before
+using the expansion ``‖x − z‖² = ‖x‖² + ‖z‖² − 2xᵀz``: the expansion loses
+``eps · (‖x‖² + ‖z‖²)`` absolutely, which for float32 data far from the origin would swamp the
+distance itself. Squared distances are clipped at zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+from svmgpu.backend import exp_neg_clipped_inplace, get_namespace, is_numpy, matmul_into
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Rows prepared for kernel evaluation.
+
+    Attributes
+    ----------
+    data : array of shape (n, d) or (n, d + 2)
+        The rows, centred for translation-invariant kernels; for RBF the augmented rows
+        ``[x − c, ‖x − c‖², 1]`` so that a block's exponent is a single matrix product.
+    center : array of shape (d,) or None
+        The common centre ``c`` (None for kernels that are not translation-invariant).
+    """
+
+    data: object
+    center: object = None
+
+    @property
+    def n(self) -> int:
+        return int(self.data.shape[0])
+
+    def rows(self, start: int, stop: int) -> Prepared:
+        """The prepared rows ``start:stop`` (a view)."""
+        return Prepared(self.data[start:stop, ...], self.center)
+
+    def take(self, indices, *, xp) -> Prepared:
+        """The prepared rows at ``indices`` (a copy)."""
+        return Prepared(xp.take(self.data, indices, axis=0), self.center)
+
+
+class Kernel:
+    """Base class: subclasses implement ``_evaluate`` and ``diag``."""
+
+    name = "kernel"
+    translation_invariant = False
+
+    def _param_names(self):
+        return ()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._param_names())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and all(
+            getattr(self, k) == getattr(other, k) for k in self._param_names()
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__,) + tuple(getattr(self, k) for k in self._param_names()))
+
+    def get_params(self) -> dict:
+        """The kernel's parameters as a dict."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    # -- preparation ---------------------------------------------------------------
+    def center_of(self, Z, *, xp):
+        """The centre used for ``Z`` and anything evaluated against it (mean of the rows)."""
+        if not self.translation_invariant:
+            return None
+        if Z.shape[0] == 0:
+            return xp.zeros((Z.shape[1],), dtype=Z.dtype, device=getattr(Z, "device", None))
+        return xp.mean(Z, axis=0)
+
+    def prepare(self, A, center=None, *, xp=None) -> Prepared:
+        """Prepare rows ``A`` of shape (n, d) against ``center`` (see :meth:`center_of`)."""
+        xp = xp or get_namespace(A)
+        if self.translation_invariant and center is not None:
+            A = A - center
+        return Prepared(self._augment(A, xp=xp), center)
+
+    def _augment(self, A, *, xp):
+        return A
+
+    # -- evaluation ----------------------------------------------------------------
+    def evaluate(self, px: Prepared, pz: Prepared, *, xp, out=None):
+        """``K`` of shape (px.n, pz.n) for prepared rows; written into ``out`` when given
+        (NumPy; other namespaces return a new array)."""
+        return self._evaluate(px.data, pz.data, xp=xp, out=out)
+
+    def block(self, X, Z):
+        """The kernel block ``K(X, Z)``.
+
+        Parameters
+        ----------
+        X : array of shape (n_x, n_features)
+        Z : array of shape (n_z, n_features)
+
+        Returns
+        -------
+        K : array of shape (n_x, n_z), same namespace, device and dtype as ``X``.
+        """
+        xp = get_namespace(X, Z)
+        c = self.center_of(Z, xp=xp)
+        return self.evaluate(self.prepare(X, c, xp=xp), self.prepare(Z, c, xp=xp), xp=xp)
+
+    __call__ = block
+
+    def diag(self, X):
+        """``k(x_i, x_i)`` for each row, array of shape (n,)."""
+        raise NotImplementedError  # pragma: no cover - every concrete kernel overrides it
+
+    def _evaluate(self, A, B, *, xp, out):
+        raise NotImplementedError  # pragma: no cover
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def _gram(A, B, *, xp, out):
+    if out is not None:
+        return matmul_into(A, xp.matrix_transpose(B), out, xp=xp)
+    return xp.matmul(A, xp.matrix_transpose(B))
+
+
+class Linear(Kernel):
+    """Linear kernel ``k(x, z) = xᵀz``."""
+
+    name = "linear"
+
+    def _evaluate(self, A, B, *, xp, out):
+        return _gram(A, B, xp=xp, out=out)
+
+    def diag(self, X):
+        xp = get_namespace(X)
+        return xp.sum(X * X, axis=1)
+
+
+class Polynomial(Kernel):
+    """Polynomial kernel ``k(x, z) = (γ xᵀz + coef0)^degree``."""
+
+    name = "poly"
+
+    def __init__(self, degree=3, gamma=1.0, coef0=0.0):
+        if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        self.degree = int(degree)
+        self.gamma = _check_positive("gamma", gamma)
+        if isinstance(coef0, bool) or not isinstance(coef0, Real) or not math.isfinite(coef0):
+            raise ValueError(f"coef0 must be a finite number, got {coef0!r}")
+        self.coef0 = float(coef0)
+
+    def _param_names(self):
+        return ("degree", "gamma", "coef0")
+
+    def _evaluate(self, A, B, *, xp, out):
+        G = _gram(A, B, xp=xp, out=out)
+        G *= self.gamma
+        G += self.coef0
+        if is_numpy(xp):
+            import numpy as np  # noqa: PLC0415
+
+            return np.power(G, self.degree, out=G)
+        return G**self.degree
+
+    def diag(self, X):
+        xp = get_namespace(X)
+        return (self.gamma * xp.sum(X * X, axis=1) + self.coef0) ** self.degree
+
+
+class RBF(Kernel):
+    """Gaussian kernel ``k(x, z) = exp(−γ ‖x − z‖²)``.
+
+    A block's exponent is one matrix product of augmented rows
+    ``[x − c, ‖x − c‖², 1] · [2γ(z − c), −γ, −γ‖z − c‖²]ᵀ``, clipped at 0 before ``exp``.
+    """
+
+    name = "rbf"
+    translation_invariant = True
+
+    def __init__(self, gamma=1.0):
+        self.gamma = _check_positive("gamma", gamma)
+
+    def _param_names(self):
+        return ("gamma",)
+
+    def _augment(self, A, *, xp):
+        n = A.shape[0]
+        sq = xp.sum(A * A, axis=1, keepdims=True)
+        ones = xp.ones((n, 1), dtype=A.dtype, device=getattr(A, "device", None))
+        return xp.concat([A, sq, ones], axis=1)
+
+    def _evaluate(self, A, B, *, xp, out):
+        g = self.gamma
+        d = B.shape[1] - 2
+        right = xp.concat([(2.0 * g) * B[:, :d], -g * B[:, d + 1 :], -g * B[:, d : d + 1]], axis=1)
+        E = _gram(A, right, xp=xp, out=out)
+        return exp_neg_clipped_inplace(E, xp=xp)
+
+    def diag(self, X):
+        xp = get_namespace(X)
+        return xp.ones((X.shape[0],), dtype=X.dtype, device=getattr(X, "device", None))
+
+
+class Laplacian(Kernel):
+    """Laplacian kernel ``k(x, z) = exp(−γ ‖x − z‖₁)`` (as scikit-learn's laplacian_kernel)."""
+
+    name = "laplacian"
+    translation_invariant = True
+
+    def __init__(self, gamma=1.0):
+        self.gamma = _check_positive("gamma", gamma)
+
+    def _param_names(self):
+        return ("gamma",)
+
+    def _evaluate(self, A, B, *, xp, out):
+        D = None
+        for k in range(A.shape[1]):
+            t = xp.abs(A[:, k : k + 1] - B[None, :, k])
+            D = t if D is None else D + t
+        if D is None:
+            D = xp.zeros((A.shape[0], B.shape[0]), dtype=A.dtype, device=getattr(A, "device", None))
+        D *= -self.gamma
+        K = exp_neg_clipped_inplace(D, xp=xp)
+        if out is not None:
+            out[...] = K
+            return out
+        return K
+
+    def diag(self, X):
+        xp = get_namespace(X)
+        return xp.ones((X.shape[0],), dtype=X.dtype, device=getattr(X, "device", None))
+
+
+#: Kernel names accepted by :func:`make_kernel`.
+KERNELS = {"rbf": RBF, "poly": Polynomial, "linear": Linear, "laplacian": Laplacian}
+
+
+def _resolve_gamma(gamma, X, *, xp):
+    if isinstance(gamma, str):
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
+        d = X.shape[1]
+        if gamma == "scale":
+            var = float(xp.var(X)) if X.shape[0] else 0.0
+            return 1.0 / (d * var) if var > 0 else 1.0
+        if gamma == "auto":
+            return 1.0 / d
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    return _check_positive("gamma", gamma)
+
+
+def make_kernel(kernel="rbf", *, gamma="scale", degree=3, coef0=0.0, X=None) -> Kernel:
+    """A :class:`Kernel` from a name (or a Kernel, returned as is).
+
+    Parameters
+    ----------
+    kernel : {"rbf", "poly", "linear", "laplacian"} or Kernel
+    gamma : "scale", "auto" or float
+        As in scikit-learn: ``"scale"`` is ``1 / (n_features · X.var())``, ``"auto"`` is
+        ``1 / n_features``. Ignored by the linear kernel.
+    degree, coef0 : parameters of the polynomial kernel.
+    X : array of shape (n_samples, n_features), optional
+        Training data, needed for ``gamma="scale"`` or ``"auto"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel name (the message lists the valid ones) or bad parameters.
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; valid kernels: {sorted(KERNELS)}")
+    if kernel == "linear":
+        return Linear()
+    xp = get_namespace(X) if X is not None else None
+    g = _resolve_gamma(gamma, X, xp=xp)
+    if kernel == "poly":
+        return Polynomial(degree=degree, gamma=g, coef0=coef0)
+    return KERNELS[kernel](gamma=g)

@@ -1,0 +1,308 @@
+"""Nyström and pivoted-Cholesky factors of a kernel matrix (UniSVM paper, section 4.2).
+
+Both produce ``P`` of shape (m, r) with ``K ≈ P Pᵀ`` whose landmark rows ``B`` reproduce the
+visited rows of ``K`` exactly, ``P_B Pᵀ = K_B``, because ``P = K(X, X_B) L⁻ᵀ`` with ``L`` the
+(lower) Cholesky factor of ``K_BB`` taken in pivot order, so that ``P_B = L``.
+Features of new points are ``p(x) = L⁻¹ k_B(x)``; for training points ``p(x_i) = P_i``.
+
+The landmark factor ``L`` is computed by a greedy (diagonal-pivoted) Cholesky of ``K_BB``,
+which drops landmarks that are numerically dependent on the earlier ones (duplicates, or
+a rank-deficient ``K_BB``) instead of adding a jitter that would break ``P_B Pᵀ = K_B``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from svmgpu.backend import (
+    Device,
+    array_device,
+    asarray,
+    block_rows,
+    get_device,
+    is_numpy,
+    resolve_budget,
+    solve_triangular,
+    tri_inv_matmul_inplace,
+)
+from svmgpu.kernels import Kernel, make_kernel
+
+#: Rows of a feature block on the CPU: a (rows × r) block of ~1 MiB stays in the L2 cache
+#: while it is exponentiated and multiplied by L⁻ᵀ (measured fastest on 2-core Xeons).
+_CPU_BLOCK_BYTES = 1 << 20
+
+
+def _rank_tol(dtype) -> float:
+    """Relative pivot threshold: residual diagonals below ``tol · max diag`` are noise."""
+    return 100.0 * float(np.finfo(np.dtype(str(dtype).split(".")[-1])).eps)
+
+
+@dataclass
+class LowRankFactor:
+    """A low-rank factor ``K ≈ P Pᵀ`` of the kernel matrix of the training set.
+
+    Attributes
+    ----------
+    P : array of shape (m, r)
+        Features of the training points (device-resident).
+    landmarks : ndarray of shape (r,)
+        Indices ``B`` of the landmark rows in the training set (host, int64), in pivot order.
+    landmark_X : array of shape (r, n_features)
+        The landmark points.
+    kernel : Kernel
+    L_inv : array of shape (r, r)
+        Inverse of the lower-triangular ``L = P_B``; ``p(x) = L_inv @ k_B(x)``.
+    trace_residual : float
+        ``trace(K − P Pᵀ)`` (exact for pivoted Cholesky; for Nyström computed from the rows).
+    method : str
+        ``"nystrom"`` or ``"pivoted_cholesky"``.
+    """
+
+    P: object
+    landmarks: np.ndarray
+    landmark_X: object
+    kernel: Kernel
+    L_inv: object
+    trace_residual: float
+    method: str
+    _center: object = field(default=None, repr=False)
+
+    @property
+    def rank(self) -> int:
+        return int(self.P.shape[1])
+
+    def transform(self, X_new, *, memory_budget=None):
+        """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
+        device = array_device(self.landmark_X)
+        X_new = asarray(X_new, device=device, dtype=self.landmark_X.dtype)
+        if X_new.ndim != 2 or X_new.shape[1] != self.landmark_X.shape[1]:
+            raise ValueError(
+                f"X_new must have shape (n, {self.landmark_X.shape[1]}), got {tuple(X_new.shape)}"
+            )
+        return _features(self.kernel, X_new, self.landmark_X, self.L_inv, self._center,
+                         device=device, memory_budget=memory_budget)
+
+
+def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
+    """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map), into ``out`` if given."""
+    xp = device.xp
+    m, r = X.shape[0], Z.shape[0]
+    itemsize = np.dtype(str(X.dtype).split(".")[-1]).itemsize
+    if out is None:
+        out = xp.empty((m, r), dtype=X.dtype, device=getattr(X, "device", None))
+    budget = resolve_budget(memory_budget, device)
+    cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 16) if device.kind == "cpu" else None
+    rows = block_rows(r + X.shape[1] + 2, itemsize, budget, n_buffers=2, max_rows=cap)
+    pz = kernel.prepare(Z, center, xp=xp)
+    scratch = None
+    if is_numpy(xp):
+        scratch = np.empty((min(rows, m), r), dtype=X.dtype)
+        L_inv_f = np.asfortranarray(L_inv)
+    for s in range(0, m, rows):
+        e = min(s + rows, m)
+        px = kernel.prepare(X[s:e, ...], center, xp=xp)
+        if scratch is not None:
+            blk = kernel.evaluate(px, pz, xp=xp, out=scratch[: e - s])
+            out[s:e, ...] = tri_inv_matmul_inplace(blk, L_inv_f, xp=xp)
+        else:
+            blk = kernel.evaluate(px, pz, xp=xp)
+            out[s:e, ...] = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
+    return out
+
+
+def _greedy_cholesky(diag, column, max_rank, *, stop_trace, rank_tol, xp, n):
+    """Diagonal-pivoted Cholesky, matrix-free: the core of both factorizations.
+
+    Parameters
+    ----------
+    diag : array of shape (n,)
+        Diagonal of the matrix (overwritten by the residual diagonal).
+    column : callable ``j -> array of shape (n,)``
+        Column ``j`` of the matrix.
+    max_rank : int
+    stop_trace : float
+        Stop once ``trace(residual) <= stop_trace``.
+    rank_tol : float
+        Stop once the largest residual diagonal is below ``rank_tol · max(diag)``.
+
+    Returns
+    -------
+    Pt : array of shape (k, n)
+        ``Pᵀ`` (row j is column j of P), k <= max_rank.
+    pivots : list of int
+    trace : float
+        The residual trace at the stop.
+    """
+    Pt = xp.empty((max_rank, n), dtype=diag.dtype, device=getattr(diag, "device", None))
+    d = xp.where(diag > 0, diag, xp.zeros_like(diag))
+    scale = float(xp.max(d)) if n else 0.0
+    pivots: list[int] = []
+    trace = float(xp.sum(d))
+    for k in range(max_rank):
+        if trace <= stop_trace or scale == 0.0:
+            break
+        j = int(xp.argmax(d))
+        dj = float(d[j])
+        if dj <= rank_tol * scale:
+            break
+        col = column(j)
+        if k:
+            col = col - xp.matmul(xp.matrix_transpose(Pt[:k, :]), Pt[:k, j])
+        col = col / math.sqrt(dj)
+        Pt[k, :] = col
+        d = d - col * col
+        d[j] = 0.0
+        d = xp.where(d > 0, d, xp.zeros_like(d))
+        pivots.append(j)
+        trace = float(xp.sum(d))
+    return Pt[: len(pivots), :], pivots, trace
+
+
+def _prepare_input(X, kernel, *, device, dtype, gamma="scale"):
+    device = get_device(device) if device is not None else array_device(X)
+    X = asarray(X, device=device, dtype=dtype)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
+    xp = device.xp
+    if not bool(xp.all(xp.isfinite(X))):
+        raise ValueError("X contains NaN or infinity; remove or impute those values first")
+    if not xp.isdtype(X.dtype, "real floating"):
+        X = X.astype(xp.float64)
+    kernel = make_kernel(kernel, gamma=gamma, X=X)
+    return X, kernel, device
+
+
+def _check_rank(rank, m, name):
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+        raise ValueError(f"{name} must be a positive integer, got {rank!r}")
+    if rank > m:
+        raise ValueError(f"{name}={rank} exceeds the number of samples ({m}); use {name} <= {m}")
+    return int(rank)
+
+
+def _finish(X, kernel, Pt_B, pivots_in_B, B, *, device, memory_budget, method, P=None,
+            trace=None):
+    """Build the factor from the landmark Cholesky ``L = Pt_Bᵀ`` (rows in pivot order)."""
+    xp = device.xp
+    landmarks = np.asarray(B, dtype=np.int64)[np.asarray(pivots_in_B, dtype=np.int64)]
+    r = len(pivots_in_B)
+    lm_idx = asarray(landmarks, device=device)
+    landmark_X = xp.take(X, lm_idx, axis=0)
+    # L = P_B: columns of Pt_B at the pivots, in pivot order -> lower triangular.
+    L = xp.matrix_transpose(xp.take(Pt_B, asarray(np.asarray(pivots_in_B), device=device), axis=1))
+    L64 = xp.astype(L, xp.float64)
+    eye = xp.eye(r, dtype=xp.float64, device=getattr(L, "device", None))
+    L_inv = xp.astype(solve_triangular(L64, eye, lower=True, xp=xp), X.dtype)
+    center = kernel.center_of(landmark_X, xp=xp)
+    if P is None:
+        P = _features(kernel, X, landmark_X, L_inv, center, device=device,
+                      memory_budget=memory_budget)
+        # The landmark rows are L itself: set them exactly (rounding in K_BB L⁻ᵀ would
+        # otherwise leave a tiny upper triangle).
+        P[lm_idx, ...] = xp.astype(L, X.dtype)
+    if trace is None:
+        trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(P * P))
+    return LowRankFactor(P=P, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
+                         L_inv=L_inv, trace_residual=max(trace, 0.0), method=method,
+                         _center=center)
+
+
+def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, device=None,
+            dtype=None, memory_budget=None) -> LowRankFactor:
+    """Nyström factor with ``rank`` landmarks drawn uniformly without replacement.
+
+    This is the random-chosen reduced set of the papers (UniSVM section 4.2; Zhou 2013 RC).
+    ``P = K(X, X_B) L⁻ᵀ`` is computed block by block under ``memory_budget``; landmarks
+    numerically dependent on others are dropped (so ``factor.rank`` may be below ``rank``).
+
+    Parameters
+    ----------
+    X : array of shape (m, n_features)
+    kernel : str or Kernel
+    rank : int
+        Number of landmarks, ``1 <= rank <= m``.
+    gamma : "scale", "auto" or float
+        Used when ``kernel`` is a name.
+    random_state : int, numpy Generator or None
+    device : {"cpu", "cuda", "cuda:N", "auto"}, optional
+        Default: the device of ``X``.
+    dtype : dtype, optional
+        Default: the dtype of ``X`` (non-floating input becomes float64).
+    memory_budget : int or str, optional
+        Bytes for the temporaries (``P`` itself is not counted).
+
+    Returns
+    -------
+    LowRankFactor
+    """
+    X, kernel, device = _prepare_input(X, kernel, device=device, dtype=dtype, gamma=gamma)
+    xp = device.xp
+    m = X.shape[0]
+    rank = _check_rank(rank, m, "rank")
+    rng = np.random.default_rng(random_state)
+    B = np.sort(rng.choice(m, size=rank, replace=False))
+    Z = xp.take(X, asarray(B, device=device), axis=0)
+    K_BB = kernel.block(Z, Z)
+    K64 = xp.astype(K_BB, xp.float64)
+    K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
+    Pt_B, piv, _ = _greedy_cholesky(
+        xp.astype(xp.linalg.diagonal(K64), xp.float64), lambda j: K64[:, j], rank,
+        stop_trace=0.0, rank_tol=_rank_tol(X.dtype), xp=xp, n=rank,
+    )
+    return _finish(X, kernel, xp.astype(Pt_B, X.dtype), piv, B, device=device,
+                   memory_budget=memory_budget, method="nystrom")
+
+
+def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", device=None,
+                     dtype=None, memory_budget=None) -> LowRankFactor:
+    """Greedy pivoted Cholesky factor of the kernel matrix (Zhou 2016; UniSVM section 4.2).
+
+    At each step the pivot is the largest diagonal of the residual ``K − P Pᵀ``; only the
+    visited columns of ``K`` are computed, in O(m r²) time. Stops when
+    ``trace(K − P Pᵀ) <= tol · m`` or at ``max_rank``, whichever comes first (or when the
+    residual is numerically zero).
+
+    Parameters
+    ----------
+    X : array of shape (m, n_features)
+    kernel : str or Kernel
+    max_rank : int
+    tol : float
+        Relative trace tolerance (the UniSVM paper uses 1e-3).
+    gamma, device, dtype, memory_budget
+        As in :func:`nystrom`.
+
+    Returns
+    -------
+    LowRankFactor
+        ``P`` is returned as the transpose of a (r, m) C-ordered buffer.
+    """
+    X, kernel, device = _prepare_input(X, kernel, device=device, dtype=dtype, gamma=gamma)
+    xp = device.xp
+    m = X.shape[0]
+    max_rank = _check_rank(max_rank, m, "max_rank")
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a non-negative finite number, got {tol!r}")
+    center = kernel.center_of(X, xp=xp)
+    # The prepared training set is reused for every column: check it fits the budget.
+    budget = resolve_budget(memory_budget, device)
+    itemsize = np.dtype(str(X.dtype).split(".")[-1]).itemsize
+    block_rows(m * (X.shape[1] + 3), itemsize, budget)
+    px = kernel.prepare(X, center, xp=xp)
+
+    def column(j):
+        return kernel.evaluate(px, px.rows(j, j + 1), xp=xp)[:, 0]
+
+    Pt, piv, trace = _greedy_cholesky(
+        kernel.diag(X), column, max_rank, stop_trace=float(tol) * m,
+        rank_tol=_rank_tol(X.dtype), xp=xp, n=m,
+    )
+    return _finish(X, kernel, Pt, piv, np.arange(m), device=device,
+                   memory_budget=memory_budget, method="pivoted_cholesky",
+                   P=xp.matrix_transpose(Pt), trace=trace)
+
+
+__all__ = ["Device", "LowRankFactor", "nystrom", "pivoted_cholesky"]

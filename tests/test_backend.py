@@ -1,0 +1,141 @@
+import pickle
+
+import array_api_strict
+import numpy as np
+import pytest
+import scipy.linalg
+
+from svmgpu import backend as B
+from svmgpu.testing import assert_allclose
+
+
+def test_get_device_cpu_and_auto():
+    assert B.get_device("cpu") == B.Device("cpu")
+    assert B.get_device("CPU") == B.Device("cpu")
+    auto = B.get_device("auto")
+    assert auto.kind == ("cuda" if B.cupy_available() else "cpu")
+    assert B.get_device(None) == auto
+    assert B.get_device(B.Device("cpu")) is not None
+    assert str(B.get_device("cpu")) == "cpu"
+
+
+@pytest.mark.parametrize("bad", ["tpu", "cuda:x", "cpu:1", "", 3, 1.5])
+def test_get_device_unknown(bad):
+    with pytest.raises(ValueError, match="device"):
+        B.get_device(bad)
+
+
+@pytest.mark.skipif(B.cupy_available(), reason="this machine has a usable GPU")
+@pytest.mark.parametrize("spec", ["cuda", "cuda:0", "gpu"])
+def test_cuda_without_cupy_says_how_to_fix(spec):
+    with pytest.raises(RuntimeError, match=r"pip install 'svmgpu\[cuda\]'"):
+        B.get_device(spec)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("2GB", 2 * 10**9), ("512MiB", 512 * 2**20), ("1e6", 10**6), (1024, 1024),
+    ("1.5 kb", 1500), ("3gib", 3 * 2**30), (2.5e3, 2500),
+])
+def test_parse_bytes(text, expected):
+    assert B.parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("bad", [0, -1, "0GB", "two GB", "5 parsecs", True, None, float("nan")])
+def test_parse_bytes_rejects(bad):
+    with pytest.raises(ValueError, match="memory_budget"):
+        B.parse_bytes(bad)
+
+
+def test_block_rows_and_budget():
+    assert B.block_rows(100, 8, 8000) == 10
+    assert B.block_rows(100, 8, 8000, n_buffers=2) == 5
+    assert B.block_rows(100, 8, 10**9, max_rows=7) == 7
+    with pytest.raises(MemoryError, match="memory_budget"):
+        B.block_rows(1000, 8, 100)
+    assert B.resolve_budget("1MB", "cpu") == 10**6
+    free = B.available_memory("cpu")
+    assert free > 0
+    assert 0 < B.resolve_budget(None, "cpu") <= free
+
+
+def _spd(n, rng, dtype=np.float64):
+    A = rng.standard_normal((n, n))
+    return (A @ A.T + n * np.eye(n)).astype(dtype)
+
+
+def test_linalg_matches_scipy(device, xp):
+    rng = np.random.default_rng(0)
+    A = _spd(6, rng)
+    b = rng.standard_normal((6, 2))
+    Ad, bd = B.to_device(A, device), B.to_device(b, device)
+    L = B.cholesky(Ad, xp=xp)
+    assert_allclose(L, scipy.linalg.cholesky(A, lower=True), device=device, dtype="float64")
+    U = B.cholesky(Ad, lower=False, xp=xp)
+    assert_allclose(U, scipy.linalg.cholesky(A, lower=False), device=device)
+    assert_allclose(B.solve_triangular(L, bd, lower=True, xp=xp),
+                    scipy.linalg.solve_triangular(B.to_numpy(L), b, lower=True), device=device)
+    assert_allclose(B.solve_triangular(L, bd, lower=True, trans=1, xp=xp),
+                    scipy.linalg.solve_triangular(B.to_numpy(L), b, lower=True, trans=1))
+    for lower in (True, False):
+        c = B.cho_factor(Ad, lower=lower, xp=xp)
+        assert_allclose(B.cho_solve(c, bd, xp=xp), np.linalg.solve(A, b), rtol=1e-9)
+
+
+def test_cholesky_not_pd_raises(device, xp):
+    A = B.to_device(np.array([[1.0, 2.0], [2.0, 1.0]]), device)
+    with pytest.raises(np.linalg.LinAlgError):
+        B.cholesky(A, xp=xp)
+
+
+def test_jittered_cholesky_reports_shift(device, xp):
+    rng = np.random.default_rng(1)
+    V = rng.standard_normal((8, 3))
+    A = V @ V.T  # rank 3: singular
+    L, shift = B.jittered_cholesky(B.to_device(A, device), xp=xp)
+    assert shift > 0
+    Ln = B.to_numpy(L)
+    np.testing.assert_allclose(Ln @ Ln.T, A + shift * np.eye(8), atol=1e-10)
+    L2, shift2 = B.jittered_cholesky(B.to_device(_spd(4, rng), device), xp=xp)
+    assert shift2 == 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        B.jittered_cholesky(B.to_device(-np.eye(3), device), xp=xp, max_tries=3)
+    with pytest.raises(np.linalg.LinAlgError, match="NaN"):
+        B.jittered_cholesky(B.to_device(np.full((2, 2), np.nan), device), xp=xp)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tri_inv_matmul_inplace(device, xp, dtype):
+    rng = np.random.default_rng(2)
+    M = rng.standard_normal((7, 5)).astype(dtype)
+    Li = np.tril(rng.standard_normal((5, 5))).astype(dtype)
+    got = B.tri_inv_matmul_inplace(B.to_device(M.copy(), device),
+                                   B.to_device(np.asfortranarray(Li), device), xp=xp)
+    assert_allclose(got, M.astype(np.float64) @ Li.T.astype(np.float64), device=device,
+                    dtype=np.dtype(dtype).name, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_unknown_namespace_not_implemented():
+    a = array_api_strict.asarray([[2.0, 0.0], [1.0, 3.0]])
+    with pytest.raises(NotImplementedError, match="array_api_strict"):
+        B.solve_triangular(a, a, xp=array_api_strict)
+    with pytest.raises(NotImplementedError, match="array_api_strict"):
+        B.cho_solve((a, True), a, xp=array_api_strict)
+    # cholesky works through the standard linalg extension
+    L = B.cholesky(array_api_strict.asarray([[4.0, 2.0], [2.0, 3.0]]), xp=array_api_strict)
+    np.testing.assert_allclose(np.asarray(L), np.linalg.cholesky([[4.0, 2.0], [2.0, 3.0]]))
+
+
+def test_moves_and_tree(device):
+    x = np.arange(6.0).reshape(2, 3)
+    d = B.to_device(x, device)
+    assert B.array_device(d) == device
+    np.testing.assert_array_equal(B.to_numpy(d), x)
+    assert B.to_numpy(x) is x
+    tree = {"a": [x, (x, 3)], "b": "s"}
+    moved = B.tree_to_device(tree, device)
+    assert B.array_device(moved["a"][1][0]) == device and moved["b"] == "s"
+    back = B.tree_to_device(moved, "cpu")
+    assert isinstance(back["a"][0], np.ndarray)
+    pickle.loads(pickle.dumps(back))
+    assert_allclose(B.asarray([1, 2], device=device, dtype=np.float32), [1, 2], dtype="float32",
+                    device=device)

@@ -1,0 +1,134 @@
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from svmgpu.backend import to_device, to_numpy
+from svmgpu.kernels import RBF, Laplacian, Polynomial
+from svmgpu.lowrank import nystrom, pivoted_cholesky
+from svmgpu.testing import assert_allclose
+
+
+def _data(m=300, d=3, seed=0):
+    return np.random.default_rng(seed).random((m, d))
+
+
+def _dense_pivoted_cholesky(K, max_rank, tol):
+    """Plain NumPy transcription of greedy pivoted Cholesky (the reference)."""
+    m = K.shape[0]
+    d = np.diag(K).copy()
+    P = np.zeros((m, 0))
+    piv = []
+    while len(piv) < max_rank and d.sum() > tol * m:
+        j = int(np.argmax(d))
+        col = (K[:, j] - P @ P[j]) / np.sqrt(d[j])
+        P = np.column_stack([P, col])
+        d = np.maximum(d - col**2, 0)
+        d[j] = 0
+        piv.append(j)
+    return P, piv
+
+
+@pytest.mark.parametrize("method", ["nystrom", "pivoted_cholesky"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_reproduces_visited_rows_and_transform(device, method, dtype):
+    X = _data()
+    K = rbf_kernel(X, gamma=2.0)
+    Xd = to_device(X.astype(dtype), device)
+    if method == "nystrom":
+        f = nystrom(Xd, "rbf", 60, gamma=2.0, random_state=0)
+    else:
+        f = pivoted_cholesky(Xd, "rbf", 60, tol=1e-8, gamma=2.0)
+    P = to_numpy(f.P).astype(np.float64)
+    B = f.landmarks
+    assert f.rank == P.shape[1] and P.shape[0] == 300 and len(set(B.tolist())) == f.rank
+    tol = 1e-10 if dtype == "float64" else 2e-5
+    assert_allclose(f.P, P, device=device, dtype=dtype)
+    np.testing.assert_allclose(P[B] @ P.T, K[B], atol=tol)            # P_B Pᵀ = K_B
+    np.testing.assert_allclose(np.triu(P[B], 1), 0, atol=tol)           # P_B lower triangular
+    # features of the training points are the rows of P; of new points p(x)ᵀp(z) ≈ k(x, z)
+    assert_allclose(f.transform(Xd[:25]), P[:25], device=device, dtype=dtype, atol=10 * tol,
+                    rtol=10 * tol)
+    Xn = _data(40, seed=9)
+    F = to_numpy(f.transform(to_device(Xn.astype(dtype), device))).astype(np.float64)
+    np.testing.assert_allclose(F @ F[:, :].T, rbf_kernel(Xn, gamma=2.0), atol=0.05)
+    # exact on landmarks: p(x_b)ᵀ p(z) = k(x_b, z)
+    np.testing.assert_allclose(P[B] @ F.T, rbf_kernel(X[B], Xn, gamma=2.0), atol=10 * tol)
+    # the recorded residual trace is the true one
+    assert f.trace_residual == pytest.approx(np.trace(K) - np.sum(P * P), abs=1e-3 if
+                                             dtype == "float32" else 1e-8)
+
+
+def test_full_rank_is_exact(device):
+    X = _data(50)
+    K = rbf_kernel(X, gamma=1.0)
+    f = nystrom(to_device(X, device), RBF(1.0), 50, random_state=1)
+    P = to_numpy(f.P)
+    # landmarks that are numerically dependent are dropped; K is still reproduced
+    np.testing.assert_allclose(P @ P.T, K, atol=1e-6)
+    F = to_numpy(f.transform(to_device(_data(7, seed=3), device)))
+    np.testing.assert_allclose(F @ P.T, rbf_kernel(_data(7, seed=3), X, gamma=1.0), atol=1e-6)
+
+
+def test_pivoted_cholesky_matches_dense_transcription_and_trace_rule():
+    X = _data(200, 2, seed=4)
+    K = rbf_kernel(X, gamma=5.0)
+    for tol, max_rank in [(1e-3, 200), (1e-12, 25)]:
+        Pref, piv = _dense_pivoted_cholesky(K, max_rank, tol)
+        f = pivoted_cholesky(X, RBF(5.0), max_rank, tol=tol)
+        assert f.landmarks.tolist() == piv
+        np.testing.assert_allclose(to_numpy(f.P), Pref, atol=1e-10)
+        assert f.trace_residual <= tol * 200 or f.rank == max_rank
+        if f.rank < max_rank:  # stopped by the trace rule, not earlier
+            assert np.trace(K - Pref[:, :-1] @ Pref[:, :-1].T) > tol * 200
+
+
+def test_duplicates_are_dropped_not_jittered():
+    X = np.repeat(_data(20, seed=5), 3, axis=0)  # every point three times
+    f = nystrom(X, RBF(3.0), 50, random_state=0)
+    assert f.rank <= 20
+    P = to_numpy(f.P)
+    K = rbf_kernel(X, gamma=3.0)
+    np.testing.assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-9)
+    g = pivoted_cholesky(X, RBF(3.0), 60, tol=0)
+    assert g.rank <= 20
+
+
+@pytest.mark.parametrize("kernel", [Laplacian(1.0), Polynomial(2, 1.0, 1.0)])
+def test_other_kernels(kernel):
+    X = _data(120, 2, seed=6)
+    K = kernel.block(X, X)
+    for f in (nystrom(X, kernel, 30, random_state=0), pivoted_cholesky(X, kernel, 30, tol=0)):
+        P = to_numpy(f.P)
+        np.testing.assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-8)
+
+
+def test_blocked_features_equal_one_block(device):
+    X = to_device(_data(500, seed=7), device)
+    a = nystrom(X, RBF(2.0), 40, random_state=3, memory_budget=20_000)  # dozens of blocks
+    b = nystrom(X, RBF(2.0), 40, random_state=3, memory_budget="1GB")
+    assert_allclose(a.P, to_numpy(b.P), device=device, rtol=1e-12, atol=1e-12)
+    assert_allclose(a.transform(X, memory_budget=20_000), to_numpy(b.P), atol=1e-12)
+
+
+def test_gamma_scale_and_auto_device():
+    X = _data(100, seed=8)
+    f = nystrom(X, "rbf", 10, random_state=0)  # gamma="scale"
+    assert f.kernel == RBF(1.0 / (3 * X.var()))
+    assert f.method == "nystrom"
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda X: nystrom(X, "rbf", 0), ValueError, "rank"),
+    (lambda X: nystrom(X, "rbf", 31), ValueError, "exceeds"),
+    (lambda X: nystrom(X, "rbf", 2.5), ValueError, "rank"),
+    (lambda X: pivoted_cholesky(X, "rbf", 5, tol=-1), ValueError, "tol"),
+    (lambda X: nystrom(X, "cosine", 5), ValueError, "valid kernels"),
+    (lambda X: nystrom(X[:, 0], "rbf", 5), ValueError, "2-D"),
+    (lambda X: nystrom(np.where(X > 0.5, np.nan, X), "rbf", 5), ValueError, "NaN"),
+    (lambda X: nystrom(X, "rbf", 5, device="tpu"), ValueError, "device"),
+    (lambda X: nystrom(X, "rbf", 5, memory_budget=8), MemoryError, "memory_budget"),
+    (lambda X: pivoted_cholesky(X, "rbf", 5, memory_budget=8), MemoryError, "memory_budget"),
+])
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call(_data(30))
