@@ -132,3 +132,18 @@ def test_gamma_scale_and_auto_device():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call(_data(30))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gram_blocked_equals_dense(device, dtype):
+    from svmgpu.lowrank import gram
+
+    rng = np.random.default_rng(10)
+    P = rng.standard_normal((1000, 7))
+    G = gram(to_device(P.astype(dtype), device), memory_budget=7 * 8 * 50 + 3 * 49 * 8)
+    assert_allclose(G, P.astype(dtype).astype(np.float64).T @ P.astype(dtype).astype(np.float64),
+                    device=device, dtype="float64", shape=(7, 7),
+                    rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-3 if dtype == "float32" else 1e-9)
+    f = nystrom(to_device(_data(200).astype(dtype), device), "rbf", 20, random_state=0)
+    Pn = to_numpy(f.P).astype(np.float64)
+    assert_allclose(f.gram(), Pn.T @ Pn, rtol=1e-5, atol=1e-4)

@@ -74,6 +74,11 @@ class LowRankFactor:
     def rank(self) -> int:
         return int(self.P.shape[1])
 
+    def gram(self, *, memory_budget=None):
+        """``PᵀP`` of shape (r, r) in float64, accumulated over row blocks
+        (``Σ_b P_bᵀ P_b``: each block product in P's dtype, the sum in float64)."""
+        return gram(self.P, memory_budget=memory_budget)
+
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
         device = array_device(self.landmark_X)
@@ -84,6 +89,30 @@ class LowRankFactor:
             )
         return _features(self.kernel, X_new, self.landmark_X, self.L_inv, self._center,
                          device=device, memory_budget=memory_budget)
+
+
+#: Rows of a block of ``gram``: large enough for BLAS efficiency, small enough to stream.
+_GRAM_BLOCK_ROWS = 1 << 16
+
+
+def gram(P, *, memory_budget=None):
+    """``PᵀP`` for ``P`` of shape (m, r), as a float64 array of shape (r, r).
+
+    Computed as ``Σ_b P_bᵀ P_b`` over row blocks (the form a row-partitioned, e.g. Dask,
+    array needs); each block product runs in P's dtype at full BLAS speed, the r × r
+    partial sums accumulate in float64.
+    """
+    device = array_device(P)
+    xp = device.xp
+    m, r = P.shape
+    itemsize = np.dtype(str(P.dtype).split(".")[-1]).itemsize
+    budget = resolve_budget(memory_budget, device)
+    rows = block_rows(r, itemsize, max(budget - 3 * r * r * 8, 0), max_rows=_GRAM_BLOCK_ROWS)
+    G = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
+    for s in range(0, m, rows):
+        Pb = P[s : min(s + rows, m), ...]
+        G += xp.astype(xp.matmul(xp.matrix_transpose(Pb), Pb), xp.float64)
+    return G
 
 
 def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):

@@ -1,0 +1,178 @@
+"""Benchmark: building the low-rank factor P (K ≈ P Pᵀ) and PᵀP.
+
+Cases (issue 2): m = 1,000,000 points uniform in the unit square, RBF γ = 16, r = 300; and
+m = 381,012, d = 54, r = 1000 (the UniSVM Covtype set-up: real Covtype with --covtype PATH,
+else a synthetic 54-dimensional set). For each case, svmgpu's Nyström (blocked, cache-sized
+blocks, in-place trmm) against the same computation written plainly with NumPy/SciPy
+(`rbf_kernel` on all rows, `cholesky`, `solve_triangular`), and the GFLOP/s of svmgpu's
+PᵀP against a plain NumPy ``A.T @ A`` of the same shape. Each measurement runs in its own
+subprocess so that peak memory (VmHWM) is per measurement.
+
+Usage: python bench/bench_lowrank.py [--device cpu|cuda] [--dtypes float64,float32] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    Timer,
+    machine_info,
+    peak_rss_bytes,
+    print_table,
+    reset_peak,
+    rss_bytes,
+    write_results,
+)
+
+
+def make_data(case: dict, dtype):
+    rng = np.random.default_rng(0)
+    if case["d"] == 2:
+        return rng.random((case["m"], 2)).astype(dtype)
+    if case.get("covtype"):
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from svmgpu.datasets import load_covtype
+
+        X, _ = load_covtype(case["covtype"])
+        X = X[: case["m"]]
+        lo, hi = X.min(0), X.max(0)
+        return ((X - lo) / np.where(hi > lo, hi - lo, 1)).astype(dtype)
+    return rng.random((case["m"], case["d"])).astype(dtype)
+
+
+def run_one(args) -> dict:
+    case = json.loads(args.case)
+    dtype = np.dtype(args.dtype)
+    X = make_data(case, dtype)
+    r, gamma = case["r"], case["gamma"]
+    out = {"impl": args.impl, "dtype": dtype.name, **{k: case[k] for k in ("m", "d", "r")},
+           "device": args.device}
+    p_bytes = case["m"] * r * dtype.itemsize
+    if args.impl == "svmgpu":
+        from svmgpu.backend import to_device
+        from svmgpu.kernels import RBF
+        from svmgpu.lowrank import nystrom
+
+        Xd = to_device(X, args.device)
+        nystrom(Xd[:2000], RBF(gamma), 50, random_state=0)  # warm-up (imports, BLAS threads)
+        base = rss_bytes()
+        reset_peak()
+        with Timer(args.device) as t:
+            f = nystrom(Xd, RBF(gamma), r, random_state=0)
+        out["p_seconds"] = t.seconds
+        out["rank"] = f.rank
+        with Timer(args.device) as t2:
+            G = f.gram()
+        out["ptp_seconds"] = t2.seconds
+        P = f.P
+        del G
+    elif args.impl == "plain":
+        import scipy.linalg
+        from sklearn.metrics.pairwise import rbf_kernel
+
+        base = rss_bytes()
+        reset_peak()
+        with Timer() as t:
+            B = np.sort(np.random.default_rng(0).choice(case["m"], r, replace=False))
+            C = rbf_kernel(X, X[B], gamma=gamma).astype(dtype)
+            K_BB = C[B].astype(np.float64)
+            L = np.linalg.cholesky(K_BB + (1e-10 if dtype == np.float64 else 1e-5) * np.eye(r))
+            P = scipy.linalg.solve_triangular(L.astype(dtype), C.T, lower=True).T
+            del C
+        out["p_seconds"] = t.seconds
+        out["rank"] = r
+        with Timer() as t2:
+            P.T @ P
+        out["ptp_seconds"] = t2.seconds
+    else:  # matmul reference for the PᵀP rate
+        A = np.random.default_rng(1).random((case["m"], r)).astype(dtype)
+        base = rss_bytes()
+        reset_peak()
+        A.T @ A  # warm-up
+        with Timer() as t2:
+            A.T @ A
+        out["ptp_seconds"] = t2.seconds
+        P = A
+    rank = out.get("rank", r)
+    out["ptp_gflops"] = 2.0 * case["m"] * rank * rank / out["ptp_seconds"] / 1e9
+    out["peak_extra_bytes"] = peak_rss_bytes() - base
+    out["p_bytes"] = p_bytes
+    out["peak_over_P"] = out["peak_extra_bytes"] / p_bytes
+    del P
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtypes", default="float64,float32")
+    ap.add_argument("--covtype", default=None, help="path to covtype.data(.gz) for the d=54 case")
+    ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    ap.add_argument("--skip-plain", action="store_true")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--case", help=argparse.SUPPRESS)
+    ap.add_argument("--impl", help=argparse.SUPPRESS)
+    ap.add_argument("--dtype", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.case:
+        print(json.dumps(run_one(args)))
+        return
+
+    scale = 100 if args.quick else 1
+    cases = [
+        {"name": "checkerboard", "m": 1_000_000 // scale, "d": 2, "r": 300, "gamma": 16.0},
+        {"name": "covtype", "m": 381_012 // scale, "d": 54, "r": 1000 // (10 if args.quick else 1),
+         "gamma": 0.25, "covtype": args.covtype},
+    ]
+    impls = ["svmgpu"] + ([] if args.skip_plain or args.device != "cpu" else ["plain"]) + ["matmul"]
+    rows = []
+    for case in cases:
+        for dt in args.dtypes.split(","):
+            for impl in impls:
+                cmd = [sys.executable, __file__, "--case", json.dumps(case), "--impl", impl,
+                       "--dtype", dt, "--device", args.device if impl == "svmgpu" else "cpu"]
+                t0 = time.perf_counter()
+                res = subprocess.run(cmd, capture_output=True, text=True)
+                if res.returncode != 0:
+                    print(res.stderr, file=sys.stderr)
+                    raise SystemExit(f"{impl} {case['name']} {dt} failed")
+                row = json.loads(res.stdout.strip().splitlines()[-1])
+                row["case"] = case["name"]
+                row["subprocess_seconds"] = time.perf_counter() - t0
+                rows.append(row)
+                print_table([row], ["case", "impl", "dtype", "m", "d", "r", "rank", "p_seconds",
+                                    "ptp_seconds", "ptp_gflops", "peak_over_P"])
+    # ratios against the peers measured in this run
+    for row in rows:
+        ref = next((x for x in rows if x["impl"] == "matmul" and x["case"] == row["case"]
+                    and x["dtype"] == row["dtype"]), None)
+        if ref and row["impl"] != "matmul":
+            row["ptp_rate_vs_matmul"] = row["ptp_gflops"] / ref["ptp_gflops"]
+        plain = next((x for x in rows if x["impl"] == "plain" and x["case"] == row["case"]
+                      and x["dtype"] == row["dtype"]), None)
+        if plain and row["impl"] == "svmgpu":
+            row["speedup_vs_plain"] = plain["p_seconds"] / row["p_seconds"]
+    print()
+    print_table(rows, ["case", "impl", "device", "dtype", "m", "r", "rank", "p_seconds",
+                       "ptp_seconds", "ptp_gflops", "ptp_rate_vs_matmul", "speedup_vs_plain",
+                       "peak_over_P"])
+    payload = {"benchmark": "lowrank", "machine": machine_info(args.device),
+               "targets": {"cpu": "P 1M x 300 <= 3 s; PtP >= 80% of matmul rate; peak <= 1.5 x P",
+                           "gpu": "P 1M x 300 + PtP <= 0.2 s"},
+               "results": rows}
+    name = args.out or f"lowrank_{'gpu' if args.device.startswith('cuda') else 'cpu'}" + (
+        "_quick" if args.quick else "")
+    print("wrote", write_results(name, payload))
+
+
+if __name__ == "__main__":
+    main()
