@@ -219,6 +219,31 @@ class Loss:
         xp, u = _prepare(u)
         return self._grad(u, xp, **self._values)
 
+    #: Whether :meth:`curvature` is available: ψ is piecewise quadratic (or linear), so its
+    #: generalized second derivative is piecewise constant and semi-smooth Newton applies.
+    piecewise_quadratic = False
+
+    def curvature(self, u):
+        """Generalized second derivative ``psi''(u)`` (piecewise constant), elementwise.
+
+        Only for piecewise-quadratic losses (``piecewise_quadratic``): least squares, squared
+        hinge, their truncations, Huber and truncated Huber. The jumps of ``psi'`` of the
+        truncated losses (where the loss becomes flat) are given curvature 0, the element of
+        the generalized Hessian that semi-smooth Newton uses (Zhou 2013, (20)).
+
+        Raises
+        ------
+        NotImplementedError
+            For losses that are not piecewise quadratic.
+        """
+        if not self.piecewise_quadratic:
+            raise NotImplementedError(
+                f"loss {self.name!r} is not piecewise quadratic: no semi-smooth Newton curvature; "
+                "use the DCA solver"
+            )
+        xp, u = _prepare(u)
+        return self._curvature(u, xp, **self._values)
+
     def A(self, A=None):
         """Validate the LS-DC constant ``A`` of eq. (15).
 
@@ -293,6 +318,11 @@ class LeastSquares(Loss):
     def _grad(self, u, xp):
         return 2.0 * u
 
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp):
+        return _full(u, 2.0, xp)
+
 
 class TruncatedLeastSquares(Loss):
     """Truncated least squares ``psi(u) = min(u^2, a)`` (Table 5, psi^(2); Prop. 1(b), 2(1)).
@@ -324,6 +354,11 @@ class TruncatedLeastSquares(Loss):
         q = xp.clip(u, min=-r, max=r)
         return xp.where(xp.abs(u) < r, 2.0 * q, _zeros(u, xp))
 
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp, a):
+        return xp.where(xp.abs(u) < math.sqrt(a), _full(u, 2.0, xp), _zeros(u, xp))
+
 
 class SquaredHinge(Loss):
     """Squared hinge ``psi(u) = u_+^2`` with ``u = 1 - y f(x)`` (Table 5, psi^(3); Prop. 1(c)).
@@ -345,6 +380,11 @@ class SquaredHinge(Loss):
 
     def _grad(self, u, xp):
         return 2.0 * xp.clip(u, min=0.0)
+
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp):
+        return xp.where(u > 0, _full(u, 2.0, xp), _zeros(u, xp))
 
 
 class TruncatedSquaredHinge(Loss):
@@ -376,6 +416,11 @@ class TruncatedSquaredHinge(Loss):
         r = math.sqrt(a)
         q = xp.clip(u, min=0.0, max=r)
         return xp.where(u < r, 2.0 * q, _zeros(u, xp))
+
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp, a):
+        return xp.where((u > 0) & (u < math.sqrt(a)), _full(u, 2.0, xp), _zeros(u, xp))
 
 
 class SmoothHinge(Loss):
@@ -637,6 +682,11 @@ class Huber(Loss):
     def _grad(self, u, xp, delta):
         return _huber_grad(u, xp, delta)
 
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp, delta):
+        return xp.where(xp.abs(u) < delta, _full(u, 1.0 / delta, xp), _zeros(u, xp))
+
 
 class SmoothAbsolute(Loss):
     """Smoothed absolute loss (Table 5, psi~^(7); Prop. 2(3)), ``u = y - f(x)``.
@@ -699,6 +749,12 @@ class TruncatedHuber(Loss):
 
     def _grad(self, u, xp, delta, a):
         return xp.where(_huber(u, xp, delta) < a, _huber_grad(u, xp, delta), _zeros(u, xp))
+
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp, delta, a):
+        inside = (xp.abs(u) < delta) & (_huber(u, xp, delta) < a)
+        return xp.where(inside, _full(u, 1.0 / delta, xp), _zeros(u, xp))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -95,8 +95,9 @@ class LowRankFactor:
 _GRAM_BLOCK_ROWS = 1 << 16
 
 
-def gram(P, *, memory_budget=None):
-    """``PᵀP`` for ``P`` of shape (m, r), as a float64 array of shape (r, r).
+def gram(P, *, weights=None, memory_budget=None):
+    """``PᵀP`` (or ``Pᵀ diag(weights) P``) for ``P`` of shape (m, r), as a float64 array of
+    shape (r, r).
 
     Computed as ``Σ_b P_bᵀ P_b`` over row blocks (the form a row-partitioned, e.g. Dask,
     array needs); each block product runs in P's dtype at full BLAS speed, the r × r
@@ -111,7 +112,8 @@ def gram(P, *, memory_budget=None):
     G = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
     for s in range(0, m, rows):
         Pb = P[s : min(s + rows, m), ...]
-        G += xp.astype(xp.matmul(xp.matrix_transpose(Pb), Pb), xp.float64)
+        Wb = Pb if weights is None else Pb * weights[s : s + Pb.shape[0], None]
+        G += xp.astype(xp.matmul(xp.matrix_transpose(Wb), Pb), xp.float64)
     return G
 
 

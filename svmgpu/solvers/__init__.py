@@ -1,5 +1,6 @@
 """Solvers: pure functions over device arrays, each returning a :class:`SolverResult`."""
 
 from svmgpu.solvers._result import SolverResult
+from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
-__all__ = ["SolverResult"]
+__all__ = ["SolverResult", "unisvm", "unisvm_newton"]

@@ -1,0 +1,206 @@
+"""Closed-form least-squares SVMs: LS-SVM, PSVM and WPSVM through one least-squares core.
+
+All three minimize a weighted, regularized least-squares problem
+
+    min  ½‖f‖² + C Σᵢ sᵢ (1 − yᵢ f(xᵢ))² = ½‖f‖² + C Σᵢ sᵢ (yᵢ − f(xᵢ))²       (yᵢ = ±1)
+
+(ψ(u) = u², the library's convention) and differ only in the model of ``f``, the norm and the
+weights; :func:`least_squares` solves every case in one of two forms:
+
+* **Primal / feature form**, ``f(x) = φ(x)ᵀw (+ b)`` with ``m × r`` features ``F``:
+
+      (λ B + Fᵀ S F) w = Fᵀ S y,   λ = 1/(2C),                                   (Zhou (21))
+
+  with ``B = I`` or ``B = K_JJ`` (plus the ridge ``ε I`` on ``λB``); an offset ``b`` enters as
+  a constant feature 1 regularized by ``½ b²`` and is accumulated analytically (no column of
+  ones is materialized). ``FᵀSF`` and ``FᵀSy`` are sums over row blocks.
+
+  - PSVM, linear (Fung & Mangasarian; WPSVM paper (3)–(10)): ``F = A`` (the data), ``B = I``
+    with the offset. Their (9) is the SMW form of (7); both reduce ``(I/ν + HHᵀ)⁻¹`` (m × m)
+    to the (n+1) × (n+1) system solved here: ``[w; −r] = (I/ν + HᵀH)⁻¹ Hᵀ e`` with
+    ``H = D[A −e]``, i.e. this primal system with ``λ = 1/ν`` (``C = ν/2``).
+  - PSVM, nonlinear with a reduced kernel (13)–(16): ``F = K(A, Ā)`` (m × m̄), ``B = I``.
+  - WPSVM (17)–(29): as PSVM with weights ``sᵢ²``: (17) penalizes ``ν/2 ‖S ξ‖²``. (The
+    printed (18) lacks the inverse and (26) has ``S e`` for ``e`` on the right; the forms
+    here follow from the KKT conditions (19)/(24)–(25).)
+  - reduced LS-SVM (Zhou (21)): ``F = K(X, X_J)``, ``B = K_JJ`` with the ridge.
+
+* **Dual / kernel form** (LS-SVM, Zhou (8)/(9), the stable form): ``f = K α`` with
+  ``α = S^½ (λ I + S^½ K S^½)⁻¹ S^½ y``, an m × m SPD system whose eigenvalues are >= λ;
+  with an offset the kernel becomes ``K + 1`` (a constant feature) and ``b = Σ αᵢ``.
+
+The per-class centre-distance weights of WPSVM (22) are :func:`center_distance_weights`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from svmgpu.solvers._result import SolverResult
+from svmgpu.solvers.newton import spd_factor, spd_solve, weighted_gram, weighted_tmatvec
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8,
+                  fit_intercept=False, sample_weight=None, factor=None, xp):
+    """The least-squares core shared by LS-SVM, PSVM and WPSVM.
+
+    Minimizes ``½ wᵀBw (+ ½ b²) + C Σᵢ sᵢ (yᵢ − Fᵢ w (− b))²`` (primal, given ``features``), or
+    ``½ ‖f‖²_K (+ ½ b²) + C Σᵢ sᵢ (yᵢ − f(xᵢ))²`` over ``f = K α (+ b)`` (dual, given
+    ``kernel_matrix``).
+
+    Parameters
+    ----------
+    y : array of shape (m,)
+        Targets (labels ±1 for classification).
+    C : float
+        Loss weight; ``λ = 1/(2C)`` is the paper's regularization parameter (``ν = 2C`` of PSVM).
+    features : array of shape (m, r), optional
+        ``F`` for the primal form (any float dtype; the r × r system is float64).
+    kernel_matrix : array of shape (m, m), optional
+        ``K`` for the dual form (exactly one of ``features`` / ``kernel_matrix``).
+    B : array of shape (r, r), optional
+        Regularizer of the primal form (None: identity). When given, ``ridge`` is added to
+        ``λB`` (Zhou 2013's ε for M1).
+    ridge : float
+        ε of the RKHS regularizer (ignored for ``B = None`` and in the dual form).
+    fit_intercept : bool
+        Fit an offset ``b`` regularized by ``½ b²`` (PSVM's ``½ r²``).
+    sample_weight : array of shape (m,), optional
+        Non-negative weights ``sᵢ``.
+    factor : object, optional
+        The ``info["factor"]`` of an earlier call with the same ``features`` / ``kernel_matrix``,
+        ``B``, ``C`` and weights: only the right-hand side is computed (one-vs-rest).
+    xp : namespace
+
+    Returns
+    -------
+    SolverResult
+        ``coef``: w of shape (r,) (primal) or α of shape (m,) (dual), float64;
+        ``info["intercept"]`` (float, 0 without an offset), ``info["method"]`` ("primal" or
+        "dual"), ``info["lambda"]``, ``info["factor"]``. ``n_iter`` is 1.
+    """
+    t0 = time.perf_counter()
+    C = _check_positive("C", C)
+    if (features is None) == (kernel_matrix is None):
+        raise ValueError("pass exactly one of features= (primal form) or kernel_matrix= (dual)")
+    lam = 1.0 / (2.0 * C)
+    f64 = xp.float64
+    A = features if features is not None else kernel_matrix
+    m = A.shape[0]
+    dev = getattr(A, "device", None)
+    y = xp.astype(y, f64)
+    if y.shape != (m,):
+        raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
+    s = None
+    if sample_weight is not None:
+        s = xp.astype(sample_weight, f64)
+        if s.shape != (m,):
+            raise ValueError(f"sample_weight must have shape ({m},), got {tuple(s.shape)}")
+        if not bool(xp.all(s >= 0)):
+            raise ValueError("sample_weight must be non-negative")
+    sy = y if s is None else s * y
+    info = {"lambda": lam, "method": "primal" if features is not None else "dual"}
+
+    if features is not None:
+        r = features.shape[1]
+        if B is not None and tuple(B.shape) != (r, r):
+            raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
+        n = r + int(bool(fit_intercept))
+        c = weighted_tmatvec(features, None, sy, xp=xp)
+        if fit_intercept:
+            c = xp.concat([c, xp.reshape(xp.sum(sy), (1,))])
+        if factor is None:
+            Q = weighted_gram(features, None, s, xp=xp)
+            reg = (xp.eye(r, dtype=f64, device=dev) if B is None
+                   else xp.astype(B, f64) + (float(ridge) / lam) * xp.eye(r, dtype=f64, device=dev))
+            M = xp.zeros((n, n), dtype=f64, device=dev)
+            M[:r, :r] = Q + lam * reg
+            if fit_intercept:
+                ones = xp.ones((m,), dtype=f64, device=dev)
+                q = weighted_tmatvec(features, None, ones if s is None else s, xp=xp)
+                M[:r, r] = q
+                M[r, :r] = q
+                M[r, r] = (float(m) if s is None else float(xp.sum(s))) + lam
+            factor = spd_factor(M, xp=xp, allow_jitter=B is not None)
+        w = spd_solve(factor, c, xp=xp)
+        coef = w[:r]
+        info["intercept"] = float(w[r]) if fit_intercept else 0.0
+    else:
+        if tuple(kernel_matrix.shape) != (m, m):
+            raise ValueError(f"kernel_matrix must be square, got {tuple(kernel_matrix.shape)}")
+        sq = None if s is None else xp.sqrt(s)
+        if factor is None:
+            K = xp.astype(kernel_matrix, f64)  # a copy: K is kept by the caller
+            if fit_intercept:
+                K = K + 1.0
+            if sq is not None:
+                K = K * sq[:, None] * sq[None, :]
+            K = K + lam * xp.eye(m, dtype=f64, device=dev)
+            factor = spd_factor(K, xp=xp, allow_jitter=False)
+            del K
+        rhs = y if sq is None else sq * y
+        beta = spd_solve(factor, rhs, xp=xp)
+        coef = beta if sq is None else sq * beta
+        info["intercept"] = float(xp.sum(coef)) if fit_intercept else 0.0
+    info["factor"] = factor
+    return SolverResult(coef=coef, n_iter=1, converged=True, objective_history=[],
+                        timings={"total": time.perf_counter() - t0}, info=info)
+
+
+def center_distance_weights(X, y, *, q, sample_weight=None, xp):
+    """WPSVM weights ``s = 1 − d / (R + q)`` (22), class by class.
+
+    For each class (label −1 and +1): the centre is the mean of its points (weighted by
+    ``sample_weight`` when given), ``d`` the Euclidean distance of a point to its class centre
+    and ``R`` the largest such distance in the class (the class radius). Points far from their
+    class centre — likely noise or outliers — get small weights; ``q > 0`` keeps them positive.
+
+    Parameters
+    ----------
+    X : array of shape (m, n_features)
+    y : array of shape (m,)
+        Labels −1 / +1.
+    q : float
+        Positive tuning constant (in the units of X).
+    sample_weight : array of shape (m,), optional
+        Rows of weight 0 do not count for centres and radii (their ``s`` is clipped at 0).
+
+    Returns
+    -------
+    s : array of shape (m,), float64, in (0, 1] (in [0, 1] for rows of zero weight)
+
+    Raises
+    ------
+    ValueError
+        When ``q`` is not positive or a class has no point of positive weight.
+    """
+    q = _check_positive("q", q)
+    f64 = xp.float64
+    X64 = xp.astype(X, f64)
+    y = xp.astype(y, f64)
+    m = X.shape[0]
+    sw = (xp.ones((m,), dtype=f64, device=getattr(X, "device", None)) if sample_weight is None
+          else xp.astype(sample_weight, f64))
+    s = xp.zeros((m,), dtype=f64, device=getattr(X, "device", None))
+    for label in (-1.0, 1.0):
+        cls = y == label
+        wc = xp.where(cls, sw, xp.zeros_like(sw))
+        total = float(xp.sum(wc))
+        if not total > 0:
+            raise ValueError(f"class {label:+.0f} has no sample with positive weight")
+        center = xp.sum(X64 * wc[:, None], axis=0) / total
+        d = xp.linalg.vector_norm(X64 - center[None, :], axis=1)
+        R = float(xp.max(xp.where(wc > 0, d, xp.zeros_like(d))))
+        s = xp.where(cls, 1.0 - d / (R + q), s)
+    return xp.clip(s, min=0.0)
+
+
+__all__ = ["center_distance_weights", "least_squares"]

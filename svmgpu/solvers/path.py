@@ -1,0 +1,619 @@
+"""Regularization path of the l2-SVM with leave-one-out span estimate and radius-margin bound.
+
+Bonidal, Tindel & Guermeur, *Model selection for the ℓ2-SVM by following the regularization
+path* (``papers/l2svm-regularization-path-loo.txt``), sections 2 and 3.
+
+Problem 1 (the paper's primal) is ``min ‖ξ‖² + λ/2 ‖h̄‖²`` s.t. ``yᵢ h(xᵢ) >= 1 − ξᵢ``;
+dividing by λ gives the library's ``½‖h̄‖² + C Σᵢ ψ(rᵢ)`` with the squared hinge
+``ψ(u) = u₊²`` and ``C = 1/λ``. Its dual (Problem 2) is the hard-margin dual with the matrix
+``H(λ) = Y K Y + λ/2 I``. Once the partition
+
+    E(λ) = {i : yᵢ h_λ(xᵢ) < 1}   (αᵢ > 0),      I(λ) = {i : yᵢ h_λ(xᵢ) >= 1}   (αᵢ = 0)
+
+is known, the solution is an LS-SVM on E: the linear system (7), i.e. (10)–(11)
+``ν = H_EE(λ)⁻¹ y_E``, ``ρ = H_EE(λ)⁻¹ 1``, ``α₀ = y_Eᵀρ / y_Eᵀν``, ``α_E = ρ − α₀ ν``.
+
+Low rank (section 2.4.2, Proposition 3). One factor ``R Rᵀ ≈ H(ε)`` is used for the whole
+path, ``R = diag(y) P`` with ``P`` the rows of a kernel factor (``P Pᵀ ≈ K + ε/2 I``; with a
+Nyström or pivoted-Cholesky factor of ``K`` the ``ε/2 I`` is not representable and is dropped,
+as in the paper). Then ``H_EE(λ) ≈ R_E R_Eᵀ + c I`` with ``c = (λ − ε)/2``, and by
+Sherman–Morrison–Woodbury every solve reduces to the r × r SPD matrix
+
+    S(λ) = c I + R_Eᵀ R_E            (the paper's ``T(λ) = S(λ)/c``),
+
+factored by Cholesky. With the push-through identity ``R_Eᵀ H_EE(λ)⁻¹ = S⁻¹ R_Eᵀ`` the
+multipliers never have to be formed to get the function: with ``s_y = R_Eᵀ y_E`` and
+``s_1 = R_Eᵀ 1``,
+
+    α₀ = (1ᵀy_E − s_yᵀ S⁻¹ s_1) / σ,     σ = c y_Eᵀν = ‖q‖² + c ‖S⁻¹ s_y‖²,  q = y_E − R_E S⁻¹ s_y,
+    w  = R_Eᵀ α_E = S⁻¹ (s_1 − α₀ s_y),
+    margins  yᵢ h(xᵢ) = rᵢᵀ w + yᵢ α₀  (3),      α_E = (1 − margins_E) / c  ((1): ξ = c α).
+
+``w`` is the weight vector of ``h`` in the feature coordinates of ``P`` (``h(x) = p(x)ᵀ w + α₀``).
+Each solve costs O(m_E r + r³) plus O(m r) for the margins; ``R_Eᵀ R_E`` is updated with the
+rows that enter or leave E (section 2.7.2) and recomputed from scratch once the rows changed
+since the last recomputation outnumber E (amortized cost, and no drift from long chains of
+down-dates). Everything is computed in float64: near ``λ_min`` the systems have condition
+numbers near ``‖K‖ / λ``.
+
+Breakpoints (section 2.5). The derivatives (13),
+``∂α₀/∂λ = −½ νᵀα_E / y_Eᵀν`` and ``∂α_E/∂λ = −½ H_EE⁻¹ α_E − ∂α₀/∂λ · ν``, give the
+first-order (Newton) prediction of the λ at which each margin crosses 1 (12); the next λ is
+taken so that 2 % of m_E predicted crossings lie in between, but never below half the current
+λ. The partition predicted by the sign of the linearized ``1 − yᵢ h(xᵢ)`` is then corrected by
+the active-set iteration (flip every point whose α or margin is inconsistent) until the
+partition is consistent; should that cycle, a finite Newton method with exact line search on
+the primal (Keerthi & DeCoste 2005) takes over, which terminates.
+
+Starting point (section 2.6, (14)). At ``λ_max`` every point is in E; the solution there
+tends to ``αᵢ = 4 m∓ / (m λ)`` and ``b_∞ = (m₊ − m₋)/m``.
+
+Model selection (section 3).
+
+* Leave-one-out span prediction (15)–(16): the number of errors equals that of the exact
+  leave-one-out of the LS-SVM on E, (20): ``yᵢ hⁱ(xᵢ) = 1 − αᵢ / (A_E(λ)⁻¹)ᵢᵢ``, with the
+  diagonal (23)–(24) ``c (A_E⁻¹)ᵢᵢ = 1 − ‖L⁻¹ rᵢ‖² − qᵢ² / σ`` (``S = L Lᵀ``), in O(m_E r²).
+  Since ``c αᵢ = ξᵢ``, point i is a leave-one-out error iff ``ξᵢ >= c (A_E⁻¹)ᵢᵢ``.
+* Radius-margin bound (Theorem 1): ``4 R²(λ) ‖w̃‖² / m`` with ``‖w̃‖² = Σᵢ αᵢ`` (the
+  hard-margin machine of ``κ_λ``) and ``R²(λ)`` the squared radius of the smallest ball
+  enclosing the points in the feature space of ``κ_λ`` (kernel ``P Pᵀ + c I``): a small QP per
+  λ. It is solved in the r-dimensional centre ``z`` of the ball: for fixed ``z`` the dual
+  weights are the projection ``β = Π_simplex(‖pᵢ − z‖² / (2c))`` and
+  ``g(z) = Σ βᵢ‖pᵢ − z‖² + c (1 − ‖β‖²)`` is convex and piecewise smooth; a damped
+  (semismooth) Newton method minimizes it, warm-started along the path, until the duality gap
+  ``‖z − Pᵀβ‖²`` is below ``1e-8 · g``.
+
+Host-side bookkeeping: the per-step records are Python floats and lists; every array operation
+runs in the namespace ``xp`` of the inputs (NumPy or CuPy).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from numbers import Integral, Real
+
+from svmgpu.backend import cho_solve, cholesky, jittered_cholesky, solve_triangular
+from svmgpu.solvers._result import SolverResult
+
+#: Model-selection criteria the path can minimize.
+CRITERIA = ("loo_span", "radius_margin")
+
+#: Rows of E processed at once by the leave-one-out diagonal (bounds its r × rows temporary).
+_LOO_BLOCK = 1 << 14
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
+            or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def check_path_params(*, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fraction=0.02,
+                      tol=1e-6, max_iter=1000, criterion="loo_span"):
+    """Validate the path parameters (raises ``ValueError`` with the reason).
+
+    Requires ``0 < eps < lambda_min < lambda_max`` (finite), ``0 < step_fraction <= 1``,
+    ``tol > 0``, an integer ``max_iter >= 1`` and a known criterion (or None).
+    """
+    eps = _check_positive("eps", eps)
+    lambda_min = _check_positive("lambda_min", lambda_min)
+    lambda_max = _check_positive("lambda_max", lambda_max)
+    if lambda_min >= lambda_max:
+        raise ValueError(
+            f"lambda_min must be smaller than lambda_max, got lambda_min={lambda_min!r} >= "
+            f"lambda_max={lambda_max!r}"
+        )
+    if eps >= lambda_min:
+        raise ValueError(
+            f"eps must be smaller than lambda_min (the systems use the shift (λ − eps)/2 > 0), "
+            f"got eps={eps!r} >= lambda_min={lambda_min!r}"
+        )
+    step_fraction = _check_positive("step_fraction", step_fraction)
+    if step_fraction > 1:
+        raise ValueError(f"step_fraction must be in (0, 1], got {step_fraction!r}")
+    _check_positive("tol", tol)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if criterion is not None and criterion not in CRITERIA:
+        raise ValueError(f"unknown criterion {criterion!r}; valid criteria: {list(CRITERIA)}")
+
+
+def _project_simplex(v, *, xp):
+    """Euclidean projection of ``v`` of shape (m,) onto the probability simplex."""
+    m = v.shape[0]
+    u = xp.sort(v, descending=True)
+    css = xp.cumulative_sum(u)
+    k = xp.arange(1, m + 1, dtype=v.dtype, device=getattr(v, "device", None))
+    n_pos = int(xp.count_nonzero(u - (css - 1.0) / k > 0))
+    n_pos = max(n_pos, 1)
+    theta = (css[n_pos - 1] - 1.0) / n_pos
+    return xp.clip(v - theta, min=0.0)
+
+
+class _Radius:
+    """Squared radius of the smallest ball enclosing ``{(pᵢ, √c eᵢ)}`` (kernel ``PPᵀ + cI``).
+
+    The dual QP is ``max_{β ∈ simplex} Φ(β) = Σ βᵢ (‖pᵢ‖² + c) − ‖Pᵀβ‖² − c‖β‖²``. Two
+    methods share the work, both warm-started along the path:
+
+    * while the support of β is large (large c: β is nearly uniform) the problem is smooth in
+      the centre ``z ∈ R^r``: ``g(z) = max_β Σ βᵢ‖pᵢ − z‖² + c (1 − ‖β‖²)`` with the maximizer
+      ``β(z) = Π_simplex(‖pᵢ − z‖² / (2c))``, ``∇g = 2 (z − Pᵀβ)`` and the generalized Hessian
+      ``2 (I + M_S / c)`` (``M_S``: scatter matrix of the support); damped Newton on ``g``
+      converges in a few steps, and ``g(z) − Φ(β(z)) = ‖z − Pᵀβ‖²`` is the duality gap;
+    * once a Newton step has to be cut (small c: few support points, g nearly the
+      non-smooth ``maxᵢ ‖pᵢ − z‖²``), the pairwise Frank–Wolfe method (Lacoste-Julien &
+      Jaggi 2015) takes over from ``β(z)``: weight moves from the support point nearest to
+      the centre to the farthest point with exact line search, O(m r) per step, until the
+      Frank–Wolfe gap ``max dist² − Φ(β)`` is below ``tol · Φ(β)``.
+    """
+
+    def __init__(self, P, *, xp, tol=1e-4, max_newton=30, max_fw=100_000):
+        self.P, self.xp, self.tol = P, xp, tol
+        self.max_newton, self.max_fw = max_newton, max_fw
+        self.pn = xp.sum(P * P, axis=1)
+        self.z = xp.mean(P, axis=0)
+        self.n_newton = self.n_fw = 0
+
+    def _beta(self, z, c):
+        xp = self.xp
+        a = xp.clip(self.pn - 2.0 * xp.matmul(self.P, z) + xp.vecdot(z, z), min=0.0)
+        beta = _project_simplex(a / (2.0 * c), xp=xp)
+        return beta, float(xp.vecdot(beta, a)) + c * (1.0 - float(xp.vecdot(beta, beta)))
+
+    def __call__(self, c):
+        xp, P = self.xp, self.P
+        eye = xp.eye(P.shape[1], dtype=P.dtype, device=getattr(P, "device", None))
+        z = self.z
+        beta, g = self._beta(z, c)
+        for _ in range(self.max_newton):
+            res = z - xp.matmul(beta, P)
+            gap = float(xp.vecdot(res, res))
+            if gap <= 1e-2 * self.tol * g:
+                self.z = z
+                return g - gap
+            self.n_newton += 1
+            D = xp.take(P, xp.nonzero(beta > 0)[0], axis=0)
+            D = D - xp.mean(D, axis=0)
+            Hn = eye + xp.matmul(xp.matrix_transpose(D), D) / c
+            step = -cho_solve((cholesky(Hn, xp=xp), True), res, xp=xp)
+            slope = 2.0 * float(xp.vecdot(res, step))
+            t = 1.0
+            while True:
+                beta_t, g_t = self._beta(z + t * step, c)
+                if g_t <= g + 1e-4 * t * slope or t < 1e-3:
+                    break
+                t *= 0.5
+            if g_t >= g or t < 1e-3:
+                break
+            z, beta, g = z + t * step, beta_t, g_t
+        return self._frank_wolfe(beta, c)
+
+    def _frank_wolfe(self, beta, c):
+        xp, P = self.xp, self.P
+        z = xp.matmul(beta, P)
+        Pz = xp.matmul(P, z)
+        inf = xp.full_like(beta, math.inf)
+        phi = 0.0
+        for _ in range(self.max_fw):
+            zz = float(xp.vecdot(z, z))
+            bb = float(xp.vecdot(beta, beta))
+            dist = self.pn - 2.0 * Pz + zz + c * (1.0 - 2.0 * beta + bb)   # ‖φᵢ − centre‖²
+            phi = float(xp.vecdot(beta, self.pn)) + c - zz - c * bb
+            j = int(xp.argmax(dist))
+            dj = float(dist[j])
+            if dj - phi <= self.tol * phi:
+                break
+            self.n_fw += 1
+            k = int(xp.argmin(xp.where(beta > 0, dist, inf)))
+            bk = float(beta[k])
+            diff = P[j, :] - P[k, :]
+            curv = float(xp.vecdot(diff, diff)) + 2.0 * c
+            t = min(max((dj - float(dist[k])) / (2.0 * curv), 0.0), bk)
+            if t == 0.0:
+                break
+            beta[j] += t
+            beta[k] = 0.0 if t == bk else beta[k] - t
+            z = z + t * diff
+            Pz = Pz + t * xp.matmul(P, diff)
+        self.z = z
+        return phi
+
+class _Solution:
+    """The solution of (7) for one partition E at one λ (see the module docstring)."""
+
+    __slots__ = ("lam", "c", "idx", "L", "w", "b", "margins", "q", "Ssy", "sigma", "n_active")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+class _PathState:
+    """Partition E, the incrementally updated ``G = R_Eᵀ R_E``, and the solves of (7)–(13)."""
+
+    def __init__(self, P, y, *, xp, eps, tol, max_corrections):
+        self.xp = xp
+        self.dev = getattr(P, "device", None)
+        self.P = xp.astype(P, xp.float64)
+        self.y = xp.astype(y, xp.float64)
+        self.R = self.P * self.y[:, None]
+        self.m, self.r = self.P.shape
+        self.eps, self.tol, self.max_corrections = eps, tol, max_corrections
+        self.eye = xp.eye(self.r, dtype=xp.float64, device=self.dev)
+        self.E = xp.ones((self.m,), dtype=xp.bool, device=self.dev)
+        self.n_active = self.m
+        self._regram()
+        self.n_gram_updates = 0
+        self.n_regram = 1
+        self.n_fallback = 0
+
+    # ------------------------------------------------------------- R_Eᵀ R_E
+    def _regram(self):
+        xp = self.xp
+        PE = xp.take(self.P, xp.nonzero(self.E)[0], axis=0)
+        # R_Eᵀ R_E = P_Eᵀ P_E because yᵢ² = 1.
+        self.G = xp.matmul(xp.matrix_transpose(PE), PE)
+        self._changed = 0
+
+    def set_partition(self, E_new):
+        """Move to partition ``E_new`` (bool array of shape (m,)), updating ``R_Eᵀ R_E``."""
+        xp = self.xp
+        add = xp.nonzero(E_new & ~self.E)[0]
+        rem = xp.nonzero(self.E & ~E_new)[0]
+        n_add, n_rem = int(add.shape[0]), int(rem.shape[0])
+        if n_add + n_rem == 0:
+            return
+        self.E = E_new
+        self.n_active = int(xp.count_nonzero(E_new))
+        self._changed += n_add + n_rem
+        if self._changed > self.n_active:
+            self._regram()
+            self.n_regram += 1
+            return
+        self.n_gram_updates += 1
+        if n_add:
+            Pa = xp.take(self.P, add, axis=0)
+            self.G = self.G + xp.matmul(xp.matrix_transpose(Pa), Pa)
+        if n_rem:
+            Pr = xp.take(self.P, rem, axis=0)
+            self.G = self.G - xp.matmul(xp.matrix_transpose(Pr), Pr)
+
+    # ------------------------------------------------------------- (7) by SMW
+    def solve(self, lam):
+        """Solve (7) for the current E at ``lam``: (10)–(11) through ``S(λ)``."""
+        xp = self.xp
+        c = 0.5 * (lam - self.eps)
+        idx = xp.nonzero(self.E)[0]
+        n_E = int(idx.shape[0])
+        if n_E == 0:  # no active point: h = 0 (only reachable inside the finite Newton method)
+            zero = xp.zeros((self.r,), dtype=xp.float64, device=self.dev)
+            return _Solution(lam=lam, c=c, idx=idx, L=None, w=zero, b=0.0,
+                             margins=xp.zeros_like(self.y), q=None, Ssy=zero, sigma=1.0,
+                             n_active=0)
+        S = self.G + c * self.eye
+        try:
+            L = cholesky(S, lower=True, xp=xp)
+        except Exception:  # noqa: BLE001 - rounding in the up/down-dates: recompute, then jitter
+            self._regram()
+            self.n_regram += 1
+            L, _ = jittered_cholesky(self.G + c * self.eye, lower=True, xp=xp)
+        PE = xp.take(self.P, idx, axis=0)
+        yE = xp.take(self.y, idx)
+        sy = xp.sum(PE, axis=0)                                     # R_Eᵀ y_E
+        s1 = xp.matmul(yE, PE)                                      # R_Eᵀ 1
+        V = cho_solve((L, True), xp.stack([sy, s1], axis=1), xp=xp)
+        Ssy, Ss1 = V[:, 0], V[:, 1]
+        q = yE - xp.matmul(PE * yE[:, None], Ssy)                   # c ν
+        sigma = float(xp.vecdot(q, q)) + c * float(xp.vecdot(Ssy, Ssy))  # c y_Eᵀν > 0
+        b = (float(xp.sum(yE)) - float(xp.vecdot(sy, Ss1))) / sigma  # (11)
+        w = Ss1 - b * Ssy                                            # R_Eᵀ α_E
+        margins = xp.matmul(self.R, w) + b * self.y                  # (3)
+        return _Solution(lam=lam, c=c, idx=idx, L=L, w=w, b=b, margins=margins, q=q, Ssy=Ssy,
+                         sigma=sigma, n_active=n_E)
+
+    def violations(self, sol):
+        """Boolean mask of the points whose side of the partition is inconsistent."""
+        t = self.tol
+        return (self.E & (sol.margins > 1.0 + t)) | (~self.E & (sol.margins < 1.0 - t))
+
+    def kkt_violation(self, sol):
+        """Largest violation of ``αᵢ >= 0`` (as ``c αᵢ``) on E and of ``margin >= 1`` on I."""
+        xp = self.xp
+        zero = xp.zeros_like(sol.margins)
+        v = xp.where(self.E, xp.clip(sol.margins - 1.0, min=0.0),
+                     xp.clip(1.0 - sol.margins, min=0.0))
+        return float(xp.max(xp.where(xp.isfinite(v), v, zero + math.inf)))
+
+    def primal(self, w, b, margins, c):
+        """The primal objective ``½‖w‖² + (1/(2c)) Σ (1 − marginᵢ)₊²`` (Problem 1 divided by
+        λ, with the shift ``c = (λ − ε)/2``)."""
+        xp = self.xp
+        xi = xp.clip(1.0 - margins, min=0.0)
+        return 0.5 * float(xp.vecdot(w, w)) + 0.5 * float(xp.vecdot(xi, xi)) / c
+
+    def solve_consistent(self, lam, prev):
+        """Active-set correction at ``lam`` from the current E (section 2.5).
+
+        Flips every inconsistent point and solves again, at most ``max_corrections`` times;
+        if the partition is still inconsistent (the plain iteration can cycle when the
+        systems are ill-conditioned, near ``λ_min``), the finite Newton method takes over from
+        the best primal point seen (``prev``, the previous solution, or one of the iterates).
+        Returns the solution and the number of solves beyond the first.
+        """
+        xp = self.xp
+        c = 0.5 * (lam - self.eps)
+        start, f_start = None, math.inf
+        if prev is not None:
+            start, f_start = (prev.w, prev.b), self.primal(prev.w, prev.b, prev.margins, c)
+        for k in range(self.max_corrections + 1):
+            sol = self.solve(lam)
+            flip = self.violations(sol)
+            if not bool(xp.any(flip)):
+                return sol, k
+            f = self.primal(sol.w, sol.b, sol.margins, c)
+            if f < f_start:
+                start, f_start = (sol.w, sol.b), f
+            E_new = self.E ^ flip
+            if k == self.max_corrections or not bool(xp.any(E_new)):
+                break
+            self.set_partition(E_new)
+        self.n_fallback += 1
+        sol, k2 = self._finite_newton(lam, start)
+        return sol, self.max_corrections + 1 + k2
+
+    def _finite_newton(self, lam, start, max_iter=200):
+        """Finite Newton method with exact line search on the primal
+        ``½‖w‖² + (1/(2c)) Σ (1 − rᵢᵀw − yᵢb)₊²`` from ``start = (w, b)`` (terminates;
+        Keerthi & DeCoste 2005). Each iteration solves (7) for the active set of the current
+        point and searches the segment to that solution."""
+        xp = self.xp
+        c = 0.5 * (lam - self.eps)
+        if start is None:
+            w = xp.zeros((self.r,), dtype=xp.float64, device=self.dev)
+            b = 0.0
+        else:
+            w, b = start
+        sol = None
+        for k in range(max_iter):
+            marg = xp.matmul(self.R, w) + b * self.y
+            self.set_partition(marg < 1.0)
+            sol = self.solve(lam)
+            if not bool(xp.any(self.violations(sol))):
+                return sol, k
+            dw, db = sol.w - w, sol.b - b
+            dm = sol.margins - marg
+            xi = 1.0 - marg
+            a0, a1 = float(xp.vecdot(w, dw)), float(xp.vecdot(dw, dw))
+
+            def dphi(t, xi=xi, dm=dm, a0=a0, a1=a1):
+                return a0 + t * a1 - float(xp.vecdot(dm, xp.clip(xi - t * dm, min=0.0))) / c
+
+            t = 1.0
+            if dphi(1.0) > 0:
+                lo, hi = 0.0, 1.0
+                for _ in range(60):
+                    t = 0.5 * (lo + hi)
+                    if dphi(t) > 0:
+                        hi = t
+                    else:
+                        lo = t
+                t = max(lo, 1e-12)
+            w, b = w + t * dw, b + t * db
+        return sol, max_iter
+
+    # ------------------------------------------------------------- (13) and (12)
+    def margin_derivative(self, sol):
+        """``∂(yᵢ h_λ(xᵢ))/∂λ`` for every point, from (13) with E fixed."""
+        xp = self.xp
+        alpha_E = (1.0 - xp.take(sol.margins, sol.idx)) / sol.c
+        dalpha0 = -0.5 * float(xp.vecdot(sol.q, alpha_E)) / sol.sigma
+        Sw = cho_solve((sol.L, True), sol.w, xp=xp)
+        dw = -0.5 * Sw - dalpha0 * sol.Ssy                            # R_Eᵀ ∂α_E/∂λ
+        return xp.matmul(self.R, dw) + dalpha0 * self.y
+
+    # ------------------------------------------------------------- (16), (23)–(24)
+    def loo_margins(self, sol):
+        """Leave-one-out margins ``yᵢ hⁱ(xᵢ)`` predicted by (20) for every point, shape (m,).
+
+        On E, ``1 − αᵢ / (A_E(λ)⁻¹)ᵢᵢ = 1 − ξᵢ / (1 − levᵢ)`` with the diagonal (23)–(24),
+        ``levᵢ = ‖L⁻¹ rᵢ‖² + qᵢ² / σ = 1 − c (A_E⁻¹)ᵢᵢ``; on I the margin itself (removing a
+        point with αᵢ = 0 leaves the solution unchanged). O(m_E r²).
+        """
+        xp = self.xp
+        out = xp.asarray(sol.margins, copy=True)
+        idx = sol.idx
+        for s in range(0, sol.n_active, _LOO_BLOCK):
+            ib = idx[s:s + _LOO_BLOCK]
+            RE = xp.take(self.R, ib, axis=0)
+            U = solve_triangular(sol.L, xp.matrix_transpose(RE), lower=True, xp=xp)
+            qb = sol.q[s:s + _LOO_BLOCK]
+            lev = xp.sum(U * U, axis=0) + qb * qb / sol.sigma          # 1 − c (A_E⁻¹)ᵢᵢ
+            xi = 1.0 - xp.take(sol.margins, ib)                        # c αᵢ
+            den = 1.0 - lev
+            tiny = xp.full_like(den, 1e-300)
+            loo = xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
+                           xp.full_like(den, -math.inf))
+            out[ib] = loo
+        return out
+
+    def loo_errors(self, sol):
+        """Number of leave-one-out errors predicted by the span estimate (16)."""
+        return int(self.xp.count_nonzero(self.loo_margins(sol) <= 0))
+
+    def alpha(self, sol):
+        """The multipliers α of shape (m,) (zero on I)."""
+        xp = self.xp
+        return xp.where(self.E, (1.0 - sol.margins) / sol.c, xp.zeros_like(sol.margins))
+
+
+def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fraction=0.02,
+               criterion="loo_span", radius_margin=False, tol=1e-6, max_iter=1000,
+               max_corrections=3, store_alphas=False, verbose=0):
+    """Follow the l2-SVM solutions from ``lambda_max`` down to ``lambda_min`` (section 2).
+
+    Parameters
+    ----------
+    P : array of shape (m, r)
+        Kernel features: ``P Pᵀ`` is taken as ``K + ε/2 I`` (the factor of ``H(ε)`` up to the
+        signs ``y``), e.g. ``LowRankFactor.P`` or the Cholesky factor of ``K + ε/2 I``.
+    y : array of shape (m,)
+        Labels in {−1, +1}, both present.
+    xp : namespace
+        The array namespace of ``P`` and ``y``.
+    eps : float
+        The paper's ε: the systems use ``H_EE(λ) ≈ R_E R_Eᵀ + (λ − ε)/2 I``.
+    lambda_min, lambda_max : float
+        The path runs from ``lambda_max`` (the starting point (14)) down to ``lambda_min``.
+    step_fraction : float
+        The next λ is chosen so that this fraction of m_E predicted crossings (12) lies in
+        between (the paper's 2 %), but never below half the current λ.
+    criterion : {"loo_span", "radius_margin"} or None
+        Which recorded criterion selects the returned solution (ties: the largest λ).
+    radius_margin : bool
+        Also compute the radius-margin bound at every λ (forced by
+        ``criterion="radius_margin"``).
+    tol : float
+        Consistency tolerance on the margins: a point of E is inconsistent when its margin
+        exceeds ``1 + tol`` (α < 0), a point of I when its margin is below ``1 − tol``.
+    max_iter : int
+        Maximum number of λ steps.
+    max_corrections : int
+        Active-set corrections per λ before the finite Newton method takes over.
+    store_alphas : bool
+        Keep α at every step (``info["alphas"]``, shape (n_steps, m)).
+    verbose : int
+
+    Returns
+    -------
+    SolverResult
+        ``coef``: α of shape (m,) at the selected λ (float64, zero outside E).
+        ``n_iter``: number of λ steps; ``converged``: whether ``lambda_min`` was reached.
+        ``objective_history``: the dual objective (Problem 2) at every λ.
+        ``info`` (lists of Python floats/ints, one entry per λ, largest λ first):
+        ``lambdas``, ``intercepts`` (α₀ = b), ``n_active`` (m_E), ``loo_error`` (fraction,
+        (16)), ``radius_margin`` (``4 R² Σα / m`` or None), ``radius2``, ``sum_alpha``,
+        ``n_corrections``, ``kkt_violation``; ``W`` (array (n_steps, r): ``w`` at every λ,
+        ``h(x) = p(x)ᵀ w + b``); for the selected step ``best`` (index), ``best_lambda``,
+        ``intercept``, ``w``, ``active`` (bool array (m,)), ``loo_margins`` (array (m,): the
+        predicted leave-one-out margins (20)); ``alphas`` when stored;
+        counters ``n_gram_updates``, ``n_regram``, ``n_fallback``.
+
+    Raises
+    ------
+    ValueError
+        For bad parameters, shapes, labels other than ±1, or a single class.
+    """
+    check_path_params(eps=eps, lambda_min=lambda_min, lambda_max=lambda_max,
+                      step_fraction=step_fraction, tol=tol, max_iter=max_iter,
+                      criterion=criterion)
+    if P.ndim != 2 or y.ndim != 1 or P.shape[0] != y.shape[0]:
+        raise ValueError(f"P must have shape (m, r) and y shape (m,), got {tuple(P.shape)} and "
+                         f"{tuple(y.shape)}")
+    n_pos = int(xp.count_nonzero(y == 1))
+    n_neg = int(xp.count_nonzero(y == -1))
+    if n_pos + n_neg != y.shape[0]:
+        raise ValueError("y must contain only the labels -1 and +1")
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("y has only one class; the path needs both labels -1 and +1")
+    t0 = time.perf_counter()
+    radius_margin = radius_margin or criterion == "radius_margin"
+    st = _PathState(P, y, xp=xp, eps=float(eps), tol=float(tol),
+                    max_corrections=int(max_corrections))
+    m = st.m
+    rad = _Radius(st.P, xp=xp) if radius_margin else None
+    rec = {k: [] for k in ("lambdas", "intercepts", "n_active", "loo_error", "radius_margin",
+                           "radius2", "sum_alpha", "n_corrections", "kkt_violation")}
+    W, alphas, objective = [], [], []
+    best = {"score": math.inf}
+    t_loo = t_rad = 0.0
+
+    def record(sol, n_corr):
+        nonlocal t_loo, t_rad
+        alpha_E = (1.0 - xp.take(sol.margins, sol.idx)) / sol.c
+        sum_alpha = float(xp.sum(alpha_E))
+        dual = sum_alpha - 0.5 * (float(xp.vecdot(sol.w, sol.w))
+                                  + sol.c * float(xp.vecdot(alpha_E, alpha_E)))
+        t1 = time.perf_counter()
+        loo_m = st.loo_margins(sol)
+        loo = int(xp.count_nonzero(loo_m <= 0)) / m
+        t2 = time.perf_counter()
+        t_loo += t2 - t1
+        R2 = rm = None
+        if rad is not None:
+            R2 = rad(sol.c)
+            rm = 4.0 * R2 * sum_alpha / m
+            t_rad += time.perf_counter() - t2
+        for k, v in (("lambdas", sol.lam), ("intercepts", sol.b), ("n_active", sol.n_active),
+                     ("loo_error", loo), ("radius_margin", rm), ("radius2", R2),
+                     ("sum_alpha", sum_alpha), ("n_corrections", n_corr),
+                     ("kkt_violation", st.kkt_violation(sol))):
+            rec[k].append(v)
+        W.append(sol.w)
+        objective.append(dual)
+        if store_alphas:
+            alphas.append(st.alpha(sol))
+        score = None if criterion is None else (loo if criterion == "loo_span" else rm)
+        if score is not None and score < best["score"]:
+            best.update(score=score, index=len(objective) - 1, sol=sol, E=st.E,
+                        alpha=st.alpha(sol), loo_margins=loo_m)
+        if verbose:
+            print(f"[l2svm_path] step {len(objective) - 1:4d}  lambda={sol.lam:.4g}  "
+                  f"m_E={sol.n_active}  b={sol.b:+.4f}  loo={loo:.4f}"
+                  + ("" if rm is None else f"  rm={rm:.4g}") + f"  corrections={n_corr}")
+
+    lam = float(lambda_max)
+    sol, n_corr = st.solve_consistent(lam, None)
+    record(sol, n_corr)
+    converged = False
+    n_steps = 0
+    while n_steps < max_iter:
+        if lam <= lambda_min:
+            converged = True
+            break
+        # (12)–(13): first-order prediction of the λ at which each margin crosses 1.
+        dm = st.margin_derivative(sol)
+        gap = 1.0 - sol.margins
+        nz = dm != 0
+        lam_i = xp.where(nz, lam + gap / xp.where(nz, dm, xp.ones_like(dm)),
+                         xp.full_like(dm, -math.inf))
+        cand = lam_i[(lam_i < lam) & (lam_i > 0)]
+        k = max(1, math.ceil(step_fraction * sol.n_active))
+        lam_new = 0.0
+        if cand.shape[0] >= k:
+            lam_new = float(xp.sort(cand, descending=True)[k - 1]) * (1.0 - 1e-9)
+        lam_new = min(max(lam_new, 0.5 * lam, float(lambda_min)), lam * (1.0 - 1e-3))
+        lam_new = max(lam_new, float(lambda_min))
+        E_pred = (sol.margins + dm * (lam_new - lam)) < 1.0
+        if bool(xp.any(E_pred)):
+            st.set_partition(E_pred)
+        prev = sol
+        sol, n_corr = st.solve_consistent(lam_new, prev)
+        lam = lam_new
+        n_steps += 1
+        record(sol, n_corr)
+    else:
+        converged = lam <= lambda_min
+
+    info = dict(rec)
+    info["W"] = xp.stack(W, axis=0)
+    info["n_gram_updates"] = st.n_gram_updates
+    info["n_regram"] = st.n_regram
+    info["n_fallback"] = st.n_fallback
+    if store_alphas:
+        info["alphas"] = xp.stack(alphas, axis=0)
+    if criterion is None:
+        best.update(index=len(objective) - 1, sol=sol, E=st.E, alpha=st.alpha(sol),
+                    loo_margins=st.loo_margins(sol))
+    bsol = best["sol"]
+    info.update(best=best["index"], best_lambda=bsol.lam, intercept=bsol.b, w=bsol.w,
+                active=best["E"], loo_margins=best["loo_margins"])
+    total = time.perf_counter() - t0
+    timings = {"path": total - t_loo - t_rad, "loo": t_loo, "radius": t_rad}
+    return SolverResult(coef=best["alpha"], n_iter=n_steps, converged=converged,
+                        objective_history=objective, timings=timings, info=info)
+
+
+__all__ = ["CRITERIA", "check_path_params", "l2svm_path"]
