@@ -15,6 +15,7 @@ from svmgpu.backend._device import (
     get_namespace,
     is_cupy,
     is_numpy,
+    random_subset,
     to_device,
     to_numpy,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "jittered_cholesky",
     "matmul_into",
     "parse_bytes",
+    "random_subset",
     "resolve_budget",
     "solve_triangular",
     "to_device",

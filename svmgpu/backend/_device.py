@@ -177,3 +177,10 @@ def asarray(x, *, device, dtype=None):
     if dtype is not None and x.dtype != dtype:
         x = x.astype(dtype)
     return x
+
+
+def random_subset(n: int, k: int, *, seed, device):
+    """``k`` distinct indices drawn uniformly from ``range(n)``, sorted, on ``device``
+    (drawn on the host with NumPy's generator seeded by ``seed``)."""
+    idx = np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False))
+    return to_device(idx.astype(np.int64), device)

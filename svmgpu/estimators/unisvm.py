@@ -88,6 +88,9 @@ class _UniSVMMixin:
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,
                                      sample_weight=sample_weight, warm_start=warm,
                                      max_iter=self.max_iter, tol=self.tol,
+                                     random_state=0 if self.random_state is None else
+                                     int(np.random.default_rng(self.random_state).integers(2**31)),
+                                     memory_budget=self.memory_budget,
                                      verbose=self.verbose, xp=xp)
         else:
             def run(loss, warm):

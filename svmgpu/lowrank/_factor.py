@@ -95,24 +95,35 @@ class LowRankFactor:
 _GRAM_BLOCK_ROWS = 1 << 16
 
 
-def gram(P, *, weights=None, memory_budget=None):
-    """``PᵀP`` (or ``Pᵀ diag(weights) P``) for ``P`` of shape (m, r), as a float64 array of
-    shape (r, r).
+def gram(P, *, weights=None, rows=None, memory_budget=None):
+    """``PᵀP`` (or ``Pᵀ diag(weights) P``, over the rows ``rows`` if given) for ``P`` of shape
+    (m, r), as a float64 array of shape (r, r).
 
-    Computed as ``Σ_b P_bᵀ P_b`` over row blocks (the form a row-partitioned, e.g. Dask,
-    array needs); each block product runs in P's dtype at full BLAS speed, the r × r
-    partial sums accumulate in float64.
+    Computed as ``Σ_b P_bᵀ W_b P_b`` over row blocks (the form a row-partitioned, e.g. Dask,
+    array needs); each block product runs in P's dtype at full BLAS speed, the r × r partial
+    sums accumulate in float64. ``weights`` has shape (m,) (indexed by row, also with
+    ``rows``); ``rows`` is an integer index array: only those rows are gathered, a block at a
+    time, so memory stays within the block size.
     """
     device = array_device(P)
     xp = device.xp
     m, r = P.shape
+    n = m if rows is None else int(rows.shape[0])
     itemsize = np.dtype(str(P.dtype).split(".")[-1]).itemsize
     budget = resolve_budget(memory_budget, device)
-    rows = block_rows(r, itemsize, max(budget - 3 * r * r * 8, 0), max_rows=_GRAM_BLOCK_ROWS)
+    step = block_rows(r, itemsize, max(budget - 3 * r * r * 8, 0), n_buffers=2,
+                      max_rows=_GRAM_BLOCK_ROWS)
     G = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
-    for s in range(0, m, rows):
-        Pb = P[s : min(s + rows, m), ...]
-        Wb = Pb if weights is None else Pb * weights[s : s + Pb.shape[0], None]
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        if rows is None:
+            Pb = P[s:e, ...]
+            wb = None if weights is None else weights[s:e]
+        else:
+            idx = rows[s:e]
+            Pb = xp.take(P, idx, axis=0)
+            wb = None if weights is None else xp.take(weights, idx)
+        Wb = Pb if wb is None else Pb * xp.astype(wb, P.dtype)[:, None]
         G += xp.astype(xp.matmul(xp.matrix_transpose(Wb), Pb), xp.float64)
     return G
 
