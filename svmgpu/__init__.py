@@ -2,6 +2,7 @@
 Python array API."""
 
 from svmgpu.backend import get_device
+from svmgpu.estimators.greedy import GreedySVC
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial, make_kernel
 from svmgpu.lowrank import LowRankFactor, nystrom, pivoted_cholesky
@@ -9,6 +10,7 @@ from svmgpu.lowrank import LowRankFactor, nystrom, pivoted_cholesky
 __version__ = "0.1.0"
 
 __all__ = [
+    "GreedySVC",
     "RBF",
     "UniSVC",
     "UniSVR",

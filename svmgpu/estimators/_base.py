@@ -86,8 +86,8 @@ class SVMBase(BaseEstimator):
         if lowrank not in _LOWRANK:
             raise ValueError(f"unknown lowrank {lowrank!r}; valid: {sorted(_LOWRANK)}")
         tol = getattr(self, "tol", 1e-3)
-        if isinstance(tol, bool) or not isinstance(tol, Real) or not (tol > 0) or not math.isfinite(tol):
-            raise ValueError(f"tol must be a positive finite number, got {tol!r}")
+        if isinstance(tol, bool) or not isinstance(tol, Real) or not (tol >= 0) or not math.isfinite(tol):
+            raise ValueError(f"tol must be a non-negative finite number, got {tol!r}")
         max_iter = getattr(self, "max_iter", 100)
         if isinstance(max_iter, bool) or not isinstance(max_iter, Integral) or max_iter < 1:
             raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
