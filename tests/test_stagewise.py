@@ -287,7 +287,7 @@ def test_table_vii_cross_validated_error(loader, paper):
     ({"max_support": 2.5}, np.ones((4, 2)), [0, 1, 0, 1], "max_support"),
     ({"batch": 0}, np.ones((4, 2)), [0, 1, 0, 1], "batch"),
     ({"batch": "4"}, np.ones((4, 2)), [0, 1, 0, 1], "batch"),
-    ({"tol": 0.0}, np.ones((4, 2)), [0, 1, 0, 1], "tol"),
+    ({"tol": -0.5}, np.ones((4, 2)), [0, 1, 0, 1], "tol"),
     ({"kernel": "sigmoid"}, np.ones((4, 2)), [0, 1, 0, 1], "valid kernels"),
     ({"gamma": -1.0}, np.ones((4, 2)), [0, 1, 0, 1], "gamma"),
     ({"multi_class": "crammer"}, np.eye(3), [0, 1, 2], "multi_class"),
