@@ -72,6 +72,7 @@ def machine_info(device="cpu") -> dict:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "processor": platform.processor() or platform.machine(),
+        "loadavg_at_start": list(os.getloadavg()),
     }
     try:
         with open("/proc/cpuinfo") as fh:

@@ -2,7 +2,9 @@
 Python array API."""
 
 from svmgpu.backend import get_device
+from svmgpu.estimators.closed_form import LSSVC, PSVC, WPSVC
 from svmgpu.estimators.greedy import GreedySVC
+from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial, make_kernel
 from svmgpu.lowrank import LowRankFactor, nystrom, pivoted_cholesky
@@ -11,6 +13,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GreedySVC",
+    "LSSVC",
+    "PSVC",
+    "ReducedSVC",
+    "WPSVC",
     "RBF",
     "UniSVC",
     "UniSVR",

@@ -34,6 +34,7 @@ from svmgpu.backend._memory import (
     resolve_budget,
 )
 from svmgpu.backend._ops import exp_neg_clipped_inplace, matmul_into
+from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
@@ -56,6 +57,8 @@ __all__ = [
     "parse_bytes",
     "random_subset",
     "resolve_budget",
+    "serial_blas",
+    "small_blas",
     "solve_triangular",
     "to_device",
     "to_numpy",

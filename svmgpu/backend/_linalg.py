@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from svmgpu.backend._device import is_cupy, is_numpy
+from svmgpu.backend._threads import small_blas
 
 
 def _unsupported(xp, what):
@@ -36,7 +37,8 @@ def cholesky(a, *, lower: bool = True, xp):
     if is_numpy(xp):
         import scipy.linalg  # noqa: PLC0415
 
-        return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
+        with small_blas(a.shape[0], xp=xp):
+            return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
     if hasattr(xp, "linalg") and hasattr(xp.linalg, "cholesky"):
         L = xp.linalg.cholesky(a)
         if not _finite(xp, L):  # CuPy returns NaNs instead of raising
@@ -55,7 +57,8 @@ def solve_triangular(a, b, *, lower: bool = True, trans: int | str = 0, xp):
     if is_numpy(xp):
         import scipy.linalg  # noqa: PLC0415
 
-        return scipy.linalg.solve_triangular(a, b, lower=lower, trans=trans, check_finite=False)
+        with small_blas(a.shape[0], xp=xp):
+            return scipy.linalg.solve_triangular(a, b, lower=lower, trans=trans, check_finite=False)
     if is_cupy(xp):
         import cupyx.scipy.linalg  # noqa: PLC0415
 
@@ -74,7 +77,8 @@ def cho_solve(c_and_lower, b, *, xp):
     if is_numpy(xp):
         import scipy.linalg  # noqa: PLC0415
 
-        return scipy.linalg.cho_solve((c, lower), b, check_finite=False)
+        with small_blas(c.shape[0], xp=xp):
+            return scipy.linalg.cho_solve((c, lower), b, check_finite=False)
     if is_cupy(xp):
         if lower:
             y = solve_triangular(c, b, lower=True, xp=xp)

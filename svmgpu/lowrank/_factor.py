@@ -136,7 +136,9 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
     if out is None:
         out = xp.empty((m, r), dtype=X.dtype, device=getattr(X, "device", None))
     budget = resolve_budget(memory_budget, device)
-    cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 16) if device.kind == "cpu" else None
+    # CPU: a block of ~1 MiB stays in L2 while it is exponentiated and multiplied; for large r
+    # that would be too few rows for BLAS to run well, so never fewer than 512 rows.
+    cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 512) if device.kind == "cpu" else None
     rows = block_rows(r + X.shape[1] + 2, itemsize, budget, n_buffers=2, max_rows=cap)
     pz = kernel.prepare(Z, center, xp=xp)
     scratch = None
@@ -245,8 +247,8 @@ def _finish(X, kernel, Pt_B, pivots_in_B, B, *, device, memory_budget, method, P
         # The landmark rows are L itself: set them exactly (rounding in K_BB L⁻ᵀ would
         # otherwise leave a tiny upper triangle).
         P[lm_idx, ...] = xp.astype(L, X.dtype)
-    if trace is None:
-        trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(P * P))
+    if trace is None:  # row norms, no (m, r) temporary
+        trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(xp.vecdot(P, P)))
     return LowRankFactor(P=P, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
                          L_inv=L_inv, trace_residual=max(trace, 0.0), method=method,
                          _center=center)

@@ -1,7 +1,10 @@
 """Solvers: pure functions over device arrays, each returning a :class:`SolverResult`."""
 
 from svmgpu.solvers._result import SolverResult
+from svmgpu.solvers.closed_form import center_distance_weights, least_squares
+from svmgpu.solvers.newton import newton_reduced
 from svmgpu.solvers.stagewise import greedy_stagewise
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
-__all__ = ["SolverResult", "greedy_stagewise", "unisvm", "unisvm_newton"]
+__all__ = ["SolverResult", "center_distance_weights", "greedy_stagewise", "least_squares",
+           "newton_reduced", "unisvm", "unisvm_newton"]

@@ -34,11 +34,21 @@ The per-class centre-distance weights of WPSVM (22) are :func:`center_distance_w
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
+from svmgpu.backend import serial_blas
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.newton import spd_factor, spd_solve, weighted_gram, weighted_tmatvec
+from svmgpu.solvers.newton import (
+    spd_factor,
+    spd_solve,
+    weighted_gram,
+    weighted_tmatvec,
+)
+
+#: Feature counts up to which the passes over F run on one BLAS thread (memory-bound).
+_SERIAL_COLUMNS = 64
 
 
 def _check_positive(name, value):
@@ -114,18 +124,26 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
         if B is not None and tuple(B.shape) != (r, r):
             raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
         n = r + int(bool(fit_intercept))
-        c = weighted_tmatvec(features, None, sy, xp=xp)
+        # Few columns: the passes over F are memory-bound, and one BLAS thread is as fast
+        # (and far faster on a loaded machine, see backend.serial_blas).
+        passes = serial_blas(xp=xp) if r <= _SERIAL_COLUMNS else contextlib.nullcontext()
+        with passes:
+            if fit_intercept and factor is None:  # Fᵀ[Sy, s] in one pass over F
+                W = xp.stack([sy, xp.ones((m,), dtype=f64, device=dev) if s is None else s],
+                             axis=1)
+                FW = weighted_tmatvec(features, None, W, xp=xp)  # (2, r)
+                c, q = FW[0, :], FW[1, :]
+            else:
+                c = weighted_tmatvec(features, None, sy, xp=xp)
+            Q = weighted_gram(features, None, s, xp=xp) if factor is None else None
         if fit_intercept:
             c = xp.concat([c, xp.reshape(xp.sum(sy), (1,))])
         if factor is None:
-            Q = weighted_gram(features, None, s, xp=xp)
             reg = (xp.eye(r, dtype=f64, device=dev) if B is None
                    else xp.astype(B, f64) + (float(ridge) / lam) * xp.eye(r, dtype=f64, device=dev))
             M = xp.zeros((n, n), dtype=f64, device=dev)
             M[:r, :r] = Q + lam * reg
             if fit_intercept:
-                ones = xp.ones((m,), dtype=f64, device=dev)
-                q = weighted_tmatvec(features, None, ones if s is None else s, xp=xp)
                 M[:r, r] = q
                 M[r, :r] = q
                 M[r, r] = (float(m) if s is None else float(xp.sum(s))) + lam

@@ -48,11 +48,15 @@ minimizes (17) with ``B + (ε/λ) I``, so Newton equations and line search agree
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import time
 
-from svmgpu.backend import cho_solve, cholesky, is_numpy, jittered_cholesky
+from svmgpu.backend import (
+    cho_solve,
+    cholesky,
+    jittered_cholesky,
+    small_blas,
+)
 from svmgpu.solvers._result import SolverResult
 
 #: Loss names accepted by :func:`newton_reduced`.
@@ -64,8 +68,6 @@ LOSS_SCALE = {"least_squares": 2.0, "squared_hinge": 2.0, "huber": 1.0, "logisti
 #: The paper's threshold τ on L' and L'' for the logistic loss (section 4.2.4).
 LOGISTIC_TAU = 1e-10
 
-#: Factorizations up to this order run on one BLAS thread on NumPy (see :func:`small_blas`).
-_SERIAL_ORDER = 2048
 
 #: Bytes of one gathered row block (float64) in Hessian and gradient accumulations.
 _BLOCK_BYTES = 32 * 2**20
@@ -160,6 +162,12 @@ def _schedule(loss, *, delta0, delta_min, p0, p_max):
     return [None]
 
 
+def _auto_presolve_rows(m, r):
+    """Rows of the automatic pre-solve: ``max(m/50, 7r, 2000)`` when that is at most m/8."""
+    n = max(m // 50, 7 * r, 2000)
+    return n if 8 * n <= m else None
+
+
 def _curvature(loss, param):
     """The constant ``L''`` on the active rows of a piecewise-quadratic loss."""
     return 1.0 / (2.0 * float(param)) if loss == "huber" else 1.0
@@ -176,13 +184,16 @@ def _matvec(F, z, *, xp):
 
 
 def _rows_tmatvec(F, idx, w, *, xp, rows):
-    """``Σ_k w_k F[idx_k]`` of shape (r,) in float64; ``idx=None`` means all rows."""
+    """``Σ_k w_k F[idx_k]`` of shape (r,) in float64 (``idx=None``: all rows); for ``w`` of
+    shape (n, k) the k sums at once, shape (k, r), in one pass over F."""
     n = F.shape[0] if idx is None else idx.shape[0]
-    out = xp.zeros((F.shape[1],), dtype=xp.float64, device=getattr(F, "device", None))
+    shape = (F.shape[1],) if w.ndim == 1 else (w.shape[1], F.shape[1])
+    out = xp.zeros(shape, dtype=xp.float64, device=getattr(F, "device", None))
     for s in range(0, n, rows):
         e = min(s + rows, n)
         Fb = F[s:e, ...] if idx is None else xp.take(F, idx[s:e], axis=0)
-        out += xp.matmul(w[s:e], xp.astype(Fb, xp.float64, copy=False))
+        wb = w[s:e, ...] if w.ndim == 1 else xp.matrix_transpose(w[s:e, ...])
+        out += xp.matmul(wb, xp.astype(Fb, xp.float64, copy=False))
     return out
 
 
@@ -214,7 +225,8 @@ def weighted_gram(F, idx, w, *, xp, rows=None):
 
 
 def weighted_tmatvec(F, idx, w, *, xp, rows=None):
-    """``Σ_k w_k F[idx_k]`` of shape (r,) in float64, over row blocks (``idx=None``: all)."""
+    """``Σ_k w_k F[idx_k]`` of shape (r,) in float64, over row blocks (``idx=None``: all);
+    ``w`` of shape (n, k) gives the k sums, shape (k, r), in one pass."""
     rows = rows or max(_BLOCK_BYTES // (8 * max(F.shape[1], 1)), 1)
     return _rows_tmatvec(F, idx, w, xp=xp, rows=rows)
 
@@ -293,31 +305,6 @@ def solve_smw(U, lam_diag, lam, b, *, xp):
     return (b - xp.matmul(t, U)) / lam
 
 
-def small_blas(n, *, xp):
-    """Context for a factorization of order ``n``: one BLAS thread on NumPy when ``n`` is small.
-
-    NumPy and SciPy wheels each bundle their own OpenBLAS. Right after a NumPy product the
-    NumPy BLAS threads still spin, and a small multi-threaded SciPy ``potrf`` then fights them
-    for the cores: on a 2-core machine a 300 × 300 Cholesky took 0.5–0.8 s instead of 2 ms.
-    Small factorizations gain nothing from threads, so they run on one.
-    """
-    if n <= _SERIAL_ORDER and is_numpy(xp):
-        controller = _blas_controller()
-        if controller is not None:
-            return controller.limit(limits=1, user_api="blas")
-    return contextlib.nullcontext()
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """A cached ``threadpoolctl.ThreadpoolController`` (scanning the libraries costs ~0.5 ms)."""
-    try:
-        from threadpoolctl import ThreadpoolController  # noqa: PLC0415 - scikit-learn dependency
-    except ImportError:  # pragma: no cover
-        return None
-    return ThreadpoolController()
-
-
 def spd_factor(H, *, xp, allow_jitter):
     """Lower Cholesky factor of an SPD matrix; a jittered factor when ``allow_jitter``."""
     import numpy as np  # noqa: PLC0415 - only for the LinAlgError type raised by the backend
@@ -345,7 +332,7 @@ def _factor_solve(H, rhs, *, xp, allow_jitter):
 
 # ----------------------------------------------------------------------------- the solver
 def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
-                   z0=None, tol=1e-6, max_iter=500, stage_tol=1e-2, delta0=1.0, delta_min=1e-4,
+                   z0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
                    armijo=1e-4, backtrack=0.5, max_backtracks=50, verbose=0, xp):
     """Newton method for the reduced SVM (17) with the four smooth losses of Zhou (2013).
@@ -370,8 +357,9 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         Starting point (default 0, or a pre-solve, see ``presolve``).
     tol : float
         Stop when ``‖g‖ <= tol · ‖g₀‖`` (g₀: the gradient at z = 0, ``−Σ sᵢ yᵢ Fᵢ`` for every
-        loss) in the final smoothing stage, or — for the piecewise-quadratic losses — when a
-        full Newton step leaves the active sets unchanged (the exact minimizer).
+        loss; estimated on the subset after a pre-solve) in the final smoothing stage, or —
+        for the piecewise-quadratic losses — when a full Newton step leaves the active sets
+        unchanged (the exact minimizer).
     max_iter : int
         Maximum number of Newton steps (over all continuation stages).
     stage_tol : float
@@ -388,9 +376,12 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         change than remain active ("auto"), always incrementally, or recomputed every step.
     presolve : {"auto"} or int or None
         Warm start for large m: first solve the problem on an evenly strided subset of this
-        many rows (C scaled so the loss term keeps its weight), then start the full problem
-        there (and, for Huber / logistic, at the final smoothing parameter). "auto" uses
-        ``max(20 r, 20000)`` rows when ``m >= max(100 r, 50000)``; None disables it.
+        many rows (C scaled by ``Σ s / Σ s_subset`` so the loss term keeps its weight), then
+        start the full problem there (and, for Huber / logistic, at the final smoothing
+        parameter). From z = 0 every row is active and the first Hessian costs O(m r²);
+        from the pre-solve only the rows near the margin are. "auto" uses
+        ``max(m/50, 7r, 2000)`` rows when that is at most m/8 (so never for the paper's
+        Checkerboard tables), recursively; None disables it.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction factor and maximum reductions of the line search.
     verbose : int
@@ -480,8 +471,8 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     # ---- warm start on a strided subset of the rows (large m only)
     n_pre = None
     if presolve == "auto":
-        if loss != "least_squares" and z0 is None and m >= max(100 * r, 50_000):
-            n_pre = max(20 * r, 20_000)
+        if loss != "least_squares" and z0 is None:
+            n_pre = _auto_presolve_rows(m, r)
     elif presolve is not None:
         if isinstance(presolve, bool) or not isinstance(presolve, int) or presolve < 1:
             raise ValueError(f"presolve must be 'auto', None or a positive int, got {presolve!r}")
@@ -494,20 +485,25 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         scale = float(xp.sum(s)) / float(xp.sum(s_sub))
         pre = newton_reduced(
             xp.take(F, sub, axis=0), xp.take(y, sub, axis=0), loss=loss, C=C * scale,
-            B=B_user, ridge=ridge / scale, sample_weight=s_sub, tol=max(tol, 1e-3), max_iter=max_iter,
-            stage_tol=stage_tol, delta0=delta0, delta_min=delta_min, p0=p0, p_max=p_max, smw=smw,
-            hessian_update=hessian_update, presolve=None, armijo=armijo, backtrack=backtrack,
+            B=B_user, ridge=ridge / scale, sample_weight=s_sub, tol=max(tol, 1e-3),
+            max_iter=max_iter, stage_tol=stage_tol, delta0=delta0, delta_min=delta_min, p0=p0,
+            p_max=p_max, smw=smw, hessian_update=hessian_update,
+            presolve="auto" if presolve == "auto" else None, armijo=armijo, backtrack=backtrack,
             max_backtracks=max_backtracks, verbose=verbose, xp=xp)
         z0 = pre.coef
         stage = len(stages) - 1
         info["presolve"] = {"rows": int(sub.shape[0]), "n_iter": pre.n_iter,
-                            "converged": pre.converged, "seconds": time.perf_counter() - t0}
+                            "converged": pre.converged, "seconds": time.perf_counter() - t0,
+                            "presolve": pre.info["presolve"]}
     z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(xp.asarray(z0), f64)
     if z.shape != (r,):
         raise ValueError(f"z0 must have shape ({r},), got {tuple(z.shape)}")
     o = _matvec(F, z, xp=xp)
-    g0 = _rows_tmatvec(F, None, s * y, xp=xp, rows=rows)
-    gscale = max(float(xp.linalg.vector_norm(g0)), 1e-300)
+    if n_pre is not None:  # ‖g₀‖ estimated from the strided subset: saves a pass over F
+        gscale = pre.info["grad_scale"] * scale
+    else:
+        gscale = float(xp.linalg.vector_norm(_rows_tmatvec(F, None, s * y, xp=xp, rows=rows)))
+    gscale = max(gscale, 1e-300)
     gram = ActiveGram(F, s, xp=xp, rows=rows) if piecewise else None
 
     def quad(a, b_):
@@ -591,7 +587,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
                 zbar = solve_smw(st["U"], st["lw"], lam, st["rhs"], xp=xp)
                 n_smw += 1
             else:
-                zbar = _factor_solve(st["H"], st["rhs"], xp=xp, allow_jitter=not gsvm)
+                zbar = _factor_solve(st["H"], st["rhs"], xp=xp, allow_jitter=True)
         d = zbar - z
         with clock("matvec"):
             od = _matvec(F, zbar, xp=xp) - o
@@ -655,7 +651,6 @@ __all__ = [
     "lambda_to_c",
     "loss_terms",
     "newton_reduced",
-    "small_blas",
     "solve_smw",
     "spd_factor",
     "spd_solve",

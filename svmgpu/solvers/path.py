@@ -30,9 +30,10 @@ multipliers never have to be formed to get the function: with ``s_y = R_Eᵀ y_E
     margins  yᵢ h(xᵢ) = rᵢᵀ w + yᵢ α₀  (3),      α_E = (1 − margins_E) / c  ((1): ξ = c α).
 
 ``w`` is the weight vector of ``h`` in the feature coordinates of ``P`` (``h(x) = p(x)ᵀ w + α₀``).
-Each solve costs O(m_E r + r³) plus O(m r) for the margins; ``R_Eᵀ R_E`` is updated with the
-rows that enter or leave E (section 2.7.2) and recomputed from scratch once the rows changed
-since the last recomputation outnumber E (amortized cost, and no drift from long chains of
+Each solve costs O(r³) plus two products with ``P`` and ``R`` of shape (m, r) × (r, 2) for the
+sums and the margins (no rows are gathered); ``R_Eᵀ R_E`` is updated with the rows that enter
+or leave E, O(r² ΔE) (section 2.7.2), and recomputed from scratch once the rows changed since
+the last recomputation outnumber E (amortized cost, and no drift from long chains of
 down-dates). Everything is computed in float64: near ``λ_min`` the systems have condition
 numbers near ``‖K‖ / λ``.
 
@@ -42,8 +43,10 @@ first-order (Newton) prediction of the λ at which each margin crosses 1 (12); t
 taken so that 2 % of m_E predicted crossings lie in between, but never below half the current
 λ. The partition predicted by the sign of the linearized ``1 − yᵢ h(xᵢ)`` is then corrected by
 the active-set iteration (flip every point whose α or margin is inconsistent) until the
-partition is consistent; should that cycle, a finite Newton method with exact line search on
-the primal (Keerthi & DeCoste 2005) takes over, which terminates.
+partition is consistent. Near ``λ_min`` that plain iteration can oscillate (the first-order
+prediction is poor where the systems are ill-conditioned); after ``max_corrections`` flips a
+finite Newton method with exact line search on the primal (Keerthi & DeCoste 2005), started
+from the best primal point seen, takes over; it terminates.
 
 Starting point (section 2.6, (14)). At ``λ_max`` every point is in E; the solution there
 tends to ``αᵢ = 4 m∓ / (m λ)`` and ``b_∞ = (m₊ − m₋)/m``.
@@ -57,11 +60,8 @@ Model selection (section 3).
 * Radius-margin bound (Theorem 1): ``4 R²(λ) ‖w̃‖² / m`` with ``‖w̃‖² = Σᵢ αᵢ`` (the
   hard-margin machine of ``κ_λ``) and ``R²(λ)`` the squared radius of the smallest ball
   enclosing the points in the feature space of ``κ_λ`` (kernel ``P Pᵀ + c I``): a small QP per
-  λ. It is solved in the r-dimensional centre ``z`` of the ball: for fixed ``z`` the dual
-  weights are the projection ``β = Π_simplex(‖pᵢ − z‖² / (2c))`` and
-  ``g(z) = Σ βᵢ‖pᵢ − z‖² + c (1 − ‖β‖²)`` is convex and piecewise smooth; a damped
-  (semismooth) Newton method minimizes it, warm-started along the path, until the duality gap
-  ``‖z − Pᵀβ‖²`` is below ``1e-8 · g``.
+  λ, warm-started along the path (damped Newton on the centre of the ball while the QP is
+  smooth, pairwise Frank–Wolfe once it is not; see ``_Radius``).
 
 Host-side bookkeeping: the per-step records are Python floats and lists; every array operation
 runs in the namespace ``xp`` of the inputs (NumPy or CuPy).
@@ -221,6 +221,7 @@ class _Radius:
         self.z = z
         return phi
 
+
 class _Solution:
     """The solution of (7) for one partition E at one λ (see the module docstring)."""
 
@@ -300,17 +301,20 @@ class _PathState:
             self._regram()
             self.n_regram += 1
             L, _ = jittered_cholesky(self.G + c * self.eye, lower=True, xp=xp)
-        PE = xp.take(self.P, idx, axis=0)
-        yE = xp.take(self.y, idx)
-        sy = xp.sum(PE, axis=0)                                     # R_Eᵀ y_E
-        s1 = xp.matmul(yE, PE)                                      # R_Eᵀ 1
+        # R_Eᵀ y_E = P_Eᵀ 1 and R_Eᵀ 1 = P_Eᵀ y_E as one product over all rows (no gather).
+        Ef = xp.astype(self.E, xp.float64)
+        s = xp.matmul(xp.stack([Ef, Ef * self.y], axis=0), self.P)
+        sy, s1 = s[0, :], s[1, :]
         V = cho_solve((L, True), xp.stack([sy, s1], axis=1), xp=xp)
         Ssy, Ss1 = V[:, 0], V[:, 1]
-        q = yE - xp.matmul(PE * yE[:, None], Ssy)                   # c ν
-        sigma = float(xp.vecdot(q, q)) + c * float(xp.vecdot(Ssy, Ssy))  # c y_Eᵀν > 0
-        b = (float(xp.sum(yE)) - float(xp.vecdot(sy, Ss1))) / sigma  # (11)
+        sum_yE = float(xp.vecdot(Ef, self.y))
+        RV = xp.matmul(self.R, V)                                    # R S⁻¹ [s_y, s_1]
+        q = xp.take(self.y - RV[:, 0], idx)                          # c ν = y_E − R_E S⁻¹ s_y
+        # σ = c y_Eᵀν = m_E − s_yᵀS⁻¹s_y, evaluated as a sum of squares (no cancellation).
+        sigma = float(xp.vecdot(q, q)) + c * float(xp.vecdot(Ssy, Ssy))
+        b = (sum_yE - float(xp.vecdot(sy, Ss1))) / sigma             # α₀ (11)
         w = Ss1 - b * Ssy                                            # R_Eᵀ α_E
-        margins = xp.matmul(self.R, w) + b * self.y                  # (3)
+        margins = RV[:, 1] - b * RV[:, 0] + b * self.y               # (3)
         return _Solution(lam=lam, c=c, idx=idx, L=L, w=w, b=b, margins=margins, q=q, Ssy=Ssy,
                          sigma=sigma, n_active=n_E)
 
@@ -438,10 +442,6 @@ class _PathState:
                            xp.full_like(den, -math.inf))
             out[ib] = loo
         return out
-
-    def loo_errors(self, sol):
-        """Number of leave-one-out errors predicted by the span estimate (16)."""
-        return int(self.xp.count_nonzero(self.loo_margins(sol) <= 0))
 
     def alpha(self, sol):
         """The multipliers α of shape (m,) (zero on I)."""

@@ -1,0 +1,352 @@
+"""Closed-form least-squares classifiers: :class:`LSSVC`, :class:`PSVC` and :class:`WPSVC`.
+
+All three call the one least-squares core :func:`svmgpu.solvers.closed_form.least_squares`
+(objective ``½‖f‖² + C Σᵢ sᵢ (1 − yᵢ f(xᵢ))²``); they differ in the model of ``f``:
+
+=========  ==================================================  ===============================
+estimator  model                                               paper
+=========  ==================================================  ===============================
+LSSVC      ``f = Σᵢ αᵢ k(·, xᵢ)``, RKHS norm (M1); dual           Zhou 2013 (8)/(9); reduced (21)
+           (8)/(9) on the full kernel, or reduced with
+           ``B = K_JJ`` and the ridge 1e-8
+PSVC       ``f(x) = xᵀw − r`` (linear) or ``K(x, X_J) u − r``,    Fung & Mangasarian; WPSVM paper
+           ``½(‖w‖² + r²)`` (GSVM, M2, regularized offset)      (3)–(16)
+WPSVC      PSVC with per-sample weights ``sᵢ = 1 − d/(R + q)``  WPSVM paper (17)–(29), (22)
+           on the squared errors (``ν/2 ‖Sξ‖²``)
+=========  ==================================================  ===============================
+
+Regularization: ``C = 1/(2λ)`` for Zhou's λ (LSSVC), ``C = ν/2`` for PSVM's ν (PSVC, WPSVC).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from svmgpu.backend import asarray, get_namespace, resolve_budget
+from svmgpu.estimators._base import SVCBase
+from svmgpu.estimators.reduced import (
+    REDUCED_SETS,
+    _positive_rows,
+    _ReducedModelMixin,
+    _WeightsAtPrepareMixin,
+    check_choice,
+    check_two_classes,
+    finish_models,
+    kernel_columns,
+    resolve_rank,
+    rkhs_matrix,
+    select_reduced_set,
+)
+from svmgpu.kernels import Linear
+from svmgpu.solvers.closed_form import center_distance_weights, least_squares
+
+#: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
+RKHS_RIDGE = 1e-8
+
+
+def _check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _with_intercept(coef, b, fit_intercept, *, xp):
+    if not fit_intercept:
+        return coef
+    return xp.concat([coef, xp.asarray([b], dtype=coef.dtype, device=getattr(coef, "device",
+                                                                              None))])
+
+
+class _LeastSquaresBase(_WeightsAtPrepareMixin, _ReducedModelMixin, SVCBase):
+    """Shared fitting of the closed-form classifiers (one least-squares solve per problem)."""
+
+    def _cached_factor(self, shared, rows, weights):
+        """The factorization of an earlier binary problem with the same matrix and weights."""
+        if rows is None and "factor" in shared and shared["factor_for"] is weights:
+            return shared["factor"]
+        return None
+
+    def _store_factor(self, shared, rows, weights, res):
+        if rows is None:
+            shared["factor"], shared["factor_for"] = res.info["factor"], weights
+
+    def _after_fit(self, shared):
+        for k, m in enumerate(self.models_):
+            m["index"] = k
+        xp = get_namespace(self.models_[0]["coef"])
+        r = (self.support_vectors_.shape[0] if self.support_vectors_ is not None
+             else self.n_features_in_)
+        finish_models(self, xp=xp, r=r)
+        shared.pop("factor", None)
+
+
+class LSSVC(_LeastSquaresBase):
+    """Least-squares SVM (LS-SVM; Suykens & Vandewalle, in the form of Zhou 2013, M1).
+
+    Minimizes ``½‖f‖²_H + C Σᵢ sᵢ (1 − yᵢ f(xᵢ))²`` over ``f = Σ αᵢ k(·, xᵢ)``: with
+    ``rank=None`` through the stable dual (8)/(9), ``α = (K + λS⁻¹)⁻¹ y`` (an m × m Cholesky,
+    so the full kernel must fit ``memory_budget``); with an integer ``rank`` through the reduced
+    problem (21) ``(λ(K_JJ + εI/λ) + K_JXSK_XJ) z = K_JX S y`` on a reduced set ``J``.
+
+    Parameters
+    ----------
+    C : float
+        ``C = 1/(2λ)`` for the paper's λ.
+    kernel, gamma, degree, coef0 : the kernel (see :func:`svmgpu.make_kernel`).
+    rank : int or None
+        None: full-kernel dual (8)/(9) (a ``MemoryError`` says when the m × m kernel does not fit
+        the budget); int: size of the reduced set J for (21).
+    reduced_set : {"random", "pivoted_cholesky"}
+    fit_intercept : bool
+        Offset regularized by ``½b²`` (the kernel becomes ``k + 1``). Default False, as in (8).
+    device, dtype, memory_budget, random_state, multi_class
+        As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
+
+    Attributes
+    ----------
+    support_ : ndarray of shape (n_sv,)
+        All training rows (dual) or the reduced set J.
+    support_vectors_ : array of shape (n_sv, n_features)
+    coef_ : array of shape (n_models, n_sv)
+        α (dual) or z (reduced); ``f(x) = K(x, support_vectors_) coef_ + intercept_``.
+    intercept_ : array of shape (n_models,)
+    solver_ : {"dual", "reduced"}
+    n_iter_, converged_ : ndarrays of shape (n_models,) (1 and True: closed forms)
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=None,
+                 reduced_set="random", fit_intercept=False, device="auto", dtype=None,
+                 memory_budget=None, random_state=None, multi_class="ovr"):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rank = rank
+        self.reduced_set = reduced_set
+        self.fit_intercept = fit_intercept
+        self.device = device
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.multi_class = multi_class
+
+    def _prepare_fit(self, X, *, xp, device):
+        check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
+        _check_bool("fit_intercept", self.fit_intercept)
+        kernel = self._make_kernel(X)
+        self.kernel_ = kernel
+        m = X.shape[0]
+        if self.rank is None:
+            itemsize = 8
+            need = 3 * m * m * itemsize  # K, the scaled copy and its Cholesky factor
+            budget = resolve_budget(self.memory_budget, device)
+            if need > budget:
+                raise MemoryError(
+                    f"LSSVC(rank=None) solves the dual (8)/(9) with the full {m} x {m} kernel "
+                    f"(about {need / 1e9:.2f} GB), over the memory budget of {budget / 1e9:.2f} "
+                    "GB: pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21), or raise "
+                    "memory_budget"
+                )
+            self.solver_ = "dual"
+            self.support_ = np.arange(m)
+            self.support_vectors_ = X
+            G = kernel_columns(kernel, X, X, xp=xp, device=device, memory_budget=self.memory_budget)
+            return {"G": G, "m": m}
+        self.solver_ = "reduced"
+        cand = _positive_rows(self, X, device)
+        rank = resolve_rank(self.rank, cand.shape[0], m)
+        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
+                               random_state=self.random_state, memory_budget=self.memory_budget)
+        Z = xp.take(X, asarray(J, device=device), axis=0)
+        self.support_, self.support_vectors_ = J, Z
+        F = kernel_columns(kernel, X, Z, xp=xp, device=device, memory_budget=self.memory_budget)
+        return {"F": F, "B": rkhs_matrix(kernel, Z, xp=xp)}
+
+    def _fit_binary(self, shared, rows, y, sample_weight):
+        fit_b = bool(self.fit_intercept)
+        if "G" in shared:
+            xp = get_namespace(shared["G"])
+            check_two_classes(y, sample_weight, xp=xp)
+            G = shared["G"]
+            if rows is not None:
+                G = xp.take(xp.take(G, rows, axis=0), rows, axis=1)
+            res = least_squares(y, C=float(self.C), kernel_matrix=G, fit_intercept=fit_b,
+                                sample_weight=sample_weight, xp=xp,
+                                factor=self._cached_factor(shared, rows, sample_weight))
+            alpha = res.coef
+            if rows is not None:  # α over all training rows (zeros outside the pair)
+                full = xp.zeros((shared["m"],), dtype=alpha.dtype,
+                                device=getattr(alpha, "device", None))
+                full[rows] = alpha
+                alpha = full
+            coef = alpha
+        else:
+            xp = get_namespace(shared["F"])
+            check_two_classes(y, sample_weight, xp=xp)
+            F = shared["F"] if rows is None else xp.take(shared["F"], rows, axis=0)
+            res = least_squares(y, C=float(self.C), features=F, B=shared["B"], ridge=RKHS_RIDGE,
+                                fit_intercept=fit_b, sample_weight=sample_weight, xp=xp,
+                                factor=self._cached_factor(shared, rows, sample_weight))
+            coef = res.coef
+        self._store_factor(shared, rows, sample_weight, res)
+        coef = _with_intercept(coef, res.info["intercept"], fit_b, xp=xp)
+        return {"coef": xp.astype(coef, self._fit_dtype(xp)), "n_iter": 1, "converged": True,
+                "index": None}
+
+    def _fit_dtype(self, xp):
+        return getattr(xp, self.fit_dtype_)
+
+
+class PSVC(_LeastSquaresBase):
+    """Proximal SVM classifier (Fung & Mangasarian, as in the WPSVM paper, (3)–(16)).
+
+    Minimizes ``ν/2 Σᵢ sᵢ ξᵢ² + ½(‖w‖² + r²)`` subject to ``yᵢ(f(xᵢ)) + ξᵢ = 1`` with
+    ``f(x) = xᵀw − r`` (linear kernel: one (n+1) × (n+1) system, the SMW form (9) of (7)) or
+    ``f(x) = K(x, X_J) u − r`` over a reduced set J (reduced kernel (13)–(16)): GSVM (M2) with
+    least squares and a regularized offset. In the library's convention ``C = ν/2``.
+
+    Parameters
+    ----------
+    C : float
+        ``C = ν/2`` for PSVM's ν.
+    kernel : {"linear", "rbf", "poly", "laplacian"} or Kernel
+        Default "linear", PSVM's main case.
+    gamma, degree, coef0 : kernel parameters.
+    rank : int or None
+        Nonlinear kernels: size of the reduced set (None: ``min(300, n_samples)``).
+    reduced_set : {"random", "pivoted_cholesky"}
+    device, dtype, memory_budget, random_state, multi_class
+        As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
+
+    Attributes
+    ----------
+    coef_ : array of shape (n_models, n_features) (linear) or (n_models, r)
+        ``w``, or ``u`` over ``support_vectors_``.
+    intercept_ : array of shape (n_models,)
+        ``−r``: ``f(x) = xᵀw + intercept_``.
+    support_, support_vectors_ : the reduced set (None for the linear kernel).
+    n_iter_, converged_ : ndarrays of shape (n_models,)
+    """
+
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank=None,
+                 reduced_set="random", device="auto", dtype=None, memory_budget=None,
+                 random_state=None, multi_class="ovr"):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rank = rank
+        self.reduced_set = reduced_set
+        self.device = device
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.multi_class = multi_class
+
+    def _prepare_fit(self, X, *, xp, device):
+        check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
+        self._check_extra()
+        kernel = self._make_kernel(X)
+        self.kernel_ = kernel
+        if isinstance(kernel, Linear):
+            self.support_ = self.support_vectors_ = None
+            return {"F": X, "X": X}
+        cand = _positive_rows(self, X, device)
+        rank = resolve_rank(self.rank, cand.shape[0], X.shape[0])
+        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
+                               random_state=self.random_state, memory_budget=self.memory_budget)
+        Z = xp.take(X, asarray(J, device=device), axis=0)
+        self.support_, self.support_vectors_ = J, Z
+        F = kernel_columns(kernel, X, Z, xp=xp, device=device, memory_budget=self.memory_budget)
+        return {"F": F, "X": X}
+
+    def _check_extra(self):
+        """Hook for the parameters of subclasses."""
+
+    def _weights(self, shared, rows, y, sample_weight, *, xp):
+        """Least-squares weights of one binary problem, and the weights to report (None)."""
+        return sample_weight, None
+
+    def _fit_binary(self, shared, rows, y, sample_weight):
+        xp = get_namespace(shared["F"])
+        check_two_classes(y, sample_weight, xp=xp)
+        F = shared["F"] if rows is None else xp.take(shared["F"], rows, axis=0)
+        ls_weight, reported = self._weights(shared, rows, y, sample_weight, xp=xp)
+        res = least_squares(y, C=float(self.C), features=F, fit_intercept=True,
+                            sample_weight=ls_weight, xp=xp,
+                            factor=self._cached_factor(shared, rows, ls_weight))
+        self._store_factor(shared, rows, ls_weight, res)
+        coef = _with_intercept(res.coef, res.info["intercept"], True, xp=xp)
+        model = {"coef": xp.astype(coef, getattr(xp, self.fit_dtype_)), "n_iter": 1,
+                 "converged": True, "index": None}
+        if reported is not None:
+            model["sample_weights"] = xp.astype(reported, getattr(xp, self.fit_dtype_))
+        return model
+
+    def _prepare_predict(self, X, *, xp, device):
+        if self.support_vectors_ is not None:
+            return super()._prepare_predict(X, xp=xp, device=device)
+        W = xp.stack([m["coef"] for m in self.models_], axis=1)  # (n_features + 1, n_models)
+        n = X.shape[1]
+        return xp.matmul(X, W[:n, :]) + W[n, :][None, :]
+
+
+class WPSVC(PSVC):
+    """Weighted proximal SVM classifier (Zhang, Wang & Fu; WPSVM paper (17)–(29)).
+
+    PSVC with the squared errors weighted by ``sᵢ²`` (objective ``ν/2 ‖Sξ‖² + ½(‖w‖² + r²)``,
+    (17)), where ``sᵢ = 1 − dᵢ/(R + q)`` (22): ``dᵢ`` is the distance of ``xᵢ`` to the centre
+    (mean) of its class in input space and ``R`` the radius of that class (its largest ``d``).
+    Points far from their class centre — noise, outliers — count less, which makes the
+    classifier robust where PSVM is not. Linear: (21) on an (n+1) × (n+1) system; nonlinear:
+    (26)–(29) with a reduced kernel.
+
+    Parameters
+    ----------
+    q : float
+        Positive constant of (22), in the units of X (it keeps the farthest point's weight
+        ``q/(R + q)`` above zero).
+    C, kernel, gamma, degree, coef0, rank, reduced_set, device, dtype, memory_budget,
+    random_state, multi_class
+        As in :class:`PSVC`. A ``sample_weight`` given to ``fit`` multiplies ``sᵢ²``.
+
+    Attributes
+    ----------
+    sample_weights_ : array of shape (n_samples,), or list of arrays
+        The weights ``sᵢ`` of (22) (two classes), or one array per binary problem (the rows of
+        that problem; all rows for one-vs-rest).
+    coef_, intercept_, support_, support_vectors_, n_iter_, converged_ : as in :class:`PSVC`.
+    """
+
+    def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 rank=None, reduced_set="random", device="auto", dtype=None, memory_budget=None,
+                 random_state=None, multi_class="ovr"):
+        super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, rank=rank,
+                         reduced_set=reduced_set, device=device, dtype=dtype,
+                         memory_budget=memory_budget, random_state=random_state,
+                         multi_class=multi_class)
+        self.q = q
+
+    def _check_extra(self):
+        q = self.q
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not q > 0 \
+                or not np.isfinite(q):
+            raise ValueError(f"q must be a positive finite number, got {q!r}")
+
+    def _weights(self, shared, rows, y, sample_weight, *, xp):
+        X = shared["X"] if rows is None else xp.take(shared["X"], rows, axis=0)
+        s = center_distance_weights(X, y, q=float(self.q), sample_weight=sample_weight, xp=xp)
+        ls = s * s
+        if sample_weight is not None:
+            ls = ls * xp.astype(sample_weight, ls.dtype)
+        return ls, s
+
+    def _after_fit(self, shared):
+        super()._after_fit(shared)
+        ws = [m["sample_weights"] for m in self.models_]
+        self.sample_weights_ = ws[0] if len(ws) == 1 else ws
+
+
+__all__ = ["LSSVC", "PSVC", "WPSVC"]

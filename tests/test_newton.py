@@ -1,0 +1,332 @@
+"""Reduced-SVM Newton solvers (Zhou 2013) and ReducedSVC."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.optimize
+from sklearn.datasets import load_iris, make_classification
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from svmgpu.backend import get_device, to_device, to_numpy
+from svmgpu.datasets import make_checkerboard
+from svmgpu.estimators.reduced import ReducedSVC
+from svmgpu.solvers.newton import (
+    LOSS_SCALE,
+    ActiveGram,
+    c_to_lambda,
+    lambda_to_c,
+    loss_terms,
+    newton_reduced,
+    solve_smw,
+    weighted_gram,
+)
+from svmgpu.testing import assert_allclose
+
+NXP = get_device("cpu").xp
+# fixed smoothing parameters, so that the objective is one function scipy can minimize
+FIXED = {"least_squares": {}, "squared_hinge": {},
+         "huber": {"delta0": 0.3, "delta_min": 0.3}, "logistic": {"p0": 5.0, "p_max": 5.0}}
+PARAM = {"least_squares": None, "squared_hinge": None, "huber": 0.3, "logistic": 5.0}
+
+
+def _problem(m=240, r=24, gamma=8.0, seed=0, noise=0.05):
+    rng = np.random.default_rng(seed)
+    X = rng.random((m, 2))
+    y = np.where((X[:, 0] > 0.5) ^ (X[:, 1] > 0.5), 1.0, -1.0)
+    y[rng.choice(m, int(noise * m), replace=False)] *= -1  # label noise: margin violators
+    J = np.sort(rng.choice(m, r, replace=False))
+    F = rbf_kernel(X, X[J], gamma=gamma)
+    K_JJ = rbf_kernel(X[J], X[J], gamma=gamma)
+    s = rng.uniform(0.5, 2.0, m)
+    return F, y, K_JJ, s
+
+
+def _objective(z, F, y, s, loss, C, B):
+    """½ zᵀBz + C Σ sᵢ ψ(uᵢ) with ψ = κ L (NumPy reference)."""
+    u = 1.0 - y * (F @ z)
+    L = loss_terms(loss, u, PARAM[loss], xp=np, derivatives=False)[0]
+    return 0.5 * z @ (z if B is None else B @ z) + C * LOSS_SCALE[loss] * np.sum(s * L)
+
+
+def _scipy_minimum(F, y, s, loss, C, B):
+    """L-BFGS on the same objective, in coordinates z = T β with Tᵀ M T = I for the fixed
+    matrix M = B + C FᵀSF (a change of variables: same minimum, better conditioned)."""
+    r = F.shape[1]
+    M = (np.eye(r) if B is None else B) + C * F.T @ (s[:, None] * F)
+    T = scipy.linalg.solve_triangular(np.linalg.cholesky(M), np.eye(r), lower=True).T
+    G = F @ T
+
+    def fun(beta):
+        u = 1.0 - y * (G @ beta)
+        L, L1, _ = loss_terms(loss, u, PARAM[loss], xp=np)
+        k = C * LOSS_SCALE[loss]
+        z = T @ beta
+        q = z if B is None else B @ z
+        return 0.5 * z @ q + k * np.sum(s * L), T.T @ q - k * G.T @ (s * y * L1)
+
+    res = scipy.optimize.minimize(fun, np.zeros(F.shape[1]), jac=True, method="L-BFGS-B",
+                                  options={"maxiter": 50_000, "ftol": 1e-15, "gtol": 1e-11})
+    return T @ res.x, res.fun
+
+
+@pytest.mark.parametrize("regularizer", ["gsvm", "rkhs"])
+@pytest.mark.parametrize("loss", ["least_squares", "squared_hinge", "huber", "logistic"])
+def test_newton_reaches_the_scipy_optimum(loss, regularizer):
+    F, y, K_JJ, s = _problem()
+    C = 4.0
+    B = None if regularizer == "gsvm" else K_JJ
+    res = newton_reduced(F, y, loss=loss, C=C, B=B, sample_weight=s, tol=1e-10, xp=NXP,
+                         **FIXED[loss])
+    assert res.converged and res.info["stop"] in ("active_set", "gradient")
+    B_eff = None if B is None else B + 1e-8 / c_to_lambda(C, loss) * np.eye(B.shape[0])
+    z_ref, f_ref = _scipy_minimum(F, y, s, loss, C, B_eff)
+    f_newton = _objective(res.coef, F, y, s, loss, C, B_eff)
+    assert f_newton == pytest.approx(res.objective_history[-1], rel=1e-12)
+    assert f_newton <= f_ref * (1 + 1e-9)                   # not worse than scipy ...
+    assert f_newton == pytest.approx(f_ref, rel=1e-7)       # ... and the same minimum
+    np.testing.assert_allclose(F @ res.coef, F @ z_ref, atol=2e-3)
+    if loss == "least_squares":
+        assert res.n_iter == 1
+
+
+def test_least_squares_is_one_step_of_21():
+    F, y, _, s = _problem()
+    C = 3.0
+    res = newton_reduced(F, y, loss="least_squares", C=C, sample_weight=s, xp=NXP)
+    lam = 1 / (2 * C)
+    z = np.linalg.solve(lam * np.eye(F.shape[1]) + F.T @ (s[:, None] * F), F.T @ (s * y))
+    np.testing.assert_allclose(res.coef, z, rtol=1e-9, atol=1e-9)
+    assert res.n_iter == 1 and res.info["lambda"] == lam
+
+
+def test_squared_hinge_finite_termination():
+    F, y, _, s = _problem(m=400, r=40)
+    res = newton_reduced(F, y, loss="squared_hinge", C=10.0, sample_weight=s, tol=1e-300,
+                         xp=NXP)
+    # stopped because a full step left the active set unchanged: the exact minimizer
+    assert res.converged and res.info["stop"] == "active_set"
+    assert res.n_iter < 30 and res.info["step_sizes"][-1] == 1.0
+    assert res.info["grad_norms"][-1] <= 1e-10 * res.info["grad_scale"]
+    # the optimality condition holds exactly on the final active set
+    u = 1 - y * (F @ res.coef)
+    act = u > 0
+    g = res.coef - 2 * 10.0 * F[act].T @ (s[act] * y[act] * u[act])
+    np.testing.assert_allclose(g, 0, atol=1e-8)
+    # objective is monotone (Armijo) along the iterations
+    h = np.asarray(res.objective_history)
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+
+
+def test_incremental_hessian_equals_recomputed():
+    rng = np.random.default_rng(1)
+    F = rng.standard_normal((500, 12))
+    s = rng.uniform(0.1, 3.0, 500)
+    gram = ActiveGram(F, s, xp=NXP, rows=37)
+    mask = rng.random(500) < 0.6
+    for step in range(8):
+        flip = rng.random(500) < (0.05 if step else 0.0)
+        mask = mask ^ flip
+        Q = gram.update(mask, mode="incremental")
+        ref = (F[mask] * s[mask, None]).T @ F[mask]
+        np.testing.assert_allclose(Q, ref, rtol=1e-11, atol=1e-11)
+    assert gram.n_incremental == 7 and gram.n_recompute == 1
+    np.testing.assert_allclose(weighted_gram(F, None, s, xp=NXP, rows=64), (F * s[:, None]).T @ F,
+                               rtol=1e-12)
+    # the solver gives the same iterates with both Hessian updates
+    F, y, _, s = _problem(m=600, r=30)
+    kw = dict(loss="squared_hinge", C=20.0, sample_weight=s, tol=1e-12, xp=NXP, smw="never")
+    a = newton_reduced(F, y, hessian_update="incremental", **kw)
+    b = newton_reduced(F, y, hessian_update="recompute", **kw)
+    assert a.info["hessian_incremental"] > 0 and b.info["hessian_incremental"] == 0
+    assert a.n_iter == b.n_iter and a.info["active_set_sizes"] == b.info["active_set_sizes"]
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
+    for loss in ("huber",):  # at δ = 0.3: the Huber Hessian is ill-conditioned for small δ
+        a = newton_reduced(F, y, loss=loss, C=20.0, sample_weight=s, xp=NXP, smw="never",
+                           hessian_update="incremental", tol=1e-12, **FIXED[loss])
+        b = newton_reduced(F, y, loss=loss, C=20.0, sample_weight=s, xp=NXP, smw="never",
+                           hessian_update="recompute", tol=1e-12, **FIXED[loss])
+        assert a.info["stop"] == b.info["stop"] == "active_set"
+        np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
+
+
+def test_smw_path_equals_direct_solve():
+    rng = np.random.default_rng(2)
+    U = rng.standard_normal((7, 20))
+    lw = rng.uniform(0.5, 2.0, 7)
+    b = rng.standard_normal(20)
+    direct = np.linalg.solve(0.3 * np.eye(20) + U.T @ (lw[:, None] * U), b)
+    np.testing.assert_allclose(solve_smw(U, lw, 0.3, b, xp=NXP), direct, rtol=1e-10)
+    np.testing.assert_allclose(solve_smw(U[:0], lw[:0], 0.3, b, xp=NXP), b / 0.3)
+    # the whole Newton path: SMW (28) at every step vs Cholesky of the r × r Hessian
+    F, y, _, s = _problem(m=300, r=60, gamma=30.0)
+    for loss in ("squared_hinge", "huber", "logistic"):
+        kw = dict(loss=loss, C=2.0, sample_weight=s, tol=1e-10, xp=NXP, **FIXED[loss])
+        a = newton_reduced(F, y, smw="always", **kw)
+        b = newton_reduced(F, y, smw="never", **kw)
+        c = newton_reduced(F, y, smw="auto", **kw)
+        assert a.info["smw_steps"] == a.n_iter and b.info["smw_steps"] == 0
+        np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(c.coef, b.coef, rtol=1e-7, atol=1e-8)
+    # "auto" switches to SMW once |I| < r
+    F, y, _, s = _problem(m=300, r=100, gamma=30.0, noise=0.0)
+    c = newton_reduced(F, y, loss="squared_hinge", C=20.0, sample_weight=s, xp=NXP)
+    sizes = c.info["active_set_sizes"]
+    assert min(sizes[:-1]) < 100 and c.info["smw_steps"] == sum(n < 100 for n in sizes[:-1])
+    d = newton_reduced(F, y, loss="squared_hinge", C=20.0, sample_weight=s, xp=NXP, smw="never")
+    np.testing.assert_allclose(c.coef, d.coef, rtol=1e-8, atol=1e-9)
+
+
+def test_continuation_schedules_and_convergence():
+    F, y, _, _ = _problem(m=400, r=30)
+    hub = newton_reduced(F, y, loss="huber", C=5.0, xp=NXP)
+    assert [st["param"] for st in hub.info["stages"]] == pytest.approx([1, 0.1, 0.01, 1e-3, 1e-4])
+    assert hub.converged and hub.info["final_param"] == pytest.approx(1e-4)
+    log = newton_reduced(F, y, loss="logistic", C=5.0, xp=NXP)
+    assert [st["param"] for st in log.info["stages"]] == [10, 100, 1000, 10000]
+    assert log.converged
+    # Huber with small δ and logistic with large p both approach the hinge loss
+    np.testing.assert_allclose(F @ hub.coef, F @ log.coef, atol=0.05)
+    hub2 = newton_reduced(F, y, loss="huber", C=5.0, delta_min=0.01, xp=NXP)
+    assert hub2.info["final_param"] == pytest.approx(0.01)
+
+
+def test_presolve_warm_start_reaches_the_same_optimum():
+    F, y, _, s = _problem(m=2000, r=30)
+    for loss in ("squared_hinge", "huber"):
+        kw = dict(loss=loss, C=5.0, sample_weight=s, tol=1e-10, xp=NXP, **FIXED[loss])
+        a = newton_reduced(F, y, presolve=None, **kw)
+        b = newton_reduced(F, y, presolve=500, **kw)
+        assert b.info["presolve"]["rows"] == 500 and b.converged
+        np.testing.assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-9)
+        np.testing.assert_allclose(b.coef, a.coef, rtol=1e-5, atol=1e-6)
+    # "auto": a pre-solve on m/50 (at least 2000) rows once m is large enough
+    F, y, _, _ = _problem(m=20000, r=20, gamma=20.0)
+    a = newton_reduced(F, y, C=5.0, tol=1e-300, xp=NXP, presolve=None)
+    b = newton_reduced(F, y, C=5.0, tol=1e-300, xp=NXP)
+    assert b.info["presolve"]["rows"] == 2000 and b.converged and b.n_iter <= a.n_iter
+    np.testing.assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-12)
+
+
+def test_zero_weights_drop_rows():
+    F, y, _, s = _problem()
+    s[::3] = 0
+    a = newton_reduced(F, y, sample_weight=s, C=3.0, xp=NXP)
+    keep = s > 0
+    b = newton_reduced(F[keep], y[keep], sample_weight=s[keep], C=3.0, xp=NXP)
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-10, atol=1e-12)
+
+
+def test_lambda_mapping():
+    assert c_to_lambda(5.0, "squared_hinge") == 0.1 and c_to_lambda(5.0, "huber") == 0.2
+    assert lambda_to_c(0.01, "least_squares") == 50 and lambda_to_c(0.01, "logistic") == 100
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"loss": "hinge"}, "unknown loss"),
+    ({"smw": "yes"}, "smw"),
+    ({"hessian_update": "lazy"}, "hessian_update"),
+    ({"C": 0.0}, "C must"),
+    ({"presolve": -2}, "presolve"),
+])
+def test_solver_bad_input(kwargs, match):
+    F, y, _, _ = _problem(m=50, r=5)
+    with pytest.raises(ValueError, match=match):
+        newton_reduced(F, y, xp=NXP, **kwargs)
+    with pytest.raises(ValueError, match="labels"):
+        newton_reduced(F, y * 2, xp=NXP)
+    with pytest.raises(ValueError, match="shape"):
+        newton_reduced(F, y, B=np.eye(3), xp=NXP)
+
+
+# ------------------------------------------------------------------------------ estimator
+@parametrize_with_checks(
+    [ReducedSVC(device="cpu"), ReducedSVC(loss="least_squares", regularizer="rkhs",
+                                          multi_class="ovo", device="cpu", fit_intercept=True),
+     ReducedSVC(regularizer="rkhs", reduced_set="pivoted_cholesky", device="cpu")],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data":
+            "repeated rows repeat the columns of K(X, X_J): neither GSVM's ½‖z‖² nor the RKHS "
+            "ridge ε‖z‖² is invariant to that (nor is a random or pivoted reduced set)"})
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_checkerboard_accuracy_and_fitted_attributes():
+    X, y = make_checkerboard(3000, random_state=0)
+    Xt, yt = make_checkerboard(5000, random_state=1)
+    clf = ReducedSVC(rank=150, C=100.0, gamma=16.0, random_state=0, device="cpu").fit(X, y)
+    assert clf.score(Xt, yt) > 0.97
+    assert clf.support_.shape == (150,) and clf.coef_.shape == (1, 150)
+    np.testing.assert_array_equal(clf.support_vectors_, X[clf.support_])
+    assert clf.n_iter_[0] >= 1 and clf.converged_[0]
+    assert clf.solver_info_[0]["stop"] == "active_set"
+    d = clf.decision_function(Xt[:10])
+    np.testing.assert_allclose(d, rbf_kernel(Xt[:10], X[clf.support_], gamma=16.0)
+                               @ clf.coef_[0], rtol=1e-10, atol=1e-12)
+    pc = ReducedSVC(rank=150, C=100.0, gamma=16.0, reduced_set="pivoted_cholesky",
+                    device="cpu").fit(X, y)
+    assert pc.score(Xt, yt) > 0.97 and len(set(pc.support_.tolist())) == 150
+
+
+def test_multiclass_and_intercept():
+    X, y = load_iris(return_X_y=True)
+    for mc in ("ovr", "ovo"):
+        clf = ReducedSVC(rank=40, C=10.0, fit_intercept=True, multi_class=mc, random_state=0,
+                         device="cpu").fit(X, y)
+        assert clf.score(X, y) > 0.95 and clf.coef_.shape == (3, 40)
+        assert clf.intercept_.shape == (3,) and np.any(clf.intercept_ != 0)
+
+
+def test_sample_weight_zero_equals_removal():
+    X, y = make_classification(200, 4, random_state=0)
+    sw = np.ones(200)
+    sw[::4] = 0
+    keep = sw > 0
+    a = ReducedSVC(rank=60, C=5.0, gamma=0.2, random_state=0, device="cpu")
+    a.fit(X, y, sample_weight=sw)
+    assert np.all(sw[a.support_] > 0)
+    b = ReducedSVC(rank=60, C=5.0, gamma=0.2, random_state=0, device="cpu")
+    b.fit(X[keep], y[keep])
+    # the same reduced points (drawn among the kept rows) give the same classifier
+    b_support = np.flatnonzero(keep)[b.support_]
+    np.testing.assert_array_equal(a.support_, b_support)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-9)
+
+
+def test_float32_agrees_with_float64():
+    X, y = make_checkerboard(2000, random_state=3)
+    kw = dict(rank=100, C=10.0, gamma=16.0, random_state=0, device="cpu")
+    a = ReducedSVC(**kw).fit(X, y)
+    b = ReducedSVC(dtype="float32", **kw).fit(X, y)
+    assert b.coef_.dtype == np.float32
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=2e-3)
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"loss": "hinge"}, "unknown loss"),
+    ({"regularizer": "l1"}, "regularizer"),
+    ({"reduced_set": "kmeans"}, "reduced_set"),
+    ({"rank": 500}, "exceeds n_samples"),
+    ({"rank": 0}, "rank"),
+    ({"C": -1.0}, "C must"),
+    ({"fit_intercept": "yes"}, "fit_intercept"),
+])
+def test_estimator_bad_input(params, match):
+    X, y = make_classification(100, 4, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        ReducedSVC(device="cpu", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+def test_numpy_and_device_agree(device, loss):
+    X, y = make_checkerboard(800, random_state=4)
+    kw = dict(loss=loss, rank=60, C=20.0, gamma=16.0, random_state=0)
+    ref = ReducedSVC(device="cpu", **kw).fit(X, y)
+    clf = ReducedSVC(device=str(device), **kw).fit(to_device(X, device), y)
+    assert clf.device_ == str(device)
+    assert_allclose(clf.coef_, ref.coef_, device=device, dtype="float64", rtol=1e-6, atol=1e-6)
+    out = clf.decision_function(to_device(X, device))
+    assert_allclose(out, ref.decision_function(X), device=device, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(to_numpy(clf.decision_function(X)), ref.decision_function(X),
+                               atol=1e-6)
