@@ -4,6 +4,7 @@ Python array API."""
 from svmgpu.backend import get_device
 from svmgpu.estimators.closed_form import LSSVC, PSVC, WPSVC
 from svmgpu.estimators.greedy import GreedySVC
+from svmgpu.estimators.path import L2SVMPath
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial, make_kernel
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GreedySVC",
+    "L2SVMPath",
     "LSSVC",
     "PSVC",
     "ReducedSVC",

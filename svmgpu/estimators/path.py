@@ -1,0 +1,356 @@
+"""L2SVMPath: the l2-SVM with automatic C by following its regularization path."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from svmgpu.backend import (
+    cho_solve,
+    get_namespace,
+    jittered_cholesky,
+    resolve_budget,
+    to_numpy,
+)
+from svmgpu.estimators._base import SVCBase
+from svmgpu.kernels import kernel_matvec
+from svmgpu.solvers.path import check_path_params, l2svm_path
+
+
+def _itemsize(dtype) -> int:
+    return np.dtype(str(dtype).split(".")[-1]).itemsize
+
+
+def _check_fits(n_bytes, budget, what, hint):
+    if n_bytes > budget:
+        raise MemoryError(
+            f"{what} needs about {n_bytes / 1e9:.2f} GB, more than the memory budget "
+            f"({budget / 1e9:.2f} GB); {hint}, or raise memory_budget"
+        )
+
+
+class L2SVMPath(SVCBase):
+    """l2-SVM classifier whose C is chosen by following the regularization path.
+
+    Bonidal, Tindel & Guermeur (2013): the solutions of the l2-SVM (squared hinge loss, with
+    offset) are followed from ``lambda_max`` down to ``lambda_min`` with one low-rank factor
+    of the kernel (:func:`svmgpu.solvers.path.l2svm_path`); at every breakpoint the
+    leave-one-out span estimate (16) (and, for ``criterion="radius_margin"``, the
+    radius-margin bound) is recorded, and the classifier at the λ minimizing the criterion
+    is returned.
+
+    **C ↔ λ.** The paper's Problem 1 is ``min ‖ξ‖² + λ/2 ‖h̄‖²`` with
+    ``ξᵢ = (1 − yᵢ h(xᵢ))₊``; divided by λ it is the library's objective
+    ``½‖h̄‖² + C Σᵢ ψ(1 − yᵢ h(xᵢ))`` with the squared hinge ``ψ(u) = u₊²`` and
+
+        C = 1 / λ        (best_C_ = 1 / best_lambda_).
+
+    (The systems use the paper's shift ``(λ − ε)/2``: with the exact factor of
+    ``K + ε/2 I`` (``rank=None``) the dual matrix is exactly ``YKY + λ/2 I``; with a low-rank
+    factor ``PPᵀ`` the model at λ is the l2-SVM with kernel ``PPᵀ`` and ``C = 1/(λ − ε)``,
+    within ``ε/λ <= 1 %`` of ``1/λ`` for the defaults.)
+
+    Parameters
+    ----------
+    kernel : {"rbf", "poly", "linear", "laplacian"} or Kernel
+    gamma : "scale", "auto" or float
+    degree, coef0 : parameters of the polynomial kernel.
+    rank : int or None, default 200
+        int: a low-rank factor with this many landmarks (``min(rank, m)``; Proposition 3:
+        each λ step costs O(m_E r² + r³)); with ``rank >= m`` the Nyström factor is the exact
+        factor of K. None: the exact factor ``L Lᵀ = K + ε/2 I`` of the full kernel (memory
+        O(m²), each λ step O(m³): for a few thousand samples at most). The default is not the
+        library's usual None because the full-rank path is cubic in m at every step.
+    lowrank : {"nystrom", "pivoted_cholesky"}
+        How the low-rank factor is built (ignored when ``rank`` is None).
+    eps : float
+        The paper's ε (default 1e-8): ``H(ε) = Y(K + ε/2 I)Y`` is what is factored, and the
+        systems use ``R_E R_Eᵀ + (λ − ε)/2 I``. Must be below ``lambda_min``.
+    lambda_min, lambda_max : float
+        The path runs from ``lambda_max`` (default 1e7, the starting point (14)) down to
+        ``lambda_min`` (default 1e-6), i.e. ``C`` from 1e-7 to 1e6.
+    criterion : {"loo_span", "radius_margin"}
+        What selects λ: the leave-one-out span estimate (16) (computed at every λ anyway) or
+        the radius-margin bound ``4 R² ‖w̃‖² / m`` (one extra small QP per λ). Ties go to
+        the largest λ.
+    refit : bool
+        True: the selected classifier is expanded on the kernel over the active set E at the
+        best λ (section 2.7.3), ``h(x) = Σ_{i∈E} γᵢ κ(xᵢ, x) + b``, by solving
+        ``(K_EE + ε/2 I) γ = (P Pᵀ)_{E,·} (y ∘ α)`` (O(m_E³), needs m_E² memory). False:
+        the selected classifier stays in the feature form of the factor,
+        ``h(x) = p(x)ᵀ w + b`` (an exact expansion on the r landmarks; prediction cost O(r)).
+        With ``rank=None`` the expansion over E is exact (γ = y ∘ α) either way.
+    tol : float
+        Consistency tolerance on the margins of the partition (see ``l2svm_path``).
+    max_iter : int
+        Maximum number of λ steps.
+    device : {"auto", "cpu", "cuda", "cuda:N"}
+    dtype : {None, "float32", "float64"}
+        Storage of the factor and of the fitted model; the path itself is computed in
+        float64 (its systems reach condition numbers near ``‖K‖ / lambda_min``).
+    memory_budget : int, str or None
+    random_state : int or None
+        Seeds the Nyström landmarks.
+    verbose : int
+
+    Attributes
+    ----------
+    lambdas_ : ndarray of shape (n_steps,)
+        The breakpoints λ¹ > λ² > ... (largest first).
+    loo_error_ : ndarray of shape (n_steps,)
+        Leave-one-out span estimate (fraction of the training set) at every λ.
+    radius_margin_ : ndarray of shape (n_steps,) or None
+        The radius-margin bound at every λ (None unless ``criterion="radius_margin"``).
+    n_active_ : ndarray of shape (n_steps,)
+        Size of E at every λ.
+    intercept_path_ : ndarray of shape (n_steps,)
+        α₀ = b at every λ.
+    best_lambda_, best_C_ : float
+        The selected λ and ``C = 1/λ``.
+    intercept_ : ndarray of shape (1,)
+        b of the selected classifier.
+    support_ : ndarray of shape (m_E,)
+        Training indices of E at the selected λ.
+    n_iter_ : int
+        Number of λ steps; ``converged_``: whether ``lambda_min`` was reached.
+    classes_, kernel_, factor_ (LowRankFactor or None), device_, models_.
+
+    For more than two classes the problem is split one-vs-rest (each binary problem selects
+    its own λ): ``lambdas_``, ``loo_error_``, ``radius_margin_``, ``n_active_``,
+    ``intercept_path_`` and ``support_`` are then lists with one entry per class, and
+    ``best_lambda_``, ``best_C_``, ``intercept_``, ``n_iter_``, ``converged_`` arrays of
+    shape (n_classes,). Sample weights are not supported.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from svmgpu.estimators.path import L2SVMPath
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> clf = L2SVMPath(gamma=0.02, random_state=0).fit(X, y)
+    >>> clf.best_C_, clf.loo_error_.min()  # doctest: +SKIP
+    """
+
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=200,
+                 lowrank="nystrom", eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
+                 criterion="loo_span", refit=True, tol=1e-6, max_iter=1000, device="auto",
+                 dtype=None, memory_budget=None, random_state=None, verbose=0):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rank = rank
+        self.lowrank = lowrank
+        self.eps = eps
+        self.lambda_min = lambda_min
+        self.lambda_max = lambda_max
+        self.criterion = criterion
+        self.refit = refit
+        self.tol = tol
+        self.max_iter = max_iter
+        self.device = device
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Follow the path on ``(X, y)`` and keep the classifier at the selected λ.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            NumPy (validated by scikit-learn) or CuPy.
+        y : array of shape (n_samples,)
+            Class labels (at least two classes; more are split one-vs-rest).
+
+        Returns
+        -------
+        self
+        """
+        return super().fit(X, y)
+
+    def _validate_path_params(self):
+        if self.criterion not in ("loo_span", "radius_margin"):
+            raise ValueError(
+                f"unknown criterion {self.criterion!r}; valid criteria: "
+                "['loo_span', 'radius_margin']"
+            )
+        check_path_params(eps=self.eps, lambda_min=self.lambda_min, lambda_max=self.lambda_max,
+                          tol=self.tol, max_iter=self.max_iter, criterion=self.criterion)
+        if not isinstance(self.refit, (bool, np.bool_)):
+            raise ValueError(f"refit must be True or False, got {self.refit!r}")
+
+    def _prepare_fit(self, X, *, xp, device):
+        self._validate_path_params()
+        self.kernel_ = self._make_kernel(X)
+        m = X.shape[0]
+        budget = resolve_budget(self.memory_budget, device)
+        if self.rank is None:
+            # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I.
+            _check_fits(3 * m * m * 8, budget, f"the full kernel of {m} samples",
+                        "set rank (e.g. rank=300) for a low-rank factor")
+            X64 = xp.astype(X, xp.float64)
+            K = self.kernel_.block(X64, X64)
+            K = K + (0.5 * self.eps) * xp.eye(m, dtype=xp.float64, device=getattr(X, "device", None))
+            L, shift = jittered_cholesky(K, lower=True, xp=xp)
+            del K, X64
+            self.factor_ = None
+            # A jitter s makes L Lᵀ = K + (ε/2 + s) I: the solver's ε absorbs it, so that the
+            # systems stay exactly YKY + λ/2 I, unless it is too large for that (then it acts
+            # as a ridge of s on the kernel).
+            eps = float(self.eps) + 2.0 * shift
+            return {"P": L, "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps),
+                    "X": X, "budget": budget}
+        self.factor_ = self._lowrank_factor(X, self.kernel_)
+        return {"P": self.factor_.P, "eps": float(self.eps), "X": X, "budget": budget}
+
+    def _fit_binary(self, shared, rows, y, sample_weight):
+        xp = get_namespace(y)
+        res = l2svm_path(shared["P"], y, xp=xp, eps=shared["eps"], lambda_min=self.lambda_min,
+                         lambda_max=self.lambda_max, criterion=self.criterion, tol=self.tol,
+                         max_iter=self.max_iter, verbose=self.verbose)
+        if not res.converged:
+            warnings.warn(
+                f"the path stopped after max_iter={self.max_iter} steps at "
+                f"lambda={res.info['lambdas'][-1]:.3g} > lambda_min={self.lambda_min:g}; "
+                "raise max_iter or lambda_min",
+                ConvergenceWarning, stacklevel=3,
+            )
+        info = res.info
+        rm = info["radius_margin"]
+        path = {
+            "lambdas": np.asarray(info["lambdas"], dtype=np.float64),
+            "loo_error": np.asarray(info["loo_error"], dtype=np.float64),
+            "radius_margin": None if rm[0] is None else np.asarray(rm, dtype=np.float64),
+            "n_active": np.asarray(info["n_active"], dtype=np.int64),
+            "intercepts": np.asarray(info["intercepts"], dtype=np.float64),
+        }
+        model = {"path": path, "lambda": float(info["best_lambda"]), "b": float(info["intercept"]),
+                 "n_iter": res.n_iter, "converged": res.converged, "timings": res.timings,
+                 "m": int(y.shape[0])}
+        active = info["active"]
+        support = xp.nonzero(active)[0]
+        model["support"] = to_numpy(support).astype(np.int64)
+        X = shared["X"]
+        dt = X.dtype
+        if self.factor_ is None:
+            # Exact factor: h(x) = Σ_E αᵢ yᵢ κ(xᵢ, x) + b (2).
+            coef = xp.take(res.coef, support) * xp.astype(xp.take(y, support), xp.float64)
+            model.update(form="kernel", X_support=xp.take(X, support, axis=0),
+                         dual_coef=xp.astype(coef, dt))
+        elif self.refit:
+            # Section 2.7.3 with J = E: (K_EE + ε/2 I) γ = (P Pᵀ)_{E,E} (y ∘ α) = P_E w.
+            n_E = int(support.shape[0])
+            _check_fits(2 * n_E * n_E * 8, shared["budget"],
+                        f"expanding the selected classifier on its {n_E} active points",
+                        "use refit=False (the classifier then stays on the r landmarks)")
+            XE = xp.take(X, support, axis=0)
+            XE64 = xp.astype(XE, xp.float64)
+            KE = self.kernel_.block(XE64, XE64)
+            KE = KE + (0.5 * self.eps) * xp.eye(n_E, dtype=xp.float64,
+                                                 device=getattr(KE, "device", None))
+            g = xp.matmul(xp.astype(xp.take(shared["P"], support, axis=0), xp.float64), info["w"])
+            Lk, _ = jittered_cholesky(KE, lower=True, xp=xp)
+            del KE, XE64
+            coef = cho_solve((Lk, True), g, xp=xp)
+            model.update(form="kernel", X_support=XE, dual_coef=xp.astype(coef, dt))
+        else:
+            model.update(form="features", w=xp.astype(info["w"], dt))
+        return model
+
+    # ------------------------------------------------------------------ predict
+    def _prepare_predict(self, X, *, xp, device):
+        F = None
+        if any(m["form"] == "features" for m in self.models_):
+            F = self.factor_.transform(X, memory_budget=self.memory_budget)
+        return {"X": X, "F": F}
+
+    def _decision_binary(self, model, feats, *, xp):
+        if model["form"] == "features":
+            F = feats["F"]
+            return xp.matmul(F, xp.astype(model["w"], F.dtype)) + model["b"]
+        X = feats["X"]
+        coef = xp.astype(model["dual_coef"], X.dtype)
+        Z = xp.astype(model["X_support"], X.dtype)
+        return kernel_matvec(self.kernel_, X, Z, coef, memory_budget=self.memory_budget) + \
+            model["b"]
+
+    def _after_fit(self, shared):
+        models = self.models_
+        keys = {"lambdas_": "lambdas", "loo_error_": "loo_error", "radius_margin_": "radius_margin",
+                "n_active_": "n_active", "intercept_path_": "intercepts"}
+        if len(models) == 1:
+            mdl = models[0]
+            for attr, k in keys.items():
+                setattr(self, attr, mdl["path"][k])
+            self.best_lambda_ = mdl["lambda"]
+            self.best_C_ = 1.0 / mdl["lambda"]
+            self.intercept_ = np.array([mdl["b"]])
+            self.support_ = mdl["support"]
+            self.n_iter_ = mdl["n_iter"]
+            self.converged_ = mdl["converged"]
+        else:
+            for attr, k in keys.items():
+                setattr(self, attr, [mdl["path"][k] for mdl in models])
+            self.best_lambda_ = np.array([mdl["lambda"] for mdl in models])
+            self.best_C_ = 1.0 / self.best_lambda_
+            self.intercept_ = np.array([mdl["b"] for mdl in models])
+            self.support_ = [mdl["support"] for mdl in models]
+            self.n_iter_ = np.array([mdl["n_iter"] for mdl in models])
+            self.converged_ = np.array([mdl["converged"] for mdl in models])
+
+    # ------------------------------------------------------------------ plot
+    def plot_path(self, ax=None, problem=0):
+        """Plot the leave-one-out estimate, the radius-margin bound (truncated to 1, when
+        computed) and the active-set size ``|E|/m`` against λ (as the paper's Figure 3).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        problem : int
+            Which binary problem (one-vs-rest class index) for more than two classes.
+
+        Returns
+        -------
+        matplotlib Axes
+
+        Raises
+        ------
+        ImportError
+            When matplotlib is not installed.
+        """
+        try:
+            import matplotlib.pyplot as plt  # noqa: PLC0415 - optional dependency
+        except ImportError as exc:
+            raise ImportError(
+                "L2SVMPath.plot_path needs matplotlib, which is not installed: "
+                "pip install matplotlib"
+            ) from exc
+        check_is_fitted(self)
+        mdl = self.models_[problem]
+        path = mdl["path"]
+        if ax is None:
+            _, ax = plt.subplots()
+        lam = path["lambdas"]
+        ax.plot(lam, path["loo_error"], label="leave-one-out span estimate")
+        if path["radius_margin"] is not None:
+            ax.plot(lam, np.minimum(path["radius_margin"], 1.0),
+                    label="radius-margin bound (truncated to 1)")
+        ax.plot(lam, path["n_active"] / mdl["m"], label="|E| / m")
+        ax.axvline(mdl["lambda"], color="k", linestyle="--",
+                   label=f"selected λ = {mdl['lambda']:.3g} (C = {1.0 / mdl['lambda']:.3g})")
+        ax.set_xscale("log")
+        ax.set_xlabel("λ  (C = 1/λ)")
+        ax.set_title("l2-SVM regularization path")
+        ax.legend()
+        return ax
+
+
+__all__ = ["L2SVMPath"]

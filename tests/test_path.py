@@ -1,0 +1,382 @@
+"""l2-SVM regularization path (solver) and L2SVMPath (estimator)."""
+
+import importlib.util
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg  # noqa: F401 - load SciPy's BLAS before the thread limit below
+import scipy.optimize
+from sklearn.datasets import load_iris, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
+
+from svmgpu.backend import to_device, to_numpy
+from svmgpu.estimators.path import L2SVMPath
+from svmgpu.kernels import RBF
+from svmgpu.lowrank import nystrom
+from svmgpu.solvers.path import _Radius, l2svm_path
+
+EPS = 1e-8
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    """Tiny matrices: on a loaded 2-core machine, threaded BLAS only adds contention."""
+    with threadpool_limits(1):
+        yield
+
+
+def _data(m=50, seed=0, imbalance=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 2))
+    score = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.6 * rng.normal(size=m) - 0.3 + imbalance
+    return X, np.where(score > 0, 1.0, -1.0)
+
+
+def _full_factor(X, gamma=0.5):
+    """The exact factor L Lᵀ = K + ε/2 I and K."""
+    K = RBF(gamma=gamma).block(X, X)
+    return np.linalg.cholesky(K + 0.5 * EPS * np.eye(len(X))), K
+
+
+def _path(P, y, **kw):
+    import array_api_compat.numpy as xp
+
+    return l2svm_path(P, y, xp=xp, eps=EPS, **kw)
+
+
+def _scipy_dual(Hl, y):
+    """max −½ αᵀ H(λ) α + 1ᵀα s.t. α >= 0, yᵀα = 0 (Problem 2) by SLSQP."""
+    m = len(y)
+    res = scipy.optimize.minimize(
+        lambda a: 0.5 * a @ Hl @ a - a.sum(), np.zeros(m), jac=lambda a: Hl @ a - 1.0,
+        method="SLSQP", bounds=[(0.0, None)] * m,
+        constraints=[{"type": "eq", "fun": lambda a: y @ a, "jac": lambda a: y}],
+        options={"maxiter": 2000, "ftol": 1e-15},
+    )
+    return res.x
+
+
+def _dual(alpha, Hl):
+    return alpha.sum() - 0.5 * alpha @ Hl @ alpha
+
+
+@pytest.mark.parametrize("factor", ["full", "nystrom"])
+def test_dual_objective_matches_scipy_and_kkt(factor):
+    X, y = _data(40)
+    if factor == "full":
+        P, K = _full_factor(X)
+        Kr = K                                   # H(λ) = YKY + λ/2 I exactly
+    else:
+        P = nystrom(X, "rbf", 15, gamma=0.5, random_state=0).P
+        Kr = P @ P.T - 0.5 * EPS * np.eye(len(X))  # the approximated problem: RRᵀ + (λ−ε)/2 I
+    res = _path(P, y, criterion=None, store_alphas=True)
+    lams = np.array(res.info["lambdas"])
+    alphas = np.asarray(res.info["alphas"])
+    H = np.outer(y, y) * Kr
+    picked = [j for j in range(len(lams)) if 1e-3 <= lams[j] <= 1e3][::5]
+    assert len(picked) >= 3
+    for j in picked:
+        lam, a, b = lams[j], alphas[j], res.info["intercepts"][j]
+        Hl = H + 0.5 * lam * np.eye(len(y))
+        ref = _dual(_scipy_dual(Hl, y), Hl)
+        ratio = _dual(a, Hl) / ref
+        assert 0.99 <= ratio <= 1.0 + 1e-6, (lam, ratio)     # Table 2's criterion
+        np.testing.assert_allclose(res.objective_history[j], _dual(a, Hl), rtol=1e-8)
+        # KKT on the partition: α_E > 0, yᵀα = 0, y_i h̃(x_i) = 1 on E, y_i h(x_i) >= 1 on I.
+        E = a != 0                                            # α is exactly 0 on I
+        assert E.sum() == res.info["n_active"][j]
+        assert np.all(a[E] >= -1e-6 / (0.5 * lam))            # α_E >= 0 (margin tol 1e-6)
+        assert abs(y @ a) <= 1e-8 * a.sum()
+        margins = H @ a + y * b                               # (3)
+        np.testing.assert_allclose((margins + 0.5 * lam * a)[E], 1.0, atol=1e-7)
+        assert np.all(margins[~E] >= 1.0 - 1e-6)
+
+
+@pytest.mark.parametrize("factor", ["full", "nystrom"])
+@pytest.mark.parametrize("lam", [5.0, 0.05, 1e-4])
+def test_loo_span_equals_brute_force_lssvm_loo(factor, lam):
+    """(20): the predicted leave-one-out margins are the exact LOO of the LS-SVM on E."""
+    X, y = _data(45, seed=1)
+    if factor == "full":
+        P, _ = _full_factor(X)
+    else:
+        P = nystrom(X, "rbf", 20, gamma=0.5, random_state=1).P
+    res = _path(P, y, criterion=None, lambda_min=lam)        # last step is at lam
+    assert res.info["best_lambda"] == pytest.approx(lam)
+    E = np.flatnonzero(np.asarray(res.info["active"]))
+    Hl = np.outer(y, y) * (P @ P.T) + 0.5 * (lam - EPS) * np.eye(len(y))  # R Rᵀ + c I
+    brute = []
+    for i in E:
+        J = E[E != i]
+        A = np.zeros((len(J) + 1, len(J) + 1))
+        A[0, 1:], A[1:, 0], A[1:, 1:] = y[J], y[J], Hl[np.ix_(J, J)]
+        sol = np.linalg.solve(A, np.r_[0.0, np.ones(len(J))])   # LS-SVM (7) on E \ {i}
+        brute.append(Hl[i, J] @ sol[1:] + y[i] * sol[0])          # y_i h^i(x_i)
+    loo = np.asarray(res.info["loo_margins"])
+    np.testing.assert_allclose(loo[E], brute, rtol=1e-6, atol=1e-6)
+    n_err = np.sum(np.asarray(brute) <= 0)
+    assert res.info["loo_error"][-1] == pytest.approx(n_err / len(y))
+
+
+def test_starting_point_matches_14():
+    X, y = _data(60, seed=2, imbalance=0.8)
+    m, m_pos = len(y), int(np.sum(y > 0))
+    m_neg = m - m_pos
+    assert m_pos != m_neg
+    P, _ = _full_factor(X)
+    res = _path(P, y, criterion=None, store_alphas=True, lambda_min=1e3)
+    lam = res.info["lambdas"][0]
+    assert lam == 1e7 and res.info["n_active"][0] == m
+    a = np.asarray(res.info["alphas"])[0]
+    expected = np.where(y > 0, 4 * m_neg / (m * lam), 4 * m_pos / (m * lam))      # (14)
+    np.testing.assert_allclose(a, expected, rtol=1e-4)
+    assert res.info["intercepts"][0] == pytest.approx((m_pos - m_neg) / m, abs=1e-5)  # b_∞
+
+
+def test_path_monotone_and_breakpoints_consistent():
+    X, y = _data(70, seed=3)
+    P, K = _full_factor(X)
+    tol = 1e-6
+    res = _path(P, y, criterion=None, store_alphas=True, tol=tol)
+    lams = np.array(res.info["lambdas"])
+    assert res.converged and lams[0] == 1e7 and lams[-1] == pytest.approx(1e-6)
+    assert np.all(np.diff(lams) < 0)
+    assert np.all(lams[1:] / lams[:-1] >= 0.5 - 1e-12)       # the ½ λ cap
+    alphas = np.asarray(res.info["alphas"])
+    H = np.outer(y, y) * K
+    n_changes = 0
+    prev = None
+    for j in range(len(lams)):
+        a, b = alphas[j], res.info["intercepts"][j]
+        E = a != 0                                             # α is exactly 0 on I
+        margins = H @ a + y * b
+        assert np.all(margins[~E] >= 1 - tol)                  # I consistent
+        assert np.all(margins[E] <= 1 + tol)                   # E consistent (α >= 0)
+        assert res.info["kkt_violation"][j] <= tol
+        # the recorded feature-space weights reproduce the same function
+        W = np.asarray(res.info["W"])[j]
+        np.testing.assert_allclose((P * y[:, None]) @ W + y * b, margins + 0.5 * EPS * a,
+                                   atol=1e-6 * max(1.0, np.abs(margins).max()))
+        if prev is not None and np.any(prev != E):
+            n_changes += 1
+        prev = E
+    assert n_changes >= 10                                     # the partition does change
+    assert min(res.info["n_active"]) < len(y)
+    # 2 % rule: steps that are not capped move at least one predicted breakpoint
+    assert len(lams) < 400
+
+
+def test_low_rank_path_uses_incremental_updates():
+    X, y = _data(300, seed=4)
+    P = nystrom(X, "rbf", 30, gamma=0.5, random_state=0).P
+    res = _path(P, y, criterion=None)
+    assert res.converged
+    assert res.info["n_gram_updates"] > res.info["n_regram"]
+    assert max(res.info["kkt_violation"]) <= 1e-6
+
+
+def _scipy_radius2(K):
+    """max_{β ∈ simplex} Σ βᵢ Kᵢᵢ − βᵀKβ (smallest enclosing ball, dual) by SLSQP."""
+    n, d = len(K), np.diag(K)
+    return scipy.optimize.minimize(
+        lambda b: -(b @ d - b @ K @ b), np.full(n, 1 / n), jac=lambda b: -(d - 2 * K @ b),
+        method="SLSQP", bounds=[(0, None)] * n,
+        constraints=[{"type": "eq", "fun": lambda b: b.sum() - 1, "jac": lambda b: np.ones(n)}],
+        options={"ftol": 1e-15, "maxiter": 1000})
+
+
+def test_radius_matches_scipy_qp():
+    rng = np.random.default_rng(5)
+    import array_api_compat.numpy as xp
+
+    P = rng.normal(size=(30, 4))
+    rad = _Radius(P, xp=xp, tol=1e-9)
+    for c in [1e3, 1.0, 1e-3, 1e-6]:
+        K = P @ P.T + c * np.eye(30)
+        res = _scipy_radius2(K)
+        assert rad(c) == pytest.approx(-res.fun, rel=1e-6)
+
+
+def test_radius_margin_bound_along_the_path():
+    X, y = _data(40, seed=6)
+    P = nystrom(X, "rbf", 12, gamma=0.5, random_state=0).P
+    res = _path(P, y, criterion="radius_margin", store_alphas=True)
+    info = res.info
+    alphas = np.asarray(info["alphas"])
+    for j in (0, len(alphas) // 2, len(alphas) - 1):
+        c = 0.5 * (info["lambdas"][j] - EPS)
+        R2 = -_scipy_radius2(P @ P.T + c * np.eye(len(y))).fun
+        assert info["radius2"][j] == pytest.approx(R2, rel=1e-3)
+        assert info["sum_alpha"][j] == pytest.approx(alphas[j].sum(), rel=1e-10)
+        assert info["radius_margin"][j] == pytest.approx(
+            4 * info["radius2"][j] * alphas[j].sum() / len(y), rel=1e-12)
+    assert info["best"] == int(np.argmin(info["radius_margin"]))
+
+
+def test_radius_margin_criterion_selects_its_minimum():
+    X, y = make_classification(80, 4, random_state=0)
+    clf = L2SVMPath(device="cpu", rank=25, random_state=0, criterion="radius_margin").fit(X, y)
+    rm = clf.radius_margin_
+    assert rm is not None and rm.shape == clf.lambdas_.shape and np.all(rm > 0)
+    j = int(np.argmin(rm))
+    assert clf.best_lambda_ == pytest.approx(clf.lambdas_[j])
+    assert L2SVMPath(device="cpu", rank=25, random_state=0).fit(X, y).radius_margin_ is None
+
+
+def test_estimator_selects_loo_minimum_and_c_mapping():
+    X, y = make_classification(150, 5, random_state=1)
+    clf = L2SVMPath(device="cpu", gamma=0.1, rank=None).fit(X, y)
+    loo = clf.loo_error_
+    j = int(np.flatnonzero(loo == loo.min())[0])               # ties: the largest λ
+    assert clf.best_lambda_ == pytest.approx(clf.lambdas_[j])
+    assert clf.best_C_ == pytest.approx(1.0 / clf.best_lambda_)
+    assert clf.intercept_.shape == (1,) and clf.n_iter_ == len(clf.lambdas_) - 1
+    assert clf.converged_ and clf.n_active_[j] == len(clf.support_)
+    assert clf.score(X, y) > 0.85
+    d = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(d > 0).astype(int)])
+
+
+def test_full_rank_nystrom_matches_exact_factor():
+    X, y = make_classification(70, 4, random_state=6)
+    exact = L2SVMPath(device="cpu", rank=None, gamma=0.2).fit(X, y)
+    nys = L2SVMPath(device="cpu", rank=70, gamma=0.2, random_state=0).fit(X, y)
+    assert nys.factor_.rank >= 60 and exact.factor_ is None  # numerically dependent rows dropped
+    # same path up to the ε shift: the Nyström model at λ is the exact one at λ − ε
+    np.testing.assert_allclose(nys.lambdas_, exact.lambdas_, rtol=1e-6, atol=2 * 1e-8)
+    np.testing.assert_array_equal(nys.n_active_, exact.n_active_)
+    np.testing.assert_array_equal(nys.loo_error_, exact.loo_error_)
+    np.testing.assert_allclose(nys.decision_function(X), exact.decision_function(X), atol=1e-3)
+
+
+def test_refit_expansion_matches_feature_form_on_active_set():
+    X, y = make_classification(120, 4, random_state=2)
+    kw = dict(device="cpu", rank=40, random_state=0, gamma=0.2)
+    a = L2SVMPath(refit=True, **kw).fit(X, y)
+    b = L2SVMPath(refit=False, **kw).fit(X, y)
+    assert a.best_lambda_ == b.best_lambda_
+    E = a.support_
+    np.testing.assert_allclose(a.decision_function(X[E]), b.decision_function(X[E]), atol=1e-4)
+    assert np.mean(a.predict(X) == b.predict(X)) > 0.95
+
+
+def test_multiclass_one_vs_rest_attributes():
+    X, y = load_iris(return_X_y=True)
+    clf = L2SVMPath(device="cpu", rank=30, random_state=0).fit(X, y)
+    assert len(clf.lambdas_) == 3 and clf.best_lambda_.shape == (3,)
+    assert clf.intercept_.shape == (3,) and clf.decision_function(X).shape == (150, 3)
+    for k in range(3):
+        assert clf.best_lambda_[k] in clf.lambdas_[k]
+    assert clf.score(X, y) > 0.9
+
+
+def test_pickle_roundtrip():
+    X, y = make_classification(80, 4, random_state=5)
+    for kw in ({"rank": None}, {"rank": 20, "random_state": 0, "refit": False}):
+        clf = L2SVMPath(device="cpu", **kw).fit(X, y)
+        clf2 = pickle.loads(pickle.dumps(clf))
+        np.testing.assert_array_equal(clf2.decision_function(X), clf.decision_function(X))
+
+
+def test_float32_is_kept():
+    X, y = make_classification(60, 4, random_state=3)
+    clf = L2SVMPath(device="cpu", rank=None).fit(X.astype(np.float32), y)
+    assert clf.fit_dtype_ == "float32" and clf.models_[0]["dual_coef"].dtype == np.float32
+    assert clf.decision_function(X.astype(np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("params,X,y,match", [
+    ({"lambda_min": 1.0, "lambda_max": 1.0}, None, None, "lambda_min must be smaller"),
+    ({"lambda_min": 10.0, "lambda_max": 1.0}, None, None, "lambda_min must be smaller"),
+    ({"eps": 1e-3}, None, None, "eps must be smaller than lambda_min"),
+    ({"lambda_min": -1.0}, None, None, "lambda_min must be a positive"),
+    ({"criterion": "aic"}, None, None, "unknown criterion"),
+    ({"refit": "yes"}, None, None, "refit must be"),
+    ({}, np.ones((4, 2)), [1, 1, 1, 1], "one class"),
+    ({"rank": 0}, None, None, "rank"),
+])
+def test_bad_input(params, X, y, match):
+    if X is None:
+        X, y = make_classification(30, 4, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        L2SVMPath(device="cpu", **params).fit(X, y)
+
+
+def test_solver_bad_labels():
+    P = np.eye(4)
+    with pytest.raises(ValueError, match="only the labels"):
+        _path(P, np.array([0.0, 1.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match="one class"):
+        _path(P, np.ones(4))
+
+
+def test_full_kernel_memory_error():
+    X, y = make_classification(200, 4, random_state=0)
+    with pytest.raises(MemoryError, match="rank"):
+        L2SVMPath(device="cpu", rank=None, memory_budget=1000).fit(X, y)
+
+
+def test_refit_memory_error_points_to_refit_false():
+    X, y = make_classification(150, 4, flip_y=0.2, random_state=0)
+    kw = dict(device="cpu", rank=10, random_state=0, memory_budget=60_000)
+    with pytest.raises(MemoryError, match="refit=False"):
+        L2SVMPath(**kw).fit(X, y)
+    assert L2SVMPath(refit=False, **kw).fit(X, y).score(X, y) > 0.6
+
+
+def test_max_iter_warns():
+    X, y = make_classification(40, 4, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        clf = L2SVMPath(device="cpu", max_iter=3).fit(X, y)
+    assert not clf.converged_ and clf.n_iter_ == 3
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None,
+                    reason="matplotlib is installed")
+def test_plot_path_without_matplotlib():
+    X, y = make_classification(40, 4, random_state=0)
+    clf = L2SVMPath(device="cpu", rank=10, random_state=0).fit(X, y)
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        clf.plot_path()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                    reason="matplotlib is not installed")
+def test_plot_path_with_matplotlib():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y = make_classification(40, 4, random_state=0)
+    clf = L2SVMPath(device="cpu", rank=10, random_state=0, criterion="radius_margin").fit(X, y)
+    ax = clf.plot_path()
+    assert len(ax.get_lines()) == 4 and ax.get_xscale() == "log"
+
+
+@parametrize_with_checks(
+    [L2SVMPath(device="cpu", rank=30, random_state=0)],
+    expected_failed_checks=lambda est: {},
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+@pytest.mark.parametrize("rank", [None, 20])
+def test_numpy_and_cupy_agree(device, rank):
+    X, y = make_classification(90, 4, random_state=4)
+    cpu = L2SVMPath(device="cpu", rank=rank, random_state=0, gamma=0.3).fit(X, y)
+    est = L2SVMPath(device=str(device), rank=rank, random_state=0, gamma=0.3)
+    est.fit(to_device(X, device), y)
+    np.testing.assert_allclose(est.lambdas_, cpu.lambdas_, rtol=1e-6)
+    np.testing.assert_array_equal(est.n_active_, cpu.n_active_)
+    np.testing.assert_allclose(est.loo_error_, cpu.loo_error_, atol=1.5 / len(y))
+    assert est.best_lambda_ == pytest.approx(cpu.best_lambda_, rel=1e-6)
+    out = est.decision_function(to_device(X, device))
+    assert type(out) is type(to_device(X, device))
+    np.testing.assert_allclose(to_numpy(out), cpu.decision_function(X), atol=1e-5)
+    np.testing.assert_allclose(est.decision_function(X), cpu.decision_function(X), atol=1e-5)
