@@ -118,6 +118,7 @@ def main():
     ap.add_argument("--covtype", default=None, help="path to covtype.data(.gz) for the d=54 case")
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     ap.add_argument("--skip-plain", action="store_true")
+    ap.add_argument("--cases", default="checkerboard,covtype")
     ap.add_argument("--out", default=None)
     ap.add_argument("--case", help=argparse.SUPPRESS)
     ap.add_argument("--impl", help=argparse.SUPPRESS)
@@ -133,6 +134,7 @@ def main():
         {"name": "covtype", "m": 381_012 // scale, "d": 54, "r": 1000 // (10 if args.quick else 1),
          "gamma": 0.25, "covtype": args.covtype},
     ]
+    cases = [c for c in cases if c["name"] in args.cases.split(",")]
     impls = ["svmgpu"] + ([] if args.skip_plain or args.device != "cpu" else ["plain"]) + ["matmul"]
     rows = []
     for case in cases:
