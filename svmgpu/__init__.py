@@ -7,6 +7,7 @@ from svmgpu.estimators.greedy import GreedySVC
 from svmgpu.estimators.path import L2SVMPath
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
+from svmgpu.io import load_model, save_model
 from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial, make_kernel
 from svmgpu.lowrank import LowRankFactor, nystrom, pivoted_cholesky
 
@@ -28,7 +29,9 @@ __all__ = [
     "Polynomial",
     "__version__",
     "get_device",
+    "load_model",
     "make_kernel",
     "nystrom",
     "pivoted_cholesky",
+    "save_model",
 ]

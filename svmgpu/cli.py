@@ -1,0 +1,595 @@
+"""Command line interface: ``python -m svmgpu`` (or the ``svmgpu`` console script).
+
+Commands
+--------
+``demo``
+    The README's main job: UniSVC on a million Checkerboard points (γ = 16, λ = 1e-7,
+    C = 1/(λ m), rank 300), with progress, test accuracy, times, device and peak memory.
+``train DATA MODEL``
+    Fit an estimator on a LIBSVM/svmlight file and save it as a portable model file
+    (:func:`svmgpu.io.save_model`), like LIBSVM's ``svm-train``.
+``predict DATA MODEL``
+    Predict the rows of a LIBSVM/svmlight file with a saved model, like ``svm-predict``;
+    prints the accuracy (or, for regression, the mean squared error) when the file's labels
+    are meaningful, and writes the predictions with ``--output``.
+``bench [ARGS...]``
+    Run the peer benchmark ``bench/compare.py`` of a source checkout, passing ``ARGS`` on.
+
+User mistakes (a missing file, a bad option value, an unknown estimator, CUDA unavailable,
+...) print one line ``svmgpu <command>: error: ...`` on standard error and exit with status 1
+(2 for command-line syntax); ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: ``--estimator`` names: (module, class, task).
+ESTIMATORS = {
+    "uni": ("svmgpu.estimators.unisvm", "UniSVC", "classification"),
+    "unisvr": ("svmgpu.estimators.unisvm", "UniSVR", "regression"),
+    "reduced": ("svmgpu.estimators.reduced", "ReducedSVC", "classification"),
+    "greedy": ("svmgpu.estimators.greedy", "GreedySVC", "classification"),
+    "path": ("svmgpu.estimators.path", "L2SVMPath", "classification"),
+    "lssvm": ("svmgpu.estimators.closed_form", "LSSVC", "classification"),
+    "psvm": ("svmgpu.estimators.closed_form", "PSVC", "classification"),
+    "wpsvm": ("svmgpu.estimators.closed_form", "WPSVC", "classification"),
+}
+
+#: The demo's set-up: UniSVM's Checkerboard3M (γ = 2⁴, λ = 1e-7, r = 300).
+DEMO_GAMMA = 16.0
+DEMO_LAMBDA = 1e-7
+DEMO_MAX_TEST = 200_000
+
+
+class CLIError(Exception):
+    """A user mistake: reported as one line, exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``prog: error: message``), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# ------------------------------------------------------------------------------ helpers
+def estimator_class(name):
+    """The estimator class behind an ``--estimator`` name (imported on demand)."""
+    if name not in ESTIMATORS:
+        raise CLIError(f"unknown estimator {name!r}; valid: {', '.join(ESTIMATORS)}")
+    module, cls, _ = ESTIMATORS[name]
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ImportError as exc:
+        raise CLIError(f"estimator {name!r} ({cls}) is not available in this svmgpu "
+                       f"installation: {exc}") from None
+    except AttributeError:
+        raise CLIError(f"estimator {name!r}: module {module} has no class {cls}") from None
+
+
+def peak_host_bytes() -> int | None:
+    """Peak resident memory of this process (VmHWM of /proc/self/status), in bytes."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import resource  # noqa: PLC0415
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    except (ImportError, OSError):
+        return None
+
+
+def gpu_pool_bytes(device) -> int | None:
+    """Bytes held by CuPy's default memory pool (its high-water mark, as the pool keeps the
+    blocks it frees), or None off CUDA."""
+    if getattr(device, "kind", str(device)[:4]) != "cuda":
+        return None
+    try:
+        import cupy  # noqa: PLC0415
+
+        return int(cupy.get_default_memory_pool().total_bytes())
+    except Exception:  # noqa: BLE001 - a report, never a failure
+        return None
+
+
+def _sync(device):
+    if getattr(device, "kind", None) == "cuda":
+        import cupy  # noqa: PLC0415
+
+        cupy.cuda.get_current_stream().synchronize()
+
+
+def _gb(n):
+    return "-" if n is None else f"{n / 1e9:.2f} GB"
+
+
+def _secs(t):
+    return f"{t:.2f} s" if t < 100 else f"{t:.0f} s"
+
+
+@contextlib.contextmanager
+def phase_timer(estimator, device, *, echo=print):
+    """Time the two phases of an svmgpu ``fit``: ``features`` (the estimator's
+    ``_prepare_fit``: kernel, low-rank factor or reduced kernel columns) and ``solve``
+    (every binary problem's ``_fit_binary``). Yields a dict of seconds, filled on exit.
+
+    Works by wrapping the two hooks on the instance for the duration of the block.
+    """
+    times = {"features": 0.0, "solve": 0.0, "problems": 0}
+    prep, fitb = estimator._prepare_fit, estimator._fit_binary
+
+    def prepare(X, **kw):
+        echo(f"[features] {type(estimator).__name__}: kernel / low-rank features of "
+             f"{X.shape[0]:,} x {X.shape[1]} ...")
+        t0 = time.perf_counter()
+        out = prep(X, **kw)
+        _sync(device)
+        times["features"] += time.perf_counter() - t0
+        echo(f"[features] done in {_secs(times['features'])}")
+        return out
+
+    def fit_binary(*a, **kw):
+        k = times["problems"]
+        solver = getattr(estimator, "solver_", None)
+        echo(f"[solve] problem {k + 1}" + (f" (solver {solver})" if solver else "") + " ...")
+        t0 = time.perf_counter()
+        out = fitb(*a, **kw)
+        _sync(device)
+        dt = time.perf_counter() - t0
+        times["solve"] += dt
+        times["problems"] = k + 1
+        it = out.get("n_iter") if isinstance(out, dict) else None
+        echo(f"[solve] problem {k + 1} done in {_secs(dt)}"
+             + (f", {it} iterations" if it is not None else ""))
+        return out
+
+    estimator._prepare_fit, estimator._fit_binary = prepare, fit_binary
+    try:
+        yield times
+    finally:
+        for name in ("_prepare_fit", "_fit_binary"):
+            vars(estimator).pop(name, None)
+
+
+def _parse_gamma(text):
+    if text in ("scale", "auto"):
+        return text
+    try:
+        g = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"gamma must be 'scale', 'auto' or a positive number, got {text!r}") from None
+    if not g > 0:
+        raise argparse.ArgumentTypeError(f"gamma must be positive, got {text!r}")
+    return g
+
+
+def _parse_rank(text):
+    if text.lower() in ("none", "full"):
+        return None
+    try:
+        r = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"rank must be a positive integer or 'none' (full kernel), got {text!r}") from None
+    if r < 1:
+        raise argparse.ArgumentTypeError(f"rank must be >= 1, got {text!r}")
+    return r
+
+
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (v > 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return v
+
+
+def _positive_int(text):
+    try:
+        v = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _fraction(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 0.5], got {text!r}") from None
+    if not 0.0 <= v <= 0.5:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 0.5], got {text!r}")
+    return v
+
+
+def _key_value(text):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _classification_losses():
+    from svmgpu.losses import LOSSES  # noqa: PLC0415
+
+    return sorted(LOSSES["classification"])
+
+
+# ------------------------------------------------------------------------------ demo
+def cmd_demo(args, out=print):
+    import numpy as np  # noqa: PLC0415
+
+    import svmgpu  # noqa: PLC0415
+    from svmgpu.backend import get_device, to_device, to_numpy  # noqa: PLC0415
+    from svmgpu.datasets import make_checkerboard  # noqa: PLC0415
+    from svmgpu.estimators.unisvm import UniSVC  # noqa: PLC0415
+
+    device = get_device(args.device)
+    n = args.n_samples
+    if n < 10:
+        raise CLIError(f"--n-samples must be at least 10, got {n}")
+    n_test = args.n_test if args.n_test is not None else min(DEMO_MAX_TEST, n)
+    C = 1.0 / (args.lam * n)
+    dtype = np.dtype(args.dtype)
+    out(f"svmgpu {svmgpu.__version__} demo: UniSVC on Checkerboard 4x4, {n:,} training and "
+        f"{n_test:,} test points")
+    out(f"  loss {args.loss}, rank {args.rank}, gamma {args.gamma:g}, lambda {args.lam:g} "
+        f"(C = 1/(lambda m) = {C:.4g}), label noise {args.flip:.0%} (training only), "
+        f"{dtype.name}, device {device}")
+
+    t_start = time.perf_counter()
+    t0 = time.perf_counter()
+    X, y = make_checkerboard(n, flip=args.flip, dtype=dtype, random_state=args.seed)
+    Xt, yt = make_checkerboard(n_test, dtype=dtype, random_state=args.seed + 1)
+    if device.kind == "cuda":
+        X, Xt = to_device(X, device), to_device(Xt, device)
+        _sync(device)
+    t_data = time.perf_counter() - t0
+    out(f"[data] {n:,} + {n_test:,} points in {_secs(t_data)}")
+
+    clf = UniSVC(loss=args.loss, C=C, gamma=args.gamma, rank=args.rank, solver=args.solver,
+                 max_iter=args.max_iter, device=str(device), dtype=dtype.name,
+                 random_state=args.seed, verbose=0 if args.quiet else 1)
+    t0 = time.perf_counter()
+    with phase_timer(clf, device, echo=out) as ph:
+        clf.fit(X, y)
+    _sync(device)
+    t_fit = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    pred = to_numpy(clf.predict(Xt))
+    _sync(device)
+    t_pred = time.perf_counter() - t0
+    acc = float(np.mean(pred == yt))
+    t_total = time.perf_counter() - t_start
+
+    n_iter = int(np.sum(clf.n_iter_))
+    converged = bool(np.all(clf.converged_))
+    host, pool = peak_host_bytes(), gpu_pool_bytes(device)
+    out("")
+    out(f"test accuracy   {100 * acc:.3f} %  ({n_test:,} points)")
+    out(f"time            features {_secs(ph['features'])} | solve {_secs(ph['solve'])} | "
+        f"fit {_secs(t_fit)} | predict {_secs(t_pred)} | total {_secs(t_total)} "
+        f"(with data {_secs(t_data)})")
+    out(f"solver          {clf.solver_}, {n_iter} iterations, "
+        f"{'converged' if converged else 'NOT converged (raise --max-iter)'}")
+    out(f"device          {device} ({'CuPy' if device.kind == 'cuda' else 'NumPy'}), "
+        f"{clf.fit_dtype_}, rank {clf.factor_.rank if clf.factor_ is not None else 'full'}")
+    out(f"peak memory     host {_gb(host)} (VmHWM)"
+        + (f" | GPU pool {_gb(pool)} (CuPy)" if pool is not None else ""))
+    result = {
+        "n_samples": n, "n_test": n_test, "loss": args.loss, "rank": args.rank,
+        "gamma": args.gamma, "lambda": args.lam, "C": C, "flip": args.flip,
+        "dtype": dtype.name, "device": str(device), "solver": clf.solver_,
+        "n_iter": n_iter, "converged": converged, "accuracy": acc,
+        "seconds": {"data": t_data, "features": ph["features"], "solve": ph["solve"],
+                    "fit": t_fit, "predict": t_pred, "total": t_total},
+        "peak_host_bytes": host, "gpu_pool_bytes": pool,
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        out(f"results written to {args.json}")
+    return 0
+
+
+# ------------------------------------------------------------------------------ train
+#: CLI option -> estimator parameter.
+_TRAIN_OPTIONS = {
+    "loss": "loss", "C": "C", "gamma": "gamma", "rank": "rank", "kernel": "kernel",
+    "multi_class": "multi_class", "max_iter": "max_iter", "tol": "tol", "solver": "solver",
+    "dtype": "dtype",
+}
+
+
+def _load_data(path, n_features=None):
+    from svmgpu.datasets import load_svmlight  # noqa: PLC0415
+
+    if not os.path.exists(path):
+        raise CLIError(f"data file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise CLIError(f"data file {path!r} is a directory")
+    return load_svmlight(path, n_features=n_features)
+
+
+def _as_labels(y):
+    import numpy as np  # noqa: PLC0415
+
+    if y.size and np.all(np.isfinite(y)) and np.all(y == np.round(y)) \
+            and np.all(np.abs(y) < 2**53):
+        return y.astype(np.int64)
+    return y
+
+
+def cmd_train(args, out=print):
+    from svmgpu.backend import get_device  # noqa: PLC0415
+    from svmgpu.io import save_model  # noqa: PLC0415
+
+    cls = estimator_class(args.estimator)
+    task = ESTIMATORS[args.estimator][2]
+    valid = cls().get_params(deep=False)
+    params = {}
+    for opt, name in _TRAIN_OPTIONS.items():
+        value = getattr(args, opt)
+        if value is None:
+            continue
+        if name not in valid:
+            flag = "-C" if opt == "C" else "--" + opt.replace("_", "-")
+            raise CLIError(f"{flag} does not apply to estimator {args.estimator!r} "
+                           f"({cls.__name__}); its parameters: {', '.join(sorted(valid))}")
+        params[name] = value
+    for key, value in args.param:
+        if key not in valid:
+            raise CLIError(f"--param {key}: {cls.__name__} has no parameter {key!r}; its "
+                           f"parameters: {', '.join(sorted(valid))}")
+        params[key] = value
+    if "random_state" in valid and "random_state" not in params:
+        params["random_state"] = args.seed
+    if "verbose" in valid and "verbose" not in params:
+        params["verbose"] = args.verbose
+    device = get_device(args.device)
+    params["device"] = str(device)
+    model_dir = os.path.dirname(os.path.abspath(args.model))
+    if not os.path.isdir(model_dir):
+        raise CLIError(f"cannot write the model: directory {model_dir!r} does not exist")
+
+    t0 = time.perf_counter()
+    X, y = _load_data(args.data)
+    if task == "classification":
+        y = _as_labels(y)
+    t_load = time.perf_counter() - t0
+    out(f"read {args.data}: {X.shape[0]:,} samples x {X.shape[1]} features in {_secs(t_load)}")
+    est = cls(**params)
+    echo = out if args.verbose else (lambda *_: None)
+    t0 = time.perf_counter()
+    with phase_timer(est, device, echo=echo) as ph:
+        est.fit(X, y)
+    t_fit = time.perf_counter() - t0
+    save_model(est, args.model)
+    what = (f"{len(est.classes_)} classes" if hasattr(est, "classes_") else "regression")
+    out(f"trained {cls.__name__} ({what}) on {device} in {_secs(t_fit)} "
+        f"(features {_secs(ph['features'])}, solve {_secs(ph['solve'])}); "
+        f"model saved to {args.model}")
+    return 0
+
+
+# ------------------------------------------------------------------------------ predict
+def _format_labels(values):
+    import numpy as np  # noqa: PLC0415
+
+    values = np.asarray(values)
+    if values.dtype.kind in "iub":
+        return [str(int(v)) for v in values]
+    if values.dtype.kind == "f":
+        return [str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
+                for v in values]
+    return [str(v) for v in values]
+
+
+def cmd_predict(args, out=print):
+    import numpy as np  # noqa: PLC0415
+
+    from svmgpu.backend import get_device, to_numpy  # noqa: PLC0415
+    from svmgpu.io import load_model  # noqa: PLC0415
+
+    if not os.path.exists(args.model):
+        raise CLIError(f"model file {args.model!r} does not exist")
+    device = get_device(args.device)
+    est = load_model(args.model, device=str(device))
+    n_features = getattr(est, "n_features_in_", None)
+    X, y = _load_data(args.data, n_features=n_features)
+    if n_features is not None and X.shape[1] != n_features:
+        raise CLIError(f"{args.data} has {X.shape[1]} features; the model expects {n_features}")
+    t0 = time.perf_counter()
+    pred = to_numpy(est.predict(X))
+    t_pred = time.perf_counter() - t0
+    if args.output:
+        text = "\n".join(_format_labels(pred)) + ("\n" if len(pred) else "")
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.output).write_text(text)
+    classifier = hasattr(est, "classes_")
+    msg = f"predicted {len(pred):,} samples with {type(est).__name__} on {device} in {_secs(t_pred)}"
+    if classifier:
+        yl = _as_labels(y)
+        if len(yl) and np.all(np.isin(yl, est.classes_)):
+            correct = int(np.sum(pred == yl))
+            out(f"Accuracy = {100 * correct / len(yl):.4f}% ({correct}/{len(yl)}) "
+                "(classification)", file=sys.stderr if args.output == "-" else None)
+        else:
+            out("the data's labels are not the model's classes: accuracy not computed",
+                file=sys.stderr if args.output == "-" else None)
+    elif len(y):
+        mse = float(np.mean((pred - y) ** 2))
+        var = float(np.var(y))
+        r2 = 1.0 - mse / var if var > 0 else float("nan")
+        out(f"Mean squared error = {mse:.6g} (regression); R2 = {r2:.6g}",
+            file=sys.stderr if args.output == "-" else None)
+    out(msg + (f"; predictions written to {args.output}" if args.output not in (None, "-") else ""),
+        file=sys.stderr if args.output == "-" else None)
+    return 0
+
+
+# ------------------------------------------------------------------------------ bench
+def bench_script() -> Path:
+    return Path(__file__).resolve().parents[1] / "bench" / "compare.py"
+
+
+def cmd_bench(argv):
+    script = bench_script()
+    if not script.is_file():
+        raise CLIError(f"the benchmark harness bench/compare.py is part of a source checkout of "
+                       f"svmgpu; it is not at {script}")
+    return subprocess.call([sys.executable, str(script), *argv])
+
+
+# ------------------------------------------------------------------------------ parser
+def build_parser():
+    import svmgpu  # noqa: PLC0415
+
+    p = _Parser(prog="svmgpu", description="Kernel SVMs for millions of samples on CPU and GPU.")
+    p.add_argument("--version", action="version", version=f"svmgpu {svmgpu.__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    d = sub.add_parser("demo", help="UniSVC on a million Checkerboard points (the README's job)",
+                       description="Train UniSVC on Checkerboard (gamma = 16, C = 1/(lambda m) "
+                       "with lambda = 1e-7, as UniSVM's Checkerboard3M) and report test accuracy, "
+                       "times, device and peak memory.")
+    d.add_argument("--n-samples", type=_positive_int, default=1_000_000,
+                   help="training points (default 1,000,000)")
+    d.add_argument("--n-test", type=_positive_int, default=None,
+                   help=f"test points (default min({DEMO_MAX_TEST:,}, n-samples))")
+    d.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    d.add_argument("--loss", default="truncated_squared_hinge", choices=_classification_losses(),
+                   metavar="LOSS", help="classification loss of UniSVM's Table 5 "
+                   "(default truncated_squared_hinge; also: squared_hinge, smooth_ramp, ...)")
+    d.add_argument("--rank", type=_positive_int, default=300, help="Nyström rank (default 300)")
+    d.add_argument("--flip", type=_fraction, default=0.0,
+                   help="fraction of training labels flipped (default 0)")
+    d.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    d.add_argument("--gamma", type=_positive_float, default=DEMO_GAMMA, help="RBF width (16)")
+    d.add_argument("--lam", "--lambda", dest="lam", type=_positive_float, default=DEMO_LAMBDA,
+                   help="UniSVM's lambda; C = 1/(lambda m) (default 1e-7)")
+    d.add_argument("--solver", default="auto", choices=["auto", "dca", "newton"])
+    d.add_argument("--max-iter", type=_positive_int, default=1000)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    d.add_argument("-q", "--quiet", action="store_true", help="no solver iteration lines")
+    d.set_defaults(func=cmd_demo)
+
+    t = sub.add_parser("train", help="fit on a LIBSVM file and save the model",
+                       description="Fit an svmgpu estimator on a LIBSVM/svmlight file and save "
+                       "it as a portable .npz model file. Options left out keep the estimator's "
+                       "defaults; an option the estimator does not take is an error.")
+    t.add_argument("data", help="LIBSVM/svmlight file (plain, .gz, .bz2 or .xz)")
+    t.add_argument("model", help="model file to write (.npz)")
+    t.add_argument("--estimator", "-e", default="uni", choices=list(ESTIMATORS),
+                   help="uni (UniSVC, default), unisvr (UniSVR), reduced (ReducedSVC), greedy "
+                   "(GreedySVC), path (L2SVMPath), lssvm (LSSVC), psvm (PSVC), wpsvm (WPSVC)")
+    t.add_argument("--loss", help="loss name (uni, unisvr, reduced)")
+    t.add_argument("-C", "--C", dest="C", type=_positive_float, help="loss weight C")
+    t.add_argument("--gamma", type=_parse_gamma, help="kernel width: number, 'scale' or 'auto'")
+    t.add_argument("--rank", type=_parse_rank, help="low-rank / reduced-set size, or 'none'")
+    t.add_argument("--kernel", choices=["rbf", "poly", "linear", "laplacian"])
+    t.add_argument("--multi-class", dest="multi_class", choices=["ovr", "ovo"])
+    t.add_argument("--solver", help="solver (uni: auto, dca, newton)")
+    t.add_argument("--max-iter", dest="max_iter", type=_positive_int)
+    t.add_argument("--tol", type=_positive_float)
+    t.add_argument("--dtype", choices=["float64", "float32"])
+    t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
+    t.add_argument("--param", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
+                   help="any other estimator parameter (VALUE read as JSON, else as a string); "
+                   "repeatable, e.g. --param loss_params='{\"a\": 2}'")
+    t.add_argument("-v", "--verbose", action="count", default=0,
+                   help="show the phases and the solver's iterations")
+    t.set_defaults(func=cmd_train)
+
+    q = sub.add_parser("predict", help="predict a LIBSVM file with a saved model",
+                       description="Predict the rows of a LIBSVM/svmlight file with a model "
+                       "saved by 'svmgpu train' (or svmgpu.io.save_model); print the accuracy "
+                       "when the file's labels are the model's classes.")
+    q.add_argument("data", help="LIBSVM/svmlight file")
+    q.add_argument("model", help="model file (.npz)")
+    q.add_argument("--output", "-o", metavar="FILE",
+                   help="write one prediction per line ('-': standard output)")
+    q.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    q.set_defaults(func=cmd_predict)
+
+    sub.add_parser("bench", help="run bench/compare.py (peer benchmark); arguments pass through",
+                   add_help=False)
+    return p
+
+
+def _one_line(exc) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        text = str(exc.args[0])
+    return " ".join(text.split())
+
+
+def _user_errors():
+    from svmgpu.io import ModelFormatError  # noqa: PLC0415
+
+    return (CLIError, ValueError, TypeError, RuntimeError, MemoryError, OSError, ImportError,
+            ModelFormatError)
+
+
+def main(argv=None) -> int:
+    """Entry point of ``python -m svmgpu`` and the ``svmgpu`` script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    k = 0
+    while k < len(argv) and argv[k].startswith("-"):
+        k += 1
+    debug = "--debug" in argv[:k]
+    command = "svmgpu"
+    try:
+        if argv[k : k + 1] == ["bench"]:  # everything after "bench" goes to compare.py
+            command = "svmgpu bench"
+            return cmd_bench(argv[k + 1 :])
+        args = build_parser().parse_args(argv)
+        command = f"svmgpu {args.command}"
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        if isinstance(exc, _user_errors()):
+            print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
+        else:
+            print(f"{command}: internal error ({type(exc).__name__}: {_one_line(exc)}); "
+                  "run 'svmgpu --debug ...' for the traceback", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

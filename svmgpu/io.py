@@ -1,0 +1,529 @@
+"""Portable model files: :func:`save_model` and :func:`load_model`.
+
+A model file is one NumPy ``.npz`` archive holding
+
+* every fitted array of the estimator, moved to the host (one ``.npy`` member per array), and
+* one member ``__svmgpu_meta__``: UTF-8 JSON (stored as a ``uint8`` array) with the format
+  name and version, the svmgpu version, the estimator's class, its ``get_params()``, its
+  fitted attributes as a tree whose leaves are JSON values or references to the arrays, and
+  the name, dtype, shape and attribute path of every array.
+
+Loading never executes code from the file: the archive is read with
+``numpy.load(allow_pickle=False)``, the estimator class is looked up in an allow-list of
+svmgpu estimators, kernels are rebuilt from their class name and parameters, losses through
+:func:`svmgpu.losses.get_loss`, and only the dataclasses listed in ``_DATACLASSES``
+(``LowRankFactor``, ``SolverResult``, ...) are rebuilt from their fields.
+
+The encoder is generic: a fitted attribute may be a NumPy or CuPy array, a NumPy scalar, a
+Python scalar or string, None, a list, tuple or dict of those, a :class:`~svmgpu.kernels.Kernel`,
+a :class:`~svmgpu.losses.Loss` or an allow-listed dataclass (e.g.
+:class:`~svmgpu.lowrank.LowRankFactor`). Anything else raises a ``TypeError`` naming the
+attribute.
+
+Example
+-------
+>>> from svmgpu import UniSVC
+>>> from svmgpu.datasets import make_checkerboard
+>>> from svmgpu.io import load_model, save_model
+>>> X, y = make_checkerboard(2000, random_state=0)
+>>> clf = UniSVC(C=10.0, gamma=16.0, rank=100, random_state=0, device="cpu").fit(X, y)
+>>> save_model(clf, "/tmp/svmgpu_doctest_model.npz")
+>>> clf2 = load_model("/tmp/svmgpu_doctest_model.npz")
+>>> bool((clf2.predict(X) == clf.predict(X)).all())
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+import os
+import platform
+import tempfile
+import warnings
+import zipfile
+
+import array_api_compat
+import numpy as np
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load_model", "read_metadata",
+           "save_model"]
+
+#: Name written into every model file.
+FORMAT_NAME = "svmgpu-model"
+#: Version of the file layout; a file of a later version is refused with a clear message.
+FORMAT_VERSION = 1
+_META = "__svmgpu_meta__"
+
+#: The estimators a model file may name: class name -> module. Loading imports only these.
+ESTIMATORS = {
+    "UniSVC": "svmgpu.estimators.unisvm",
+    "UniSVR": "svmgpu.estimators.unisvm",
+    "ReducedSVC": "svmgpu.estimators.reduced",
+    "GreedySVC": "svmgpu.estimators.greedy",
+    "LSSVC": "svmgpu.estimators.closed_form",
+    "PSVC": "svmgpu.estimators.closed_form",
+    "WPSVC": "svmgpu.estimators.closed_form",
+    "L2SVMPath": "svmgpu.estimators.path",
+}
+
+#: Dataclasses that may appear in a fitted model: name -> (module, class name).
+_DATACLASSES = {
+    "LowRankFactor": ("svmgpu.lowrank._factor", "LowRankFactor"),
+    "SolverResult": ("svmgpu.solvers._result", "SolverResult"),
+    "Prepared": ("svmgpu.kernels._kernels", "Prepared"),
+    "Device": ("svmgpu.backend._device", "Device"),
+}
+
+_TAGS = ("__array__", "__scalar__", "__scalars__", "__objarray__", "__float__", "__complex__",
+         "__tuple__", "__dict__", "__dtype__", "__nptype__", "__kernel__", "__loss__",
+         "__dataclass__")
+
+
+class ModelFormatError(ValueError):
+    """The file is not an svmgpu model, or one this version cannot read."""
+
+
+# ------------------------------------------------------------------------------- encoding
+def _is_array(x) -> bool:
+    # (array_api_compat counts NumPy scalars as arrays: the encoder tests np.generic first)
+    return array_api_compat.is_numpy_array(x) or array_api_compat.is_cupy_array(x)
+
+
+def _host(x) -> np.ndarray:
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    return np.asarray(x)
+
+
+class _Encoder:
+    """Turns a tree of fitted values into JSON plus a dict of host arrays."""
+
+    def __init__(self, *, training_features: bool):
+        self.arrays: dict[str, np.ndarray] = {}
+        self.index: dict[str, dict] = {}
+        self.omitted: list[str] = []
+        self.training_features = training_features
+        self._seen: dict[int, tuple[object, str]] = {}  # id -> (array, name): shared arrays once
+
+    def _store(self, arr: np.ndarray, path: str, kind: str) -> str:
+        name = f"a{len(self.arrays)}"
+        self.arrays[name] = arr
+        self.index[name] = {"path": path, "dtype": arr.dtype.str, "shape": list(arr.shape),
+                            "kind": kind}
+        return name
+
+    def encode(self, obj, path: str):
+        # JSON-native leaves (bool before int: bool is an int subclass)
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, int) and type(obj) is int:
+            return obj
+        if type(obj) is float:
+            if math.isfinite(obj):
+                return obj
+            return {"__float__": repr(obj)}
+        if type(obj) is complex:
+            return {"__complex__": [self.encode(obj.real, path), self.encode(obj.imag, path)]}
+        if isinstance(obj, np.generic):
+            if isinstance(obj, np.object_):
+                raise self._error(path, obj)
+            return {"__scalar__": self._store(np.asarray(obj), path, "scalar")}
+        if _is_array(obj):
+            seen = self._seen.get(id(obj))
+            if seen is not None and seen[0] is obj:
+                return {"__array__": seen[1]}
+            arr = _host(obj)
+            if arr.dtype.hasobject:
+                return self._object_array(arr, path)
+            kind = "cupy" if array_api_compat.is_cupy_array(obj) else "numpy"
+            name = self._store(arr, path, kind)
+            self._seen[id(obj)] = (obj, name)
+            return {"__array__": name}
+        if isinstance(obj, np.dtype):
+            return {"__dtype__": obj.str}
+        if isinstance(obj, type) and issubclass(obj, np.generic) and obj is not np.object_:
+            return {"__nptype__": np.dtype(obj).str}
+        if isinstance(obj, list):
+            return self._list(obj, path)
+        if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+            return {"__tuple__": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
+        if isinstance(obj, dict):
+            items = []
+            for k, v in obj.items():
+                if not (k is None or isinstance(k, (str, int, float, bool, tuple))):
+                    raise TypeError(
+                        f"cannot save {path}: dict key {k!r} of type {type(k).__name__} "
+                        "(keys must be strings, numbers, None or tuples of those)"
+                    )
+                items.append([self.encode(k, f"{path} key"), self.encode(v, f"{path}[{k!r}]")])
+            return {"__dict__": items}
+        kernel = self._kernel(obj, path)
+        if kernel is not None:
+            return kernel
+        loss = self._loss(obj, path)
+        if loss is not None:
+            return loss
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return self._dataclass(obj, path)
+        raise self._error(path, obj)
+
+    @staticmethod
+    def _error(path, obj):
+        return TypeError(
+            f"cannot save attribute {path} of type {type(obj).__module__}.{type(obj).__qualname__}: "
+            "a model file holds NumPy/CuPy arrays, numbers, strings, None, lists, tuples and dicts "
+            "of those, Kernel and Loss objects and svmgpu dataclasses (LowRankFactor, SolverResult)"
+        )
+
+    def _list(self, obj, path):
+        # A long list of NumPy scalars of one dtype (e.g. an objective history) is one array.
+        if len(obj) > 1 and all(isinstance(v, np.generic) and not isinstance(v, np.object_)
+                                for v in obj):
+            dtypes = {v.dtype for v in obj}
+            if len(dtypes) == 1:
+                arr = np.asarray(obj, dtype=dtypes.pop())
+                return {"__scalars__": self._store(arr, path, "scalar list")}
+        return [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+
+    def _object_array(self, arr, path):
+        flat = []
+        for v in arr.reshape(-1).tolist():
+            if not (v is None or isinstance(v, (str, bool, int, float))):
+                raise TypeError(
+                    f"cannot save {path}: an object array holding {type(v).__name__} values "
+                    "(only strings, numbers and None are allowed in object arrays)"
+                )
+            flat.append(self.encode(v, path))
+        return {"__objarray__": flat, "shape": list(arr.shape)}
+
+    def _kernel(self, obj, path):
+        from svmgpu.kernels import KERNELS, Kernel
+
+        if not isinstance(obj, Kernel):
+            return None
+        cls = type(obj)
+        if cls not in KERNELS.values():
+            raise TypeError(
+                f"cannot save {path}: kernel class {cls.__qualname__} is not one of svmgpu's "
+                f"kernels ({', '.join(sorted(c.__name__ for c in KERNELS.values()))})"
+            )
+        return {"__kernel__": cls.__name__,
+                "params": self.encode(obj.get_params(), f"{path}.get_params()")}
+
+    def _loss(self, obj, path):
+        from svmgpu.losses import LOSSES, Loss
+
+        if not isinstance(obj, Loss):
+            return None
+        if LOSSES.get(obj.task, {}).get(obj.name) is not type(obj):
+            raise TypeError(f"cannot save {path}: loss {obj!r} is not one of svmgpu's losses")
+        return {"__loss__": obj.name, "task": obj.task,
+                "params": self.encode(obj.params, f"{path}.params")}
+
+    def _dataclass(self, obj, path):
+        name = type(obj).__name__
+        spec = _DATACLASSES.get(name)
+        if spec is None or _import_attr(*spec) is not type(obj):
+            raise self._error(path, obj)
+        fields = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            fpath = f"{path}.{f.name}"
+            if name == "LowRankFactor" and f.name == "P" and not self.training_features \
+                    and _is_array(value):
+                # The training features are not needed for predictions (they use
+                # ``transform``): keep only their shape, as an empty (0, r) array.
+                self.omitted.append(fpath)
+                value = np.empty((0,) + tuple(value.shape[1:]), dtype=np.dtype(value.dtype))
+            fields[f.name] = self.encode(value, fpath)
+        return {"__dataclass__": name, "fields": fields}
+
+
+def _import_attr(module, name):
+    return getattr(importlib.import_module(module), name)
+
+
+# ------------------------------------------------------------------------------- decoding
+class _Decoder:
+    def __init__(self, npz, index):
+        self.npz = npz
+        self.index = index
+        self._cache = {}
+
+    def _array(self, name):
+        if name in self._cache:  # an array shared by several attributes stays shared
+            return self._cache[name]
+        if not isinstance(name, str) or name not in self.index or name == _META:
+            raise ModelFormatError(f"the model refers to an array {name!r} that it does not list")
+        try:
+            arr = self.npz[name]
+        except KeyError:
+            raise ModelFormatError(f"the model file lacks its array {name!r}") from None
+        self._cache[name] = arr
+        return arr
+
+    def decode(self, node):
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v) for v in node]
+        if not isinstance(node, dict):
+            raise ModelFormatError(f"unexpected JSON value {node!r} in the model metadata")
+        tag = next((t for t in _TAGS if t in node), None)
+        if tag is None:
+            raise ModelFormatError(f"unknown node {sorted(node)} in the model metadata")
+        v = node[tag]
+        if tag == "__array__":
+            return self._array(v)
+        if tag == "__scalar__":
+            return self._array(v)[()]
+        if tag == "__scalars__":
+            return list(self._array(v))
+        if tag == "__objarray__":
+            out = np.empty(len(v), dtype=object)
+            out[:] = [self.decode(x) for x in v]
+            return out.reshape(node["shape"])
+        if tag == "__float__":
+            return float(v)
+        if tag == "__complex__":
+            return complex(self.decode(v[0]), self.decode(v[1]))
+        if tag == "__tuple__":
+            return tuple(self.decode(x) for x in v)
+        if tag == "__dict__":
+            return {_hashable(self.decode(k)): self.decode(x) for k, x in v}
+        if tag == "__dtype__":
+            return np.dtype(v)
+        if tag == "__nptype__":
+            dt = np.dtype(v)
+            if dt.kind not in "biufcUSMm":
+                raise ModelFormatError(f"refusing NumPy type {v!r} in the model metadata")
+            return dt.type
+        if tag == "__kernel__":
+            from svmgpu.kernels import KERNELS
+
+            classes = {c.__name__: c for c in KERNELS.values()}
+            if v not in classes:
+                raise ModelFormatError(f"unknown kernel class {v!r} (known: {sorted(classes)})")
+            return classes[v](**self.decode(node["params"]))
+        if tag == "__loss__":
+            from svmgpu.losses import get_loss
+
+            return get_loss(v, task=node["task"], **self.decode(node["params"]))
+        # __dataclass__
+        spec = _DATACLASSES.get(v)
+        if spec is None:
+            raise ModelFormatError(f"refusing unknown class {v!r} in the model metadata")
+        cls = _import_attr(*spec)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(node["fields"]) - set(fields))
+        if unknown:
+            raise ModelFormatError(f"unknown fields {unknown} of {v} in the model metadata")
+        values = {k: self.decode(x) for k, x in node["fields"].items()}
+        init = {k: values.pop(k) for k in list(values) if fields[k].init}
+        obj = cls(**init)
+        for k, x in values.items():
+            object.__setattr__(obj, k, x)
+        return obj
+
+
+def _hashable(k):
+    return tuple(_hashable(x) for x in k) if isinstance(k, list) else k
+
+
+# ------------------------------------------------------------------------------- public API
+def _estimator_class(name):
+    module = ESTIMATORS.get(name)
+    if module is None:
+        raise ModelFormatError(
+            f"unknown estimator class {name!r}; a model file may hold one of {sorted(ESTIMATORS)}"
+        )
+    try:
+        return _import_attr(module, name)
+    except (ImportError, AttributeError) as exc:
+        raise ModelFormatError(
+            f"the model is a {name}, which this svmgpu installation does not provide ({exc})"
+        ) from None
+
+
+def _check_savable(estimator):
+    name = type(estimator).__name__
+    module = ESTIMATORS.get(name)
+    ok = module is not None and type(estimator).__module__ == module
+    if not ok:
+        raise TypeError(
+            f"save_model saves svmgpu estimators ({', '.join(sorted(ESTIMATORS))}), "
+            f"got {type(estimator).__module__}.{type(estimator).__qualname__}"
+        )
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+
+
+def _encode_params(estimator, enc):
+    params = estimator.get_params(deep=False)
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, (np.random.Generator, np.random.RandomState)):
+            warnings.warn(
+                f"{type(estimator).__name__}.{k} is a NumPy random generator, which a model file "
+                "cannot hold; it is saved as None (the fitted model does not need it)",
+                UserWarning, stacklevel=3,
+            )
+            v = None
+        out[k] = enc.encode(v, f"{k} (parameter)")
+    return out
+
+
+def save_model(estimator, path, *, training_features=False, compress=False):
+    """Save a fitted svmgpu estimator to a portable ``.npz`` model file.
+
+    Parameters
+    ----------
+    estimator : fitted svmgpu estimator
+        UniSVC, UniSVR, ReducedSVC, GreedySVC, LSSVC, PSVC, WPSVC or L2SVMPath, fitted on any
+        device (arrays are copied to the host).
+    path : str or os.PathLike
+        The file to write (written as given: no suffix is added). An existing file is replaced
+        atomically.
+    training_features : bool, default False
+        Also save the training features ``P`` (shape (m, r)) of a low-rank factor
+        (``factor_.P``). Predictions do not need them (they use the landmarks), and for
+        millions of samples they are gigabytes: by default the file holds an empty (0, r)
+        array in their place and lists ``factor_.P`` under ``"omitted"`` in its metadata.
+    compress : bool, default False
+        Deflate the arrays (smaller files for data with repetitions; slower).
+
+    Raises
+    ------
+    TypeError
+        When ``estimator`` is not an svmgpu estimator, or one of its attributes cannot be
+        encoded (the message names the attribute).
+    sklearn.exceptions.NotFittedError
+        When the estimator is not fitted.
+    """
+    _check_savable(estimator)
+    enc = _Encoder(training_features=training_features)
+    params = _encode_params(estimator, enc)
+    param_names = set(estimator.get_params(deep=False))
+    attributes = {}
+    for k, v in vars(estimator).items():
+        if k in param_names:
+            continue
+        attributes[k] = enc.encode(v, k)
+    import svmgpu
+
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "svmgpu_version": getattr(svmgpu, "__version__", "unknown"),
+        "numpy_version": np.__version__,
+        "python_version": platform.python_version(),
+        "class": type(estimator).__name__,
+        "module": type(estimator).__module__,
+        "params": params,
+        "attributes": attributes,
+        "arrays": enc.index,
+        "omitted": enc.omitted,
+    }
+    blob = np.frombuffer(json.dumps(meta, ensure_ascii=False, allow_nan=False).encode("utf-8"),
+                         dtype=np.uint8)
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".svmgpu-model-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            (np.savez_compressed if compress else np.savez)(fh, **{_META: blob}, **enc.arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _open(path):
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"model file {path!r} does not exist")
+    if os.path.isdir(path) or not zipfile.is_zipfile(path):
+        raise ModelFormatError(f"{path!r} is not an svmgpu model file (not a .npz archive)")
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise ModelFormatError(f"{path!r} is not an svmgpu model file ({exc})") from None
+    if not isinstance(npz, np.lib.npyio.NpzFile) or _META not in npz.files:
+        raise ModelFormatError(f"{path!r} is not an svmgpu model file (no {_META} entry)")
+    try:
+        meta = json.loads(npz[_META].tobytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ModelFormatError(f"{path!r}: unreadable model metadata ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        raise ModelFormatError(f"{path!r} is not an svmgpu model file")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{path!r} has model format version {version!r} (written by svmgpu "
+            f"{meta.get('svmgpu_version')}); this svmgpu reads versions <= {FORMAT_VERSION}: "
+            "upgrade svmgpu"
+        )
+    return npz, meta
+
+
+def read_metadata(path) -> dict:
+    """The JSON metadata of a model file (class, parameters, array index, versions), without
+    building the estimator."""
+    npz, meta = _open(path)
+    npz.close()
+    return meta
+
+
+def load_model(path, *, device=None):
+    """Load an estimator saved by :func:`save_model`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    device : {None, "cpu", "auto", "cuda", "cuda:N"}, default None
+        Where the fitted arrays go (and so where predictions run). None: the host
+        (``device_ == "cpu"``), as after unpickling.
+
+    Returns
+    -------
+    estimator
+        A fitted estimator of the saved class, with the saved parameters and attributes.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` does not exist.
+    ModelFormatError
+        When the file is not an svmgpu model file, was written by a later format version, or
+        names a class outside the allow-list.
+    """
+    npz, meta = _open(path)
+    with npz:
+        cls = _estimator_class(meta.get("class"))
+        dec = _Decoder(npz, meta.get("arrays", {}))
+        params = {k: dec.decode(v) for k, v in meta["params"].items()}
+        valid = set(cls().get_params(deep=False))
+        unknown = sorted(set(params) - valid)
+        if unknown:
+            raise ModelFormatError(
+                f"the model's {cls.__name__} parameters {unknown} are unknown to this svmgpu "
+                f"version; it was saved by svmgpu {meta.get('svmgpu_version')}"
+            )
+        est = cls(**params)
+        for k, v in meta["attributes"].items():
+            if not (isinstance(k, str) and k.isidentifier()) or k.startswith("__") \
+                    or callable(getattr(cls, k, None)):
+                raise ModelFormatError(f"refusing attribute name {k!r} in the model metadata")
+            setattr(est, k, dec.decode(v))
+    if "device_" in vars(est):
+        est.device_ = "cpu"
+    if device is not None and hasattr(est, "to_device"):
+        est.to_device(device)
+    return est

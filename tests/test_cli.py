@@ -1,0 +1,249 @@
+"""The command line (``python -m svmgpu``): demo, train/predict round trips on LIBSVM files,
+one-line errors with non-zero exit codes."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from svmgpu import cli
+from svmgpu.backend import cupy_available
+from svmgpu.datasets import dump_svmlight, make_checkerboard
+from svmgpu.io import load_model
+
+_ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
+
+
+def run_cli(*args, cwd=None, timeout=240):
+    """``python -m svmgpu ARGS`` in a subprocess: (exit code, stdout, stderr)."""
+    res = subprocess.run([sys.executable, "-m", "svmgpu", *map(str, args)], capture_output=True,
+                         text=True, cwd=cwd, env=_ENV, timeout=timeout)
+    return res.returncode, res.stdout, res.stderr
+
+
+@pytest.fixture
+def call(capsys):
+    """``svmgpu ARGS`` in this process (fast: no interpreter start): (exit code, stdout, stderr)."""
+
+    def run(*args):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse: --help, --version, usage errors
+            code = exc.code
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+def _assert_one_line_error(rc, err, expected_rc=1, match=None):
+    assert rc == expected_rc, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert "error" in lines[0]
+    if match is not None:
+        assert match in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def svm_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    X, y = make_checkerboard(1500, random_state=0)
+    dump_svmlight(X, y, d / "train.txt")
+    Xt, yt = make_checkerboard(500, random_state=1)
+    dump_svmlight(Xt, yt, d / "test.txt")
+    y3 = np.where(Xt[:, 0] < 0.33, 1, np.where(Xt[:, 0] < 0.66, 2, 3))
+    dump_svmlight(Xt, y3, d / "three.txt")
+    dump_svmlight(Xt, np.sin(3 * Xt[:, 0]) + Xt[:, 1], d / "reg.txt")
+    return d
+
+
+def test_demo_small(tmp_path):
+    rc, out, err = run_cli("demo", "--n-samples", 5000, "--device", "cpu", "--json",
+                           tmp_path / "demo.json")
+    assert rc == 0, err
+    assert "[features]" in out and "[solve]" in out
+    line = next(li for li in out.splitlines() if li.startswith("test accuracy"))
+    acc = float(line.split()[2])
+    assert 90.0 < acc <= 100.0
+    for word in ("features", "solve", "total", "peak memory", "VmHWM", "device", "cpu"):
+        assert word in out
+    res = json.loads((tmp_path / "demo.json").read_text())
+    assert res["n_samples"] == 5000 and res["n_test"] == 5000
+    assert res["C"] == pytest.approx(1 / (1e-7 * 5000))
+    assert 0.9 < res["accuracy"] <= 1.0
+    assert res["peak_host_bytes"] > 0
+    assert res["seconds"]["features"] > 0 and res["seconds"]["solve"] > 0
+
+
+def test_demo_in_process_quiet_with_noise(capsys):
+    rc = cli.main(["demo", "--n-samples", "3000", "--n-test", "2000", "--rank", "100",
+                   "--flip", "0.1", "--loss", "squared_hinge", "--device", "cpu", "-q"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "label noise 10%" in out and "[unisvm" not in out
+    acc = float(next(li for li in out.splitlines() if li.startswith("test accuracy")).split()[2])
+    assert 85.0 < acc <= 100.0
+
+
+def test_train_predict_roundtrip(svm_files, tmp_path):
+    """Through a real ``python -m svmgpu`` process, as a user runs it."""
+    model = tmp_path / "model.npz"
+    rc, out, err = run_cli("train", svm_files / "train.txt", model, "-C", 100, "--gamma", 16,
+                           "--rank", 150, "--device", "cpu")
+    assert rc == 0, err
+    assert "model saved to" in out and model.exists()
+    pred = tmp_path / "pred.txt"
+    rc, out, err = run_cli("predict", svm_files / "test.txt", model, "--output", pred)
+    assert rc == 0, err
+    line = next(li for li in out.splitlines() if li.startswith("Accuracy = "))
+    acc = float(line.split()[2].rstrip("%"))
+    assert acc > 90.0
+    labels = pred.read_text().split()
+    assert len(labels) == 500 and set(labels) <= {"-1", "1"}
+    # the CLI's model is an ordinary svmgpu model file
+    est = load_model(model)
+    assert type(est).__name__ == "UniSVC" and est.C == 100.0 and est.rank == 150
+    assert est.gamma == 16.0 and est.random_state == 0
+    Xt = np.array([[float(t.split(":")[1]) for t in li.split()[1:]]
+                   for li in (svm_files / "test.txt").read_text().splitlines()])
+    np.testing.assert_array_equal(est.predict(Xt).astype(int).astype(str), labels)
+
+
+def test_predict_to_stdout_and_multiclass(svm_files, tmp_path, call):
+    model = tmp_path / "m3.npz"
+    rc, out, err = call("train", svm_files / "three.txt", model, "--gamma", 16, "--rank", 60,
+                           "--multi-class", "ovo", "--device", "cpu")
+    assert rc == 0, err
+    assert "3 classes" in out
+    rc, out, err = call("predict", svm_files / "three.txt", model, "-o", "-")
+    assert rc == 0, err
+    assert set(out.split()) <= {"1", "2", "3"} and len(out.split()) == 500
+    assert "Accuracy = " in err
+
+
+def test_regression_and_param_passthrough(svm_files, tmp_path, call):
+    model = tmp_path / "r.npz"
+    rc, out, err = call("train", svm_files / "reg.txt", model, "-e", "unisvr", "--gamma", 4,
+                           "--rank", 40, "--param", "loss_params={\"epsilon\": 0.05}",
+                           "--device", "cpu")
+    assert rc == 0, err
+    assert load_model(model).loss_params == {"epsilon": 0.05}
+    rc, out, err = call("predict", svm_files / "reg.txt", model)
+    assert rc == 0, err
+    assert "Mean squared error" in out
+
+
+@pytest.mark.parametrize("estimator", ["reduced", "greedy", "path", "lssvm", "psvm", "wpsvm"])
+def test_other_estimators(svm_files, tmp_path, estimator, call):
+    try:
+        cli.estimator_class(estimator)
+    except cli.CLIError as exc:
+        pytest.skip(str(exc))
+    args = ["--gamma", 16]
+    if estimator in ("reduced", "path", "lssvm", "psvm", "wpsvm"):
+        args += ["--rank", 100]
+    if estimator in ("psvm", "wpsvm"):
+        args += ["--kernel", "rbf"]
+    if estimator == "path":
+        args += ["--param", "lambda_min=1e-3"]  # a shorter path: a faster test
+    model = tmp_path / "m.npz"
+    rc, out, err = call("train", svm_files / "train.txt", model, "-e", estimator, *args,
+                        "--device", "cpu")
+    assert rc == 0, err
+    rc, out, err = call("predict", svm_files / "test.txt", model)
+    assert rc == 0, err
+    acc = float(next(li for li in out.splitlines() if li.startswith("Accuracy")).split()[2][:-1])
+    assert acc > 70.0
+
+
+def test_missing_estimator_module_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(cli.ESTIMATORS, "ghost", ("svmgpu.estimators.ghost", "GhostSVC",
+                                                   "classification"))
+    with pytest.raises(cli.CLIError, match="not available"):
+        cli.estimator_class("ghost")
+
+
+@pytest.mark.parametrize("args,rc,match", [
+    ((), 2, "required"),
+    (("bogus",), 2, "invalid choice"),
+    (("demo", "--n-samples", "abc"), 2, "--n-samples"),
+    (("demo", "--loss", "nope"), 2, "--loss"),
+    (("demo", "--flip", "0.9"), 2, "--flip"),
+    (("train", "missing.txt", "m.npz"), 1, "does not exist"),
+    (("train", "{train}", "m.npz", "-e", "nope"), 2, "invalid choice"),
+    (("train", "{train}", "m.npz", "--gamma", "-1"), 2, "gamma"),
+    (("train", "{train}", "m.npz", "--rank", "zero"), 2, "rank"),
+    (("train", "{train}", "m.npz", "-e", "greedy", "-C", "3"), 1, "-C does not apply"),
+    (("train", "{train}", "m.npz", "--param", "nope=1"), 1, "no parameter 'nope'"),
+    (("train", "{train}", "m.npz", "--loss", "nope", "--rank", "10"), 1, "unknown"),
+    (("train", "{train}", "{tmp}/no/such/dir/m.npz"), 1, "does not exist"),
+    (("predict", "{train}", "missing.npz"), 1, "does not exist"),
+    (("predict", "{train}", "{train}"), 1, "not an svmgpu model file"),
+    (("predict", "missing.txt", "{model}"), 1, "does not exist"),
+])
+def test_user_errors_are_one_line(svm_files, tmp_path, args, rc, match, call, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "ok.npz"
+    if "{model}" in args:
+        assert call("train", svm_files / "train.txt", model, "--rank", 10, "--device",
+                    "cpu")[0] == 0
+    args = [a.format(train=svm_files / "train.txt", tmp=tmp_path, model=model) for a in args]
+    code, out, err = call(*args)
+    _assert_one_line_error(code, err, rc, match)
+
+
+def test_malformed_data_is_one_line(tmp_path, call):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 1:0.5 2:0.1\n-1 1:x 2:0.3\n")
+    code, _, err = call("train", bad, tmp_path / "m.npz")
+    _assert_one_line_error(code, err, 1, "line 2")
+
+
+@pytest.mark.skipif(cupy_available(), reason="checks the message shown where CUDA is missing")
+def test_cuda_unavailable_is_one_line(call):
+    code, _, err = call("demo", "--n-samples", 1000, "--device", "cuda")
+    _assert_one_line_error(code, err, 1, "CUDA")
+
+
+def test_debug_shows_traceback(tmp_path, call):
+    with pytest.raises(cli.CLIError, match="does not exist"):
+        call("--debug", "train", tmp_path / "missing.txt", tmp_path / "m.npz")
+
+
+def test_unexpected_errors_are_one_line_too(monkeypatch, call):
+    def boom(args, out=print):
+        raise ZeroDivisionError("bug")
+
+    monkeypatch.setattr(cli, "cmd_demo", boom)
+    code, _, err = call("demo")
+    _assert_one_line_error(code, err, 1, "internal error (ZeroDivisionError: bug)")
+
+
+def test_version_and_help(call):
+    code, out, _ = call("--version")
+    assert code == 0 and out.startswith("svmgpu ")
+    code, out, _ = call("train", "--help")
+    assert code == 0 and "--estimator" in out
+
+
+def test_bench_passes_arguments_through():
+    code, out, err = run_cli("bench", "--help")
+    if not cli.bench_script().is_file():
+        _assert_one_line_error(code, err, 1, "compare.py")
+        return
+    assert code == 0, err
+    assert "--quick" in out and "--sizes" in out
+
+
+@pytest.mark.gpu
+def test_demo_on_gpu_reports_pool(call):
+    code, out, err = call("demo", "--n-samples", 5000, "--device", "cuda", "-q")
+    assert code == 0, err
+    assert "cuda:0 (CuPy)" in out and "GPU pool" in out
+    acc = float(next(li for li in out.splitlines() if li.startswith("test accuracy")).split()[2])
+    assert acc > 90.0

@@ -1,0 +1,326 @@
+"""Portable model files (svmgpu.io): round trips of every estimator, the encoder's edge cases,
+and refusal of files that are not svmgpu models."""
+
+import importlib
+import json
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+
+from svmgpu.backend import to_device, to_numpy
+from svmgpu.datasets import make_checkerboard
+from svmgpu.estimators.unisvm import UniSVC, UniSVR
+from svmgpu.io import (
+    FORMAT_VERSION,
+    ModelFormatError,
+    _Decoder,
+    _Encoder,
+    load_model,
+    read_metadata,
+    save_model,
+)
+from svmgpu.kernels import RBF, Linear, Polynomial
+from svmgpu.losses import get_loss
+from svmgpu.lowrank import nystrom
+
+
+def _data(m=300, classes=2, seed=0):
+    X, y = make_checkerboard(m, random_state=seed)
+    if classes == 3:
+        y = np.where(X[:, 0] < 0.33, "a", np.where(X[:, 0] < 0.66, "b", "c"))
+    return X, y
+
+
+def _roundtrip(est, X, tmp_path, name="model.npz", **kw):
+    path = tmp_path / name
+    save_model(est, path, **kw)
+    loaded = load_model(path)
+    assert type(loaded) is type(est)
+    assert loaded.get_params() == est.get_params()
+    np.testing.assert_array_equal(to_numpy(loaded.decision_function(X) if
+                                           hasattr(est, "decision_function") else
+                                           loaded.predict(X)),
+                                  to_numpy(est.decision_function(X) if
+                                           hasattr(est, "decision_function") else est.predict(X)))
+    np.testing.assert_array_equal(to_numpy(loaded.predict(X)), to_numpy(est.predict(X)))
+    return loaded
+
+
+@pytest.mark.parametrize("rank", [40, None], ids=["lowrank", "full"])
+@pytest.mark.parametrize("classes,multi", [(2, "ovr"), (3, "ovr"), (3, "ovo")])
+def test_unisvc_roundtrip(tmp_path, rank, classes, multi):
+    X, y = _data(classes=classes)
+    clf = UniSVC(C=10.0, gamma=16.0, rank=rank, multi_class=multi, random_state=0,
+                 device="cpu").fit(X, y)
+    loaded = _roundtrip(clf, X, tmp_path)
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    assert loaded.loss_.name == clf.loss_.name and loaded.loss_.params == clf.loss_.params
+    assert loaded.kernel_ == clf.kernel_
+    assert loaded.device_ == "cpu"
+    assert loaded.n_features_in_ == 2
+    if rank is not None:
+        # the training features are dropped by default, kept on request
+        assert loaded.factor_.P.shape == (0, clf.factor_.rank)
+        assert loaded.factor_.rank == clf.factor_.rank
+        np.testing.assert_array_equal(loaded.factor_.landmarks, clf.factor_.landmarks)
+        full = _roundtrip(clf, X, tmp_path, name="full.npz", training_features=True)
+        np.testing.assert_array_equal(full.factor_.P, clf.factor_.P)
+        assert read_metadata(tmp_path / "model.npz")["omitted"] == ["factor_.P"]
+        assert read_metadata(tmp_path / "full.npz")["omitted"] == []
+
+
+def test_unisvc_nonconvex_loss_params_roundtrip(tmp_path):
+    X, y = _data()
+    clf = UniSVC(loss="truncated_squared_hinge", loss_params={"a": 2.5}, C=10.0, gamma=16.0,
+                 rank=30, init="squared_hinge", random_state=0, device="cpu").fit(X, y)
+    loaded = _roundtrip(clf, X, tmp_path)
+    assert loaded.loss_params == {"a": 2.5}
+    assert loaded.loss_.params == clf.loss_.params
+    assert loaded.A_ == clf.A_
+
+
+def test_unisvr_roundtrip(tmp_path):
+    X, _ = _data()
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    reg = UniSVR(C=10.0, gamma=4.0, rank=30, random_state=0, device="cpu").fit(X, y)
+    loaded = _roundtrip(reg, X, tmp_path)
+    assert loaded.loss_.task == "regression"
+    # the reloaded model can be refitted (it is an ordinary estimator)
+    loaded.fit(X, y)
+
+
+def test_metadata_content(tmp_path):
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=20, random_state=0, device="cpu").fit(X, y)
+    save_model(clf, tmp_path / "m.npz")
+    meta = read_metadata(tmp_path / "m.npz")
+    import svmgpu
+
+    assert meta["format"] == "svmgpu-model"
+    assert meta["format_version"] == FORMAT_VERSION
+    assert meta["svmgpu_version"] == svmgpu.__version__
+    assert meta["class"] == "UniSVC"
+    assert meta["params"]["gamma"] == 16.0 and meta["params"]["rank"] == 20
+    assert meta["attributes"]["kernel_"] == {"__kernel__": "RBF",
+                                             "params": {"__dict__": [["gamma", 16.0]]}}
+    paths = {a["path"] for a in meta["arrays"].values()}
+    assert "classes_" in paths and "factor_.L_inv" in paths
+    # the archive holds plain .npy members only: nothing to unpickle
+    with zipfile.ZipFile(tmp_path / "m.npz") as z:
+        assert all(n.endswith(".npy") for n in z.namelist())
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as npz:
+        for name, info in meta["arrays"].items():
+            assert list(npz[name].shape) == info["shape"]
+    # shared arrays are stored once and stay shared
+    loaded = load_model(tmp_path / "m.npz")
+    assert loaded.coef_ is loaded.models_[0]["coef"]
+
+
+def test_no_suffix_added_and_overwrite(tmp_path):
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=0, device="cpu").fit(X, y)
+    path = tmp_path / "model.bin"
+    save_model(clf, path)
+    save_model(clf, path)  # replaced atomically
+    assert path.exists() and not (tmp_path / "model.bin.npz").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["model.bin"]
+    load_model(str(path))
+
+
+_OTHER = [
+    ("reduced", "ReducedSVC", dict(gamma=16.0, rank=30, C=10.0, random_state=0)),
+    ("greedy", "GreedySVC", dict(gamma=16.0)),
+    ("closed_form", "LSSVC", dict(gamma=16.0, C=10.0)),
+    ("closed_form", "LSSVC", dict(gamma=16.0, C=10.0, rank=30, random_state=0)),
+    ("closed_form", "PSVC", dict(C=10.0)),
+    ("closed_form", "WPSVC", dict(kernel="rbf", gamma=16.0, C=10.0, rank=30, random_state=0)),
+    ("path", "L2SVMPath", dict(gamma=16.0, rank=30, random_state=0)),
+    ("path", "L2SVMPath", dict(gamma=16.0, rank=30, random_state=0, refit=False)),
+]
+
+
+@pytest.mark.parametrize("module,name,params", _OTHER,
+                         ids=[f"{n}-{i}" for i, (_, n, _) in enumerate(_OTHER)])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_other_estimators_roundtrip(tmp_path, module, name, params, classes):
+    try:
+        cls = getattr(importlib.import_module(f"svmgpu.estimators.{module}"), name)
+    except (ImportError, AttributeError):
+        pytest.skip(f"svmgpu.estimators.{module}.{name} is not available yet")
+    X, y = _data(m=200, classes=classes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(device="cpu", **params).fit(X, y)
+    _roundtrip(est, X, tmp_path)
+
+
+@pytest.mark.gpu
+def test_cuda_model_saves_to_host_and_loads_on_any_device(tmp_path):
+    X, y = _data()
+    Xd = to_device(X, "cuda")
+    clf = UniSVC(C=10.0, gamma=16.0, rank=30, random_state=0, device="cuda").fit(Xd, y)
+    save_model(clf, tmp_path / "m.npz")
+    meta = read_metadata(tmp_path / "m.npz")
+    assert any(a["kind"] == "cupy" for a in meta["arrays"].values())
+    host = load_model(tmp_path / "m.npz")
+    assert host.device_ == "cpu"
+    np.testing.assert_allclose(host.decision_function(X), to_numpy(clf.decision_function(Xd)),
+                               rtol=1e-10, atol=1e-10)
+    gpu = load_model(tmp_path / "m.npz", device="cuda")
+    assert gpu.device_.startswith("cuda")
+    out = gpu.decision_function(Xd)
+    assert type(out) is type(Xd)
+
+
+# ------------------------------------------------------------------------------ encoder
+def _enc_dec(obj, **kw):
+    enc = _Encoder(training_features=True, **kw)
+    tree = enc.encode(obj, "x")
+    tree = json.loads(json.dumps(tree, allow_nan=False))  # must be strict JSON
+    return _Decoder(dict(enc.arrays), enc.index).decode(tree)
+
+
+def test_encoder_tree_types():
+    obj = {
+        "none": None, "b": True, "i": 3, "f": 0.1, "nan": float("nan"), "inf": -float("inf"),
+        "c": 1 + 2j, "s": "text", "list": [1, "a", [2.5]], "tuple": (1, (2, 3)),
+        "npf": np.float32(1.5), "npi": np.int64(7), "npb": np.bool_(True),
+        "hist": [np.float64(1.0), np.float64(0.5), np.float64(0.25)],
+        "arr0d": np.array(3.0), "arr": np.arange(6, dtype=np.int32).reshape(2, 3),
+        "strs": np.array(["a", "bb"]), "obj": np.array(["x", 1, None], dtype=object),
+        "dtype": np.dtype("float32"), "type": np.float32,
+        1: "int key", (1, 2): "tuple key", "empty": [], "emptyarr": np.empty((0, 4)),
+    }
+    out = _enc_dec(obj)
+    assert out.keys() == obj.keys()
+    assert np.isnan(out["nan"]) and out["inf"] == -np.inf
+    for k in ("none", "b", "i", "f", "c", "s", "list", "tuple", "dtype", "empty"):
+        assert out[k] == obj[k] and type(out[k]) is type(obj[k]), k
+    assert out["type"] is np.float32
+    for k in ("npf", "npi", "npb"):
+        assert type(out[k]) is type(obj[k]) and out[k] == obj[k]
+    assert [type(v) for v in out["hist"]] == [np.float64] * 3 and out["hist"] == obj["hist"]
+    for k in ("arr0d", "arr", "strs", "emptyarr"):
+        assert out[k].dtype == obj[k].dtype and out[k].shape == obj[k].shape
+        np.testing.assert_array_equal(out[k], obj[k])
+    assert out["obj"].dtype == object and list(out["obj"]) == ["x", 1, None]
+    assert out[1] == "int key" and out[(1, 2)] == "tuple key"
+
+
+def test_encoder_kernels_losses_factor():
+    X = np.random.default_rng(0).random((50, 3))
+    f = nystrom(X, RBF(2.0), 10, random_state=0)
+    obj = [RBF(0.5), Polynomial(degree=2, gamma=0.3, coef0=1.0), Linear(),
+           get_loss("smooth_ramp", a=2.0), get_loss("huber", task="regression"), f]
+    out = _enc_dec(obj)
+    assert out[:3] == obj[:3]
+    assert out[3].name == "smooth_ramp" and out[3].params == obj[3].params
+    assert out[4].task == "regression" and out[4].params == obj[4].params
+    np.testing.assert_array_equal(out[5].transform(X[:7]), f.transform(X[:7]))
+    assert out[5].method == f.method and out[5].trace_residual == f.trace_residual
+
+
+def test_encoder_names_unencodable_attribute(tmp_path):
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=0, device="cpu").fit(X, y)
+    clf.models_[0]["callback"] = lambda: None
+    with pytest.raises(TypeError, match=r"models_\[0\]\['callback'\].*function"):
+        save_model(clf, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+    clf.models_[0].pop("callback")
+    clf.extra_ = {object(): 1}
+    with pytest.raises(TypeError, match=r"extra_.*dict key"):
+        save_model(clf, tmp_path / "m.npz")
+    clf.extra_ = np.array([{"a": 1}], dtype=object)
+    with pytest.raises(TypeError, match=r"extra_.*object array"):
+        save_model(clf, tmp_path / "m.npz")
+
+
+def test_save_refuses_unfitted_and_foreign_estimators(tmp_path):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.svm import SVC
+
+    with pytest.raises(NotFittedError):
+        save_model(UniSVC(), tmp_path / "m.npz")
+    X, y = _data()
+    with pytest.raises(TypeError, match="svmgpu estimators"):
+        save_model(SVC().fit(X, y), tmp_path / "m.npz")
+
+
+def test_random_generator_parameter_is_saved_as_none(tmp_path):
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=np.random.default_rng(0),
+                 device="cpu").fit(X, y)
+    with pytest.warns(UserWarning, match="random generator"):
+        save_model(clf, tmp_path / "m.npz")
+    assert load_model(tmp_path / "m.npz").random_state is None
+
+
+# ------------------------------------------------------------------------------ bad files
+def test_load_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_model(tmp_path / "missing.npz")
+    (tmp_path / "text.npz").write_text("hello")
+    with pytest.raises(ModelFormatError, match="not an svmgpu model"):
+        load_model(tmp_path / "text.npz")
+    np.savez(tmp_path / "plain.npz", a=np.arange(3))
+    with pytest.raises(ModelFormatError, match="not an svmgpu model"):
+        load_model(tmp_path / "plain.npz")
+
+
+def _rewrite_meta(src, dst, change):
+    with np.load(src, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    meta = json.loads(arrays["__svmgpu_meta__"].tobytes().decode())
+    change(meta)
+    arrays["__svmgpu_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(dst, **arrays)
+
+
+def test_load_refuses_newer_format_and_unknown_classes(tmp_path):
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=0, device="cpu").fit(X, y)
+    save_model(clf, tmp_path / "m.npz")
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "new.npz",
+                  lambda m: m.update(format_version=FORMAT_VERSION + 1))
+    with pytest.raises(ModelFormatError, match="upgrade svmgpu"):
+        load_model(tmp_path / "new.npz")
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "cls.npz",
+                  lambda m: m.update({"class": "os.system"}))
+    with pytest.raises(ModelFormatError, match="unknown estimator class"):
+        load_model(tmp_path / "cls.npz")
+
+    def evil_dataclass(m):
+        m["attributes"]["x_"] = {"__dataclass__": "Popen", "fields": {}}
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "dc.npz", evil_dataclass)
+    with pytest.raises(ModelFormatError, match="refusing unknown class"):
+        load_model(tmp_path / "dc.npz")
+
+    def evil_kernel(m):
+        m["attributes"]["kernel_"] = {"__kernel__": "Kernel", "params": {"__dict__": []}}
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "k.npz", evil_kernel)
+    with pytest.raises(ModelFormatError, match="unknown kernel class"):
+        load_model(tmp_path / "k.npz")
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "meth.npz",
+                  lambda m: m["attributes"].update(predict={"__array__": "a0"}))
+    with pytest.raises(ModelFormatError, match="refusing attribute name 'predict'"):
+        load_model(tmp_path / "meth.npz")
+
+    def evil_field(m):
+        m["attributes"]["factor_"]["fields"]["__class__"] = None
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "fld.npz", evil_field)
+    with pytest.raises(ModelFormatError, match="unknown fields"):
+        load_model(tmp_path / "fld.npz")
+
+    _rewrite_meta(tmp_path / "m.npz", tmp_path / "arr.npz",
+                  lambda m: m["attributes"].update(x_={"__array__": "nope"}))
+    with pytest.raises(ModelFormatError, match="does not list"):
+        load_model(tmp_path / "arr.npz")
