@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmgpu.backend import array_device, get_device, get_namespace, to_numpy
+from svmgpu.backend import array_device, get_device, get_namespace, numpy_dtype, to_numpy
 
 #: Default (rtol, atol) per dtype name for comparisons with a float64 reference.
 TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (2e-5, 2e-6)}
@@ -35,7 +35,7 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
         assert array_device(actual) == get_device(device), (
             f"expected device {device}, got {array_device(actual)}"
         )
-    dt_name = str(actual.dtype).split(".")[-1]
+    dt_name = numpy_dtype(actual.dtype).name
     if dtype is not None:
         want = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
         assert dt_name == want, f"expected dtype {want}, got {dt_name}"

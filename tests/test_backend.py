@@ -139,3 +139,11 @@ def test_moves_and_tree(device):
     pickle.loads(pickle.dumps(back))
     assert_allclose(B.asarray([1, 2], device=device, dtype=np.float32), [1, 2], dtype="float32",
                     device=device)
+
+
+def test_check_fits_and_numpy_dtype():
+    B.check_fits(100, 100, what="x", hint="y")
+    with pytest.raises(MemoryError, match=r"the thing needs about .* GB.*lower r, or raise memory_budget"):
+        B.check_fits(10**9, 10**6, what="the thing", hint="lower r")
+    assert B.numpy_dtype(np.float32) == np.float32
+    assert B.numpy_dtype(array_api_strict.float64) == np.float64

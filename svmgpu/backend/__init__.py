@@ -15,6 +15,7 @@ from svmgpu.backend._device import (
     get_namespace,
     is_cupy,
     is_numpy,
+    numpy_dtype,
     random_subset,
     to_device,
     to_numpy,
@@ -30,6 +31,7 @@ from svmgpu.backend._linalg import (
 from svmgpu.backend._memory import (
     available_memory,
     block_rows,
+    check_fits,
     parse_bytes,
     resolve_budget,
 )
@@ -43,6 +45,7 @@ __all__ = [
     "asarray",
     "available_memory",
     "block_rows",
+    "check_fits",
     "cho_factor",
     "cho_solve",
     "cholesky",
@@ -54,6 +57,7 @@ __all__ = [
     "is_numpy",
     "jittered_cholesky",
     "matmul_into",
+    "numpy_dtype",
     "parse_bytes",
     "random_subset",
     "resolve_budget",

@@ -184,3 +184,11 @@ def random_subset(n: int, k: int, *, seed, device):
     (drawn on the host with NumPy's generator seeded by ``seed``)."""
     idx = np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False))
     return to_device(idx.astype(np.int64), device)
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The NumPy dtype of an array dtype of any namespace (NumPy, CuPy, array-api-strict)."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:  # array-api-strict dtypes print as "array_api_strict.float64"
+        return np.dtype(str(dtype).split(".")[-1])

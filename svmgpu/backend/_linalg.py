@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from svmgpu.backend._device import is_cupy, is_numpy
+from svmgpu.backend._device import is_cupy, is_numpy, numpy_dtype
 from svmgpu.backend._threads import small_blas
 
 
@@ -118,7 +118,7 @@ def jittered_cholesky(a, *, lower: bool = True, xp, initial_shift: float | None 
         pass
     if initial_shift is None:
         mean_diag = float(xp.mean(xp.abs(xp.linalg.diagonal(a)))) if n else 1.0
-        initial_shift = 10.0 * float(np.finfo(np.dtype(str(a.dtype).split(".")[-1])).eps) * max(
+        initial_shift = 10.0 * float(np.finfo(numpy_dtype(a.dtype)).eps) * max(
             mean_diag, math.ulp(1.0)
         )
     eye = xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None))

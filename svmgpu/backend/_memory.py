@@ -103,3 +103,13 @@ def block_rows(n_cols: int, itemsize: int, budget: int, *, n_buffers: int = 1,
     if max_rows is not None:
         rows = min(rows, max(int(max_rows), 1))
     return rows
+
+
+def check_fits(n_bytes: int, budget: int, *, what: str, hint: str) -> None:
+    """Raise a MemoryError when ``n_bytes`` for ``what`` exceed ``budget``; the message ends
+    with ``hint`` (what to change) and "or raise memory_budget"."""
+    if n_bytes > budget:
+        raise MemoryError(
+            f"{what} needs about {n_bytes / 1e9:.2f} GB, more than the memory budget "
+            f"({budget / 1e9:.2f} GB); {hint}, or raise memory_budget"
+        )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmgpu.backend import asarray, get_namespace, resolve_budget
+from svmgpu.backend import asarray, check_fits, get_namespace, resolve_budget
 from svmgpu.estimators._base import SVCBase
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
@@ -138,16 +138,10 @@ class LSSVC(_LeastSquaresBase):
         self.kernel_ = kernel
         m = X.shape[0]
         if self.rank is None:
-            itemsize = 8
-            need = 3 * m * m * itemsize  # K, the scaled copy and its Cholesky factor
-            budget = resolve_budget(self.memory_budget, device)
-            if need > budget:
-                raise MemoryError(
-                    f"LSSVC(rank=None) solves the dual (8)/(9) with the full {m} x {m} kernel "
-                    f"(about {need / 1e9:.2f} GB), over the memory budget of {budget / 1e9:.2f} "
-                    "GB: pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21), or raise "
-                    "memory_budget"
-                )
+            # K, the scaled copy and its Cholesky factor
+            check_fits(3 * m * m * 8, resolve_budget(self.memory_budget, device),
+                       what=f"LSSVC(rank=None): the dual (8)/(9) with the full {m} x {m} kernel",
+                       hint="pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21)")
             self.solver_ = "dual"
             self.support_ = np.arange(m)
             self.support_vectors_ = X

@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from svmgpu.backend import (
+    check_fits,
     cho_solve,
     get_namespace,
     jittered_cholesky,
@@ -18,18 +19,6 @@ from svmgpu.backend import (
 from svmgpu.estimators._base import SVCBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.path import check_path_params, l2svm_path
-
-
-def _itemsize(dtype) -> int:
-    return np.dtype(str(dtype).split(".")[-1]).itemsize
-
-
-def _check_fits(n_bytes, budget, what, hint):
-    if n_bytes > budget:
-        raise MemoryError(
-            f"{what} needs about {n_bytes / 1e9:.2f} GB, more than the memory budget "
-            f"({budget / 1e9:.2f} GB); {hint}, or raise memory_budget"
-        )
 
 
 class L2SVMPath(SVCBase):
@@ -193,8 +182,8 @@ class L2SVMPath(SVCBase):
         budget = resolve_budget(self.memory_budget, device)
         if self.rank is None:
             # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I.
-            _check_fits(3 * m * m * 8, budget, f"the full kernel of {m} samples",
-                        "set rank (e.g. rank=300) for a low-rank factor")
+            check_fits(3 * m * m * 8, budget, what=f"the full kernel of {m} samples",
+                       hint="set rank (e.g. rank=300) for a low-rank factor")
             X64 = xp.astype(X, xp.float64)
             K = self.kernel_.block(X64, X64)
             K = K + (0.5 * self.eps) * xp.eye(m, dtype=xp.float64, device=getattr(X, "device", None))
@@ -247,9 +236,9 @@ class L2SVMPath(SVCBase):
         elif self.refit:
             # Section 2.7.3 with J = E: (K_EE + ε/2 I) γ = (P Pᵀ)_{E,E} (y ∘ α) = P_E w.
             n_E = int(support.shape[0])
-            _check_fits(2 * n_E * n_E * 8, shared["budget"],
-                        f"expanding the selected classifier on its {n_E} active points",
-                        "use refit=False (the classifier then stays on the r landmarks)")
+            check_fits(2 * n_E * n_E * 8, shared["budget"],
+                       what=f"expanding the selected classifier on its {n_E} active points",
+                       hint="use refit=False (the classifier then stays on the r landmarks)")
             XE = xp.take(X, support, axis=0)
             XE64 = xp.astype(XE, xp.float64)
             KE = self.kernel_.block(XE64, XE64)

@@ -17,6 +17,7 @@ from svmgpu.backend import (
     asarray,
     block_rows,
     get_namespace,
+    numpy_dtype,
     resolve_budget,
     serial_blas,
     to_numpy,
@@ -116,7 +117,7 @@ def kernel_columns(kernel, X, Z, *, xp, device, memory_budget=None, intercept=Fa
         When the budget cannot hold one block row.
     """
     m, r = X.shape[0], Z.shape[0]
-    itemsize = np.dtype(str(X.dtype).split(".")[-1]).itemsize
+    itemsize = numpy_dtype(X.dtype).itemsize
     F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=getattr(X, "device", None))
     budget = resolve_budget(memory_budget, device)
     cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 16) if device.kind == "cpu" else None

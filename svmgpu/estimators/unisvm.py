@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmgpu.backend import block_rows, get_namespace, resolve_budget
+from svmgpu.backend import check_fits, get_namespace, resolve_budget
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
@@ -44,19 +44,10 @@ class _UniSVMMixin:
                                      (self.solver == "auto" and newton_ok)) else "dca"
         self.kernel_ = self._make_kernel(X)
         if self.rank is None:
-            m = X.shape[0]
-            itemsize = np.dtype(str(X.dtype).split(".")[-1]).itemsize
-            budget = resolve_budget(self.memory_budget, device)
-            try:
-                block_rows(m * 3, max(itemsize, 8), budget, max_rows=m)
-                if (m * m * 8 * 3) > budget:
-                    raise MemoryError
-            except MemoryError:
-                raise MemoryError(
-                    f"the full kernel of {m} samples needs about {3 * m * m * 8 / 1e9:.2f} GB, "
-                    f"more than the memory budget ({budget / 1e9:.2f} GB); set rank (e.g. rank=300) "
-                    "for the low-rank solver, or raise memory_budget"
-                ) from None
+            m = X.shape[0]  # K, its float64 copy and the Cholesky factor
+            check_fits(3 * m * m * 8, resolve_budget(self.memory_budget, device),
+                       what=f"the full kernel of {m} samples",
+                       hint="set rank (e.g. rank=300) for the low-rank solver")
             self.factor_ = None
             self.X_fit_ = X
             return {"K": self.kernel_.block(X, X)}

@@ -24,6 +24,7 @@ from svmgpu.backend import (
     block_rows,
     get_device,
     is_numpy,
+    numpy_dtype,
     resolve_budget,
     serial_blas,
     solve_triangular,
@@ -38,7 +39,7 @@ _CPU_BLOCK_BYTES = 1 << 20
 
 def _rank_tol(dtype) -> float:
     """Relative pivot threshold: residual diagonals below ``tol · max diag`` are noise."""
-    return 100.0 * float(np.finfo(np.dtype(str(dtype).split(".")[-1])).eps)
+    return 100.0 * float(np.finfo(numpy_dtype(dtype)).eps)
 
 
 @dataclass
@@ -110,7 +111,7 @@ def gram(P, *, weights=None, rows=None, memory_budget=None):
     xp = device.xp
     m, r = P.shape
     n = m if rows is None else int(rows.shape[0])
-    itemsize = np.dtype(str(P.dtype).split(".")[-1]).itemsize
+    itemsize = numpy_dtype(P.dtype).itemsize
     budget = resolve_budget(memory_budget, device)
     step = block_rows(r, itemsize, max(budget - 3 * r * r * 8, 0), n_buffers=2,
                       max_rows=_GRAM_BLOCK_ROWS)
@@ -133,7 +134,7 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
     """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map), into ``out`` if given."""
     xp = device.xp
     m, r = X.shape[0], Z.shape[0]
-    itemsize = np.dtype(str(X.dtype).split(".")[-1]).itemsize
+    itemsize = numpy_dtype(X.dtype).itemsize
     if out is None:
         out = xp.empty((m, r), dtype=X.dtype, device=getattr(X, "device", None))
     budget = resolve_budget(memory_budget, device)
@@ -337,7 +338,7 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
     center = kernel.center_of(X, xp=xp)
     # The prepared training set is reused for every column: check it fits the budget.
     budget = resolve_budget(memory_budget, device)
-    itemsize = np.dtype(str(X.dtype).split(".")[-1]).itemsize
+    itemsize = numpy_dtype(X.dtype).itemsize
     block_rows(m * (X.shape[1] + 3), itemsize, budget)
     px = kernel.prepare(X, center, xp=xp)
 
