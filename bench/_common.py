@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import resource
 import sys
 import time
 from pathlib import Path
@@ -15,14 +14,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def peak_rss_bytes() -> int:
     """Peak resident set size of this process so far (VmHWM), in bytes."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    from svmgpu.backend import peak_host_bytes
+
+    return peak_host_bytes() or 0
 
 
 def rss_bytes() -> int:

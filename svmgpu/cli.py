@@ -76,23 +76,6 @@ def estimator_class(name):
         raise CLIError(f"estimator {name!r}: module {module} has no class {cls}") from None
 
 
-def peak_host_bytes() -> int | None:
-    """Peak resident memory of this process (VmHWM of /proc/self/status), in bytes."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        import resource  # noqa: PLC0415
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    except (ImportError, OSError):
-        return None
-
-
 def gpu_pool_bytes(device) -> int | None:
     """Bytes held by CuPy's default memory pool (its high-water mark, as the pool keeps the
     blocks it frees), or None off CUDA."""
@@ -243,7 +226,7 @@ def cmd_demo(args, out=print):
     import numpy as np  # noqa: PLC0415
 
     import svmgpu  # noqa: PLC0415
-    from svmgpu.backend import get_device, to_device, to_numpy  # noqa: PLC0415
+    from svmgpu.backend import get_device, peak_host_bytes, to_device, to_numpy  # noqa: PLC0415
     from svmgpu.datasets import make_checkerboard  # noqa: PLC0415
     from svmgpu.estimators.unisvm import UniSVC  # noqa: PLC0415
 

@@ -33,6 +33,7 @@ from svmgpu.backend._memory import (
     block_rows,
     check_fits,
     parse_bytes,
+    peak_host_bytes,
     resolve_budget,
 )
 from svmgpu.backend._ops import exp_neg_clipped_inplace, matmul_into
@@ -59,6 +60,7 @@ __all__ = [
     "matmul_into",
     "numpy_dtype",
     "parse_bytes",
+    "peak_host_bytes",
     "random_subset",
     "resolve_budget",
     "serial_blas",

@@ -113,3 +113,20 @@ def check_fits(n_bytes: int, budget: int, *, what: str, hint: str) -> None:
             f"{what} needs about {n_bytes / 1e9:.2f} GB, more than the memory budget "
             f"({budget / 1e9:.2f} GB); {hint}, or raise memory_budget"
         )
+
+
+def peak_host_bytes() -> int | None:
+    """Peak resident memory of this process (VmHWM of /proc/self/status), in bytes."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import resource  # noqa: PLC0415
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    except (ImportError, OSError):
+        return None
