@@ -55,7 +55,7 @@ class _UniSVMMixin:
         self.X_fit_ = None
         return {"P": self.factor_.P, "G": None}
 
-    def _solve(self, shared, rows, y, sample_weight):
+    def _fit_binary(self, shared, rows, y, sample_weight):
         xp = get_namespace(y)
         kw = dict(C=self.C, A=self.A_, task=self._task, sample_weight=sample_weight,
                   max_iter=self.max_iter, tol=self.tol, accelerate=self.accelerate,
@@ -94,7 +94,6 @@ class _UniSVMMixin:
         return {"coef": res.coef, "rows": rows, "n_iter": res.n_iter, "converged": res.converged,
                 "objective_history": res.objective_history, "timings": res.timings}
 
-    _fit_binary = _solve
 
     def _prepare_predict(self, X, *, xp, device):
         if self.factor_ is not None:

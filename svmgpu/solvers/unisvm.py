@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 
-from svmgpu.backend import cho_factor, cho_solve
+from svmgpu.backend import array_device, cho_factor, cho_solve, random_subset
 from svmgpu.lowrank import gram
 from svmgpu.solvers._result import SolverResult
 
@@ -318,10 +318,8 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     eye = xp.eye(r, dtype=xp.float64, device=dev)
     n_presolve = 0
     if presolve and warm_start is None and m > _PRESOLVE_MIN_ROWS:
-        from svmgpu.backend import random_subset  # noqa: PLC0415
-
         k = int(m * _PRESOLVE_FRACTION)
-        sub = random_subset(m, k, seed=random_state, device=_device_of(P))
+        sub = random_subset(m, k, seed=random_state, device=array_device(P))
         pre = unisvm_newton(xp.take(y, sub), loss, C=C * m / k, P=xp.take(P, sub, axis=0),
                             task=task, sample_weight=None if w is None else xp.take(w, sub),
                             max_iter=max_iter, tol=max(tol, 1e-2), presolve=True,
@@ -408,9 +406,3 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
                         timings={"total": time.perf_counter() - t0},
                         info={"active_sizes": active_sizes, "kkt": kkt, "n_backtracks": n_back,
                               "n_presolve_iter": n_presolve, "form": "lowrank-newton"})
-
-
-def _device_of(P):
-    from svmgpu.backend import array_device  # noqa: PLC0415
-
-    return array_device(P)
