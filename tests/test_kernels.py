@@ -142,3 +142,79 @@ def test_make_kernel_and_gamma_rules():
 def test_kernel_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ------------------------------------------------------------- against, decay and partition
+@pytest.mark.parametrize("kernel,ref", CASES, ids=IDS)
+def test_against_equals_evaluate(kernel, ref):
+    rng = np.random.default_rng(5)
+    X, Z = rng.standard_normal((30, 3)), rng.standard_normal((4, 3))
+    c = kernel.center_of(Z, xp=np)
+    f = kernel.against(kernel.prepare(Z, c, xp=np), xp=np)
+    px = kernel.prepare(X, c, xp=np)
+    np.testing.assert_allclose(f(px.rows(0, 17)), ref(X[:17], Z), rtol=1e-10, atol=1e-12)
+    out = np.empty((13, 4))
+    assert f(px.rows(17, 30), out=out) is out
+    np.testing.assert_allclose(out, ref(X[17:], Z), rtol=1e-10, atol=1e-12)
+
+
+def test_exp_floor_far_apart_points():
+    # exponents far below −700 are clipped to exp(−700): values stay in [0, 1e-300]
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [30.0, 0.0]])
+    for dtype, small in (("float64", 1e-300), ("float32", 1e-37)):
+        K = RBF(1e4).block(X.astype(dtype), X.astype(dtype))
+        assert K.dtype == dtype
+        np.testing.assert_array_equal(np.diag(K), 1.0)
+        off = K[~np.eye(3, dtype=bool)]
+        assert np.all(off >= 0) and np.all(off <= small)
+
+
+@pytest.mark.parametrize("kernel,ref", CASES[:2], ids=IDS[:2])
+def test_negligible_distance_bounds_the_kernel(kernel, ref):
+    rng = np.random.default_rng(6)
+    for threshold in (1e-3, 1e-19):
+        r = kernel.negligible_distance(threshold)
+        u = rng.standard_normal((200, 4))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        # points at distance exactly r and 1.5 r from the origin (any direction)
+        Z = np.vstack([r * u, 1.5 * r * u])
+        assert ref(Z, np.zeros((1, 4))).max() <= threshold * (1 + 1e-9)
+        # and the bound is not vacuous: at 0.9 r (along an axis) the RBF exceeds it
+        if isinstance(kernel, RBF):
+            assert ref(np.array([[0.9 * r, 0, 0, 0]]), np.zeros((1, 4)))[0, 0] > threshold
+    assert Linear().negligible_distance(1e-3) is None
+    assert Polynomial().negligible_distance(1e-3) is None
+
+
+@pytest.mark.parametrize("n,d,leaf", [(1000, 2, 64), (777, 5, 50), (30, 3, 100)])
+def test_row_partition_blocks_and_near(n, d, leaf):
+    from svmgpu.kernels import RowPartition
+
+    rng = np.random.default_rng(n)
+    X = rng.random((n, d)) * [3.0] + [[0.0] * (d - 1) + [100.0]]
+    part = RowPartition(X, leaf_size=leaf)
+    perm, starts = part.perm, part.starts
+    np.testing.assert_array_equal(np.sort(perm), np.arange(n))
+    sizes = np.diff(starts)
+    assert starts[0] == 0 and starts[-1] == n and sizes.max() <= leaf and sizes.min() >= 1
+    Xp = X[perm]
+    for b in range(part.n_blocks):
+        rows = Xp[starts[b]:starts[b + 1]]
+        assert np.all(np.diff(perm[starts[b]:starts[b + 1]]) > 0)  # original order inside
+        assert np.linalg.norm(rows - part.centers[b], axis=1).max() <= part.radii[b]
+    for r in (0.05, 0.4, 10.0):
+        for j in rng.choice(n, 5, replace=False):
+            for gap in (0, 10**9):
+                ranges = part.near(Xp[j], r, merge_gap=gap)
+                covered = np.zeros(n, bool)
+                for s, e in ranges:
+                    covered[s:e] = True
+                within = np.linalg.norm(Xp - Xp[j], axis=1) < r
+                assert np.all(covered[within]), "a row within r is outside the ranges"
+                assert all(e0 < s1 for (_, e0), (s1, _) in zip(ranges, ranges[1:]))
+                if gap == 10**9:
+                    assert len(ranges) <= 1
+    if n > 2 * leaf:  # far-apart blocks are skipped for a small r
+        assert sum(e - s for s, e in part.near(Xp[0], 0.05)) < n
+    with pytest.raises(ValueError, match="leaf_size"):
+        RowPartition(X, leaf_size=0)

@@ -11,6 +11,7 @@ from svmgpu.kernels._kernels import (
     Prepared,
     make_kernel,
 )
+from svmgpu.kernels._partition import RowPartition
 
 __all__ = [
     "KERNELS",
@@ -20,6 +21,7 @@ __all__ = [
     "Linear",
     "Polynomial",
     "Prepared",
+    "RowPartition",
     "iter_kernel_blocks",
     "kernel_matvec",
     "make_kernel",

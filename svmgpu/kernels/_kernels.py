@@ -98,6 +98,16 @@ class Kernel:
         (NumPy; other namespaces return a new array)."""
         return self._evaluate(px.data, pz.data, xp=xp, out=out)
 
+    def against(self, pz: Prepared, *, xp):
+        """A function ``f(px, out=None)`` returning ``evaluate(px, pz, out=out)``, with the work
+        that depends on ``pz`` alone done once (for many row blocks against the same rows)."""
+        B = pz.data
+
+        def f(px, out=None):
+            return self._evaluate(px.data, B, xp=xp, out=out)
+
+        return f
+
     def block(self, X, Z):
         """The kernel block ``K(X, Z)``.
 
@@ -119,6 +129,14 @@ class Kernel:
     def diag(self, X):
         """``k(x_i, x_i)`` for each row, array of shape (n,)."""
         raise NotImplementedError  # pragma: no cover - every concrete kernel overrides it
+
+    def negligible_distance(self, threshold):
+        """A distance ``r`` with ``|k(x, z)| <= threshold`` whenever ``‖x − z‖₂ >= r``.
+
+        None for kernels that do not decay with distance (linear, polynomial). Used to skip
+        row blocks that lie entirely beyond ``r`` (see :class:`RowPartition`).
+        """
+        return None
 
     def _evaluate(self, A, B, *, xp, out):
         raise NotImplementedError  # pragma: no cover
@@ -203,16 +221,36 @@ class RBF(Kernel):
         ones = xp.ones((n, 1), dtype=A.dtype, device=getattr(A, "device", None))
         return xp.concat([A, sq, ones], axis=1)
 
-    def _evaluate(self, A, B, *, xp, out):
+    def _right(self, B, *, xp):
+        """``[2γ(z − c), −γ, −γ‖z − c‖²]`` for augmented rows ``B``, transposed: (d + 2, n_z)."""
         g = self.gamma
         d = B.shape[1] - 2
         right = xp.concat([(2.0 * g) * B[:, :d], -g * B[:, d + 1 :], -g * B[:, d : d + 1]], axis=1)
-        E = _gram(A, right, xp=xp, out=out)
+        return xp.matrix_transpose(right)
+
+    @staticmethod
+    def _exp_of(A, right_t, *, xp, out):
+        E = matmul_into(A, right_t, out, xp=xp) if out is not None else xp.matmul(A, right_t)
         return exp_neg_clipped_inplace(E, xp=xp)
+
+    def _evaluate(self, A, B, *, xp, out):
+        return self._exp_of(A, self._right(B, xp=xp), xp=xp, out=out)
+
+    def against(self, pz, *, xp):
+        right_t = self._right(pz.data, xp=xp)
+
+        def f(px, out=None):
+            return self._exp_of(px.data, right_t, xp=xp, out=out)
+
+        return f
 
     def diag(self, X):
         xp = get_namespace(X)
         return xp.ones((X.shape[0],), dtype=X.dtype, device=getattr(X, "device", None))
+
+    def negligible_distance(self, threshold):
+        # exp(−γ r²) <= threshold  ⇔  r >= sqrt(−log(threshold) / γ)
+        return math.sqrt(max(-math.log(threshold), 0.0) / self.gamma)
 
 
 class Laplacian(Kernel):
@@ -244,6 +282,10 @@ class Laplacian(Kernel):
     def diag(self, X):
         xp = get_namespace(X)
         return xp.ones((X.shape[0],), dtype=X.dtype, device=getattr(X, "device", None))
+
+    def negligible_distance(self, threshold):
+        # ‖·‖₁ >= ‖·‖₂, so exp(−γ‖x − z‖₁) <= exp(−γ r) <= threshold when ‖x − z‖₂ >= r
+        return max(-math.log(threshold), 0.0) / self.gamma
 
 
 #: Kernel names accepted by :func:`make_kernel`.

@@ -41,7 +41,7 @@ import time
 from numbers import Integral, Real
 
 from svmgpu.backend import array_device, block_rows, is_numpy, resolve_budget, to_numpy
-from svmgpu.kernels import RBF, Laplacian
+from svmgpu.kernels import RBF, Laplacian, RowPartition
 from svmgpu.solvers._result import SolverResult
 
 #: Stages run between two reads of the stopping rule on the host (one synchronization per
@@ -53,6 +53,11 @@ _COLUMN_BUFFERS = 3
 
 #: On the CPU, column blocks of ``batch > 1`` are cut to about this many bytes (cache-sized).
 _CPU_BLOCK_BYTES = 2**21
+
+
+def _negligible(dtype, xp):
+    """Kernel values below this are skipped by pruning: ``2⁻¹⁰`` of the machine epsilon."""
+    return float(xp.finfo(dtype).eps) * 2.0**-10
 
 
 def _check_int(name, value, *, minimum, allow_none=False):
@@ -100,7 +105,7 @@ def _check_input(X, y, *, xp):
 
 
 def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
-                     memory_budget=None, check_every=DEFAULT_CHECK_EVERY, verbose=0):
+                     memory_budget=None, check_every=DEFAULT_CHECK_EVERY, prune=True, verbose=0):
     """Greedy stagewise hard-margin SVM (GS-SVM, Algorithm 1) on one binary problem.
 
     Parameters
@@ -131,6 +136,13 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         Stages between two host reads of the stopping rule. Stages run after the rule holds
         change nothing, so the result does not depend on it; on a GPU it sets how often the
         host waits for the device (never once per stage).
+    prune : bool, default True
+        On the host with ``batch=1`` and a kernel that decays with distance (RBF, Laplacian):
+        order the rows along a k-d tree (:class:`~svmgpu.kernels.RowPartition`) and skip, in
+        each column, the row blocks where every kernel value is below ``2⁻¹⁰ ε`` (``ε`` the
+        machine epsilon of the dtype): the gradient then differs from the full update only at
+        the rounding level, and a local kernel (large γ) evaluates a fraction of each column.
+        Used only when the cut-off distance is shorter than the data's extent.
     verbose : int
         1: a summary line; 2: one line per chunk of stages.
 
@@ -173,6 +185,15 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     limit = l if max_support is None else min(int(max_support), l)
     batch = min(int(batch), l)
 
+    host = is_numpy(xp)  # reading a value costs nothing on the host: leave the pool early
+    # Pruning (host, one column per stage): rows in a k-d tree order, and a column skips the
+    # row blocks where every kernel value is below the rounding level of the gradient.
+    r_cut = kernel.negligible_distance(_negligible(dt, xp)) if prune else None
+    part = None
+    if host and batch == 1 and RowPartition.worthwhile(X, r_cut):
+        part = RowPartition(X)
+        X, y = X[part.perm], y[part.perm]
+
     # Rows prepared once against the centre of X; a column block evaluates the prepared rows
     # of the chosen samples against all of them.
     PX = kernel.prepare(X, kernel.center_of(X, xp=xp), xp=xp)
@@ -190,7 +211,6 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and is_numpy(xp) else None
     rows_per_block = block_rows(batch + d + 2, itemsize, budget, n_buffers=_COLUMN_BUFFERS,
                                 max_rows=cap)
-    host = is_numpy(xp)  # reading a value costs nothing on the host: leave the pool early
 
     # The state is the scaled gradient S_β = g_β / √K_ββ (= g_β for K(x, x) = 1), +inf on
     # selected rows. Its argmin is the argmin of h_β (20)-(21) over g_β < 0; the weight (19) is
@@ -199,18 +219,21 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     inf = xp.asarray(math.inf, dtype=dt, device=dev)
     neg_tol = -float(tol)
 
-    def update(C, PC, v):
-        """``S ← S + yk ⊙ K(X, X_C) v``: Algorithm 1, line 6, for the rows ``C`` (row blocks)."""
-        for s in range(0, l, rows_per_block):
-            e = min(s + rows_per_block, l)
-            blk = kernel.evaluate(PX.rows(s, e), PC, xp=xp)
-            if v.shape[0] == 1:  # one column: in place, no matrix-vector product
-                col = blk[:, 0]
-                col *= yk[s:e]
-                col *= v
-                S[s:e] += col
-            else:
-                S[s:e] += yk[s:e] * xp.matmul(blk, v)
+    def update(C, PC, v, ranges=((0, l),)):
+        """``S ← S + yk ⊙ K(X, X_C) v``: Algorithm 1, line 6, for the rows ``C`` (row blocks
+        of the row ``ranges``; the rows outside them have negligible kernel values)."""
+        column = kernel.against(PC, xp=xp)
+        for r0, r1 in ranges:
+            for s in range(r0, r1, rows_per_block):
+                e = min(s + rows_per_block, r1)
+                blk = column(PX.rows(s, e))
+                if v.shape[0] == 1:  # one column: in place, no matrix-vector product
+                    col = blk[:, 0]
+                    col *= yk[s:e]
+                    col *= v
+                    S[s:e] += col
+                else:
+                    S[s:e] += yk[s:e] * xp.matmul(blk, v)
 
     def stage_one(_b):
         """One stage of Algorithm 1, all on the device; returns (row, weight, loss change),
@@ -257,10 +280,62 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         S[C] = xp.where(w_C > 0, inf, xp.take(S, C))
         return xp.take(C, pos), a_rec, d_rec
 
-    stage = stage_one if batch == 1 else stage_pool
+    def run_host():
+        """Algorithm 1 on the host (``batch=1``): the same stages as ``stage_one`` with host
+        scalars, an exit at the rule, and the pruned row ranges of each column."""
+        idx, weights, drops, evals = [], [], [], 0
+        full = ((0, l),)
+        if part is not None:  # the minimum of S per block, refreshed where a column changed S
+            starts = part.starts
+            bmin = xp.minimum.reduceat(S, starts[:-1])
+        while len(idx) < limit:
+            if part is None:
+                i = int(xp.argmin(S))  # (21); ties: the lowest index
+            else:
+                i = argmin_blocks(bmin)
+            s_i = float(S[i])
+            if not s_i < neg_tol:
+                return idx, weights, drops, evals, "rule"  # (20): no g_β < 0 left
+            a = -s_i if unit_diag else -s_i * float(isk[i])  # (19)/(22)
+            C = xp.asarray([i])
+            ranges = full if part is None else part.near(X[i], r_cut)
+            update(C, PX.take(C, xp=xp), a * xp.take(y, C), ranges)
+            S[i] = math.inf  # each sample at most once
+            if part is not None:
+                for r0, r1 in ranges + [(i, i + 1)]:
+                    b0 = int(xp.searchsorted(starts, r0, side="right")) - 1
+                    b1 = int(xp.searchsorted(starts, r1, side="left"))
+                    bmin[b0:b1] = xp.minimum.reduceat(S[starts[b0]:starts[b1]],
+                                                     starts[b0:b1] - starts[b0])
+            evals += sum(e - s for s, e in ranges)
+            idx.append(i)
+            weights.append(a)
+            drops.append(-0.5 * s_i * s_i)  # h_β (20)
+            if verbose >= 2 and len(idx) % check_every == 0:
+                print(f"[greedy_stagewise] stages={len(idx)} selected={len(idx)}")
+        return idx, weights, drops, evals, "max_support"
+
+    def argmin_blocks(bmin):
+        """(21) over permuted rows from the block minima: the row with the smallest score,
+        ties to the lowest original index (rows inside a block keep their original order)."""
+        v = bmin.min()
+        cand = xp.nonzero(bmin == v)[0]
+        if cand.shape[0] == 1:
+            b = int(cand[0])
+            s0 = int(part.starts[b])
+            return s0 + int(xp.argmin(S[s0:int(part.starts[b + 1])]))
+        ties = xp.nonzero(S == v)[0]
+        return int(ties[xp.argmin(xp.take(part.perm, ties))])
 
     chunks_idx, chunks_a, chunks_delta = [], [], []
     n_sel, n_stages, n_evals, stop = 0, 0, 0, None
+    if host and batch == 1:
+        idx, weights, drops, n_evals, stop = run_host()
+        chunks_idx.append(xp.asarray(idx, dtype=xp.int64))
+        chunks_a.append(xp.asarray(weights, dtype=dt))
+        chunks_delta.append(xp.asarray(drops, dtype=dt))
+        n_sel = n_stages = len(idx)
+    stage = stage_one if batch == 1 else stage_pool
     while stop is None:
         remaining = limit - n_sel
         if remaining <= 0:
@@ -289,6 +364,12 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
 
     support = xp.concat(chunks_idx)
     alpha = xp.concat(chunks_a)
+    dual_coef = alpha * xp.take(y, support)
+    if part is not None:  # back to the caller's row order
+        support = xp.take(xp.asarray(part.perm), support)
+        scores = xp.empty_like(S)
+        scores[part.perm] = S
+        S = scores
     deltas = xp.concat(chunks_delta)
     if stop == "max_support":  # the rule may hold all the same (one more read of the scores)
         converged = n_sel == l or not bool(xp.min(S) < neg_tol)
@@ -310,7 +391,7 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         timings={"stages": elapsed},
         info={
             "support": support,
-            "dual_coef": alpha * xp.take(y, support),
+            "dual_coef": dual_coef,
             "scores": S,
             "norm_w_sq": norm_w_sq,
             "implicit_margin": 1.0 / math.sqrt(norm_w_sq) if norm_w_sq > 0 else math.inf,
