@@ -201,7 +201,8 @@ def test_row_partition_blocks_and_near(n, d, leaf):
     for b in range(part.n_blocks):
         rows = Xp[starts[b]:starts[b + 1]]
         assert np.all(np.diff(perm[starts[b]:starts[b + 1]]) > 0)  # original order inside
-        assert np.linalg.norm(rows - part.centers[b], axis=1).max() <= part.radii[b]
+        np.testing.assert_array_equal(rows.min(axis=0), part.lower[b])
+        np.testing.assert_array_equal(rows.max(axis=0), part.upper[b])
     for r in (0.05, 0.4, 10.0):
         for j in rng.choice(n, 5, replace=False):
             for gap in (0, 10**9):

@@ -3,9 +3,10 @@
 For a kernel that decays with distance (RBF, Laplacian), a kernel column ``K(X, z)`` is below
 a threshold on every row farther than ``r = kernel.negligible_distance(threshold)`` from ``z``.
 :class:`RowPartition` orders the rows along a balanced k-d tree (median splits on the
-coordinate of largest spread) so that each leaf is a contiguous block of nearby rows, and keeps
-every block's centre and radius. A block whose ball lies entirely beyond ``r`` from ``z`` can be
-skipped: by the triangle inequality every row ``x`` in it has ``‖x − z‖ >= ‖c − z‖ − radius``.
+coordinate of largest variance) so that each leaf is a contiguous block of nearby rows, and
+keeps every block's bounding box. A block whose box lies entirely beyond ``r`` from ``z`` can be
+skipped. Boxes (rather than balls) keep one-hot features exact: two rows in different
+categories are √2 apart, and a block of one category is skipped for the others.
 
 Host (NumPy) only: on a GPU the per-column block list would need a device-to-host copy per
 column, and evaluating the full column is cheap there.
@@ -42,10 +43,8 @@ class RowPartition:
         original order is kept (ascending ``perm``).
     starts : int array of shape (n_blocks + 1,)
         Block ``b`` holds the partitioned rows ``starts[b]:starts[b + 1]``.
-    centers : float64 array of shape (n_blocks, d)
-        Mean of each block's rows.
-    radii : float64 array of shape (n_blocks,)
-        Largest distance of a block's row to its centre (slightly enlarged for rounding).
+    lower, upper : float64 arrays of shape (n_blocks, d)
+        Each block's bounding box.
     """
 
     def __init__(self, X, leaf_size=DEFAULT_LEAF_SIZE):
@@ -64,25 +63,17 @@ class RowPartition:
                 continue
             idx = perm[s:e]
             rows = X[idx]
-            k = int(np.argmax(rows.max(axis=0) - rows.min(axis=0)))
+            k = int(np.argmax(rows.var(axis=0)))
             half = (e - s) // 2
             perm[s:e] = idx[np.argpartition(rows[:, k], half)]
             stack.append((s + half, e))
             stack.append((s, s + half))
         self.perm = perm
         self.starts = np.asarray(bounds + [n], dtype=np.int64)
-        Xp = X[perm].astype(np.float64, copy=False)
-        sizes = np.diff(self.starts)
-        self.centers = np.add.reduceat(Xp, self.starts[:-1], axis=0) / sizes[:, None]
-        dist = np.sqrt(np.sum((Xp - np.repeat(self.centers, sizes, axis=0)) ** 2, axis=1))
-        self.radii = np.maximum.reduceat(dist, self.starts[:-1]) * (1 + 1e-9) + 1e-12
-        # for near(): centres relative to their mean (small norms keep the expansion exact)
-        self._origin = self.centers.mean(axis=0)
-        c = self.centers - self._origin
-        self._centers2 = -2.0 * c
-        self._c2 = np.sum(c * c, axis=1)
+        Xp = X[perm]
+        self.lower = np.minimum.reduceat(Xp, self.starts[:-1], axis=0).astype(np.float64)
+        self.upper = np.maximum.reduceat(Xp, self.starts[:-1], axis=0).astype(np.float64)
         self._keep = np.zeros(self.n_blocks + 2, dtype=np.int8)
-        self._r = None
 
     @property
     def n_blocks(self) -> int:
@@ -93,14 +84,13 @@ class RowPartition:
         hold a row within distance ``r`` of the point ``z``. Adjacent blocks are merged, and so
         are two ranges less than ``merge_gap`` rows apart (one longer evaluation costs less than
         two short ones)."""
-        if r != self._r:  # per block: (r + radius)² minus ‖c‖², with room for rounding
-            self._r = r
-            reach = (r + self.radii) * (1 + 1e-9) + 1e-12
-            self._reach = reach * reach - self._c2
-        z = np.asarray(z, dtype=np.float64) - self._origin
-        # ‖c − z‖² < (r + radius)²  ⇔  ‖z‖² − 2 cᵀz < (r + radius)² − ‖c‖²
+        z = np.asarray(z, dtype=np.float64)
+        # distance from z to each block's bounding box, squared (slightly shrunk for rounding)
+        out = np.maximum(self.lower - z, z - self.upper)
+        np.maximum(out, 0.0, out=out)
+        np.multiply(out, out, out=out)
         keep = self._keep
-        np.less(self._centers2 @ z, self._reach - z @ z, out=keep[1:-1], casting="unsafe")
+        np.less(out.sum(axis=1) * (1 - 1e-9), r * r, out=keep[1:-1], casting="unsafe")
         edges = self.starts[np.flatnonzero(np.diff(keep))].tolist()  # runs: start, stop, ...
         ranges = [(edges[0], edges[1])] if edges else []
         for j in range(2, len(edges), 2):
