@@ -79,12 +79,23 @@ def test_linalg_matches_scipy(device, xp):
     for lower in (True, False):
         c = B.cho_factor(Ad, lower=lower, xp=xp)
         assert_allclose(B.cho_solve(c, bd, xp=xp), np.linalg.solve(A, b), rtol=1e-9)
+        T = L if lower else U
+        Ti = B.tri_inv(T, lower=lower, xp=xp)
+        assert_allclose(Ti, np.linalg.inv(B.to_numpy(T)), device=device, rtol=1e-10, atol=1e-14)
+        tri = np.tril if lower else np.triu
+        np.testing.assert_array_equal(B.to_numpy(Ti), tri(B.to_numpy(Ti)))
+    L32 = B.cholesky(B.to_device(A.astype(np.float32), device), xp=xp)
+    assert_allclose(B.tri_inv(L32, xp=xp), np.linalg.inv(B.to_numpy(L32).astype(np.float64)),
+                    dtype="float32", rtol=1e-4, atol=1e-6)
 
 
 def test_cholesky_not_pd_raises(device, xp):
     A = B.to_device(np.array([[1.0, 2.0], [2.0, 1.0]]), device)
     with pytest.raises(np.linalg.LinAlgError):
         B.cholesky(A, xp=xp)
+    if B.is_numpy(xp):  # LAPACK trtri reports a zero on the diagonal
+        with pytest.raises(np.linalg.LinAlgError, match="singular"):
+            B.tri_inv(np.array([[1.0, 0.0], [2.0, 0.0]]), xp=xp)
 
 
 def test_jittered_cholesky_reports_shift(device, xp):

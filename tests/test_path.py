@@ -64,16 +64,17 @@ def _dual(alpha, Hl):
     return alpha.sum() - 0.5 * alpha @ Hl @ alpha
 
 
-@pytest.mark.parametrize("factor", ["full", "nystrom"])
+@pytest.mark.parametrize("factor", ["full", "full_gram", "nystrom"])
 def test_dual_objective_matches_scipy_and_kkt(factor):
     X, y = _data(40)
-    if factor == "full":
+    if factor.startswith("full"):
         P, K = _full_factor(X)
         Kr = K                                   # H(λ) = YKY + λ/2 I exactly
     else:
         P = nystrom(X, "rbf", 15, gamma=0.5, random_state=0).P
         Kr = P @ P.T - 0.5 * EPS * np.eye(len(X))  # the approximated problem: RRᵀ + (λ−ε)/2 I
-    res = _path(P, y, criterion=None, store_alphas=True)
+    gram = P @ P.T if factor == "full_gram" else None  # m_E-space solves
+    res = _path(P, y, criterion=None, store_alphas=True, gram=gram)
     lams = np.array(res.info["lambdas"])
     alphas = np.asarray(res.info["alphas"])
     H = np.outer(y, y) * Kr
@@ -96,16 +97,17 @@ def test_dual_objective_matches_scipy_and_kkt(factor):
         assert np.all(margins[~E] >= 1.0 - 1e-6)
 
 
-@pytest.mark.parametrize("factor", ["full", "nystrom"])
+@pytest.mark.parametrize("factor", ["full", "full_gram", "nystrom", "nystrom_gram"])
 @pytest.mark.parametrize("lam", [5.0, 0.05, 1e-4])
 def test_loo_span_equals_brute_force_lssvm_loo(factor, lam):
     """(20): the predicted leave-one-out margins are the exact LOO of the LS-SVM on E."""
     X, y = _data(45, seed=1)
-    if factor == "full":
+    if factor.startswith("full"):
         P, _ = _full_factor(X)
     else:
         P = nystrom(X, "rbf", 20, gamma=0.5, random_state=1).P
-    res = _path(P, y, criterion=None, lambda_min=lam)        # last step is at lam
+    gram = P @ P.T if factor.endswith("gram") else None      # m_E-space solves
+    res = _path(P, y, criterion=None, lambda_min=lam, gram=gram)  # last step is at lam
     assert res.info["best_lambda"] == pytest.approx(lam)
     E = np.flatnonzero(np.asarray(res.info["active"]))
     Hl = np.outer(y, y) * (P @ P.T) + 0.5 * (lam - EPS) * np.eye(len(y))  # R Rᵀ + c I
@@ -120,6 +122,27 @@ def test_loo_span_equals_brute_force_lssvm_loo(factor, lam):
     np.testing.assert_allclose(loo[E], brute, rtol=1e-6, atol=1e-6)
     n_err = np.sum(np.asarray(brute) <= 0)
     assert res.info["loo_error"][-1] == pytest.approx(n_err / len(y))
+
+
+@pytest.mark.parametrize("factor", ["full", "nystrom"])
+def test_gram_solves_follow_the_same_path(factor):
+    """The m_E × m_E solves from the Gram matrix and the r × r solves of Proposition 3 are
+    the same systems: the same breakpoints, partitions, criteria and solutions."""
+    X, y = _data(70, seed=4)
+    P = _full_factor(X)[0] if factor == "full" else nystrom(X, "rbf", 25, gamma=0.5,
+                                                            random_state=2).P
+    # (down to λ = 1e-4: below, cond(H) ~ ‖K‖/λ makes both forms differ at 1e-7 and more)
+    a = _path(P, y, store_alphas=True, lambda_min=1e-4)
+    b = _path(P, y, store_alphas=True, lambda_min=1e-4, gram=P @ P.T)
+    assert a.n_iter == b.n_iter
+    for key in ("lambdas", "n_active", "loo_error"):
+        np.testing.assert_allclose(b.info[key], a.info[key], rtol=1e-9)
+    np.testing.assert_allclose(b.info["intercepts"], a.info["intercepts"], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(b.info["alphas"], a.info["alphas"], rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(b.info["loo_margins"], a.info["loo_margins"], rtol=1e-6,
+                               atol=1e-8)
+    with pytest.raises(ValueError, match="gram must have shape"):
+        _path(P, y, gram=np.eye(3))
 
 
 def test_starting_point_matches_14():

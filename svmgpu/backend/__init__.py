@@ -26,6 +26,7 @@ from svmgpu.backend._linalg import (
     cholesky,
     jittered_cholesky,
     solve_triangular,
+    tri_inv,
     tri_inv_matmul_inplace,
 )
 from svmgpu.backend._memory import (
@@ -69,5 +70,6 @@ __all__ = [
     "to_device",
     "to_numpy",
     "tree_to_device",
+    "tri_inv",
     "tri_inv_matmul_inplace",
 ]

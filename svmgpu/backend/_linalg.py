@@ -66,6 +66,25 @@ def solve_triangular(a, b, *, lower: bool = True, trans: int | str = 0, xp):
     raise _unsupported(xp, "solve_triangular")
 
 
+def tri_inv(a, *, lower: bool = True, xp):
+    """The inverse of a triangular matrix ``a`` of shape (n, n) (triangular, same side).
+
+    LAPACK ``trtri`` on NumPy (n³/3 flops, a third of a triangular solve with the identity).
+    """
+    n = a.shape[0]
+    if is_numpy(xp):
+        import scipy.linalg  # noqa: PLC0415
+
+        trtri = scipy.linalg.get_lapack_funcs("trtri", (a,))
+        with small_blas(n, xp=xp):
+            inv, info = trtri(a, lower=int(lower), unitdiag=0, overwrite_c=0)
+        if info != 0:
+            raise scipy.linalg.LinAlgError(f"singular triangular matrix (trtri info={info})")
+        return inv
+    eye = xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None))
+    return solve_triangular(a, eye, lower=lower, xp=xp)
+
+
 def cho_factor(a, *, lower: bool = True, xp):
     """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)``."""
     return cholesky(a, lower=lower, xp=xp), lower

@@ -182,20 +182,23 @@ class L2SVMPath(SVCBase):
         budget = resolve_budget(self.memory_budget, device)
         if self.rank is None:
             # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I.
-            check_fits(3 * m * m * 8, budget, what=f"the full kernel of {m} samples",
+            check_fits(4 * m * m * 8, budget, what=f"the full kernel of {m} samples",
                        hint="set rank (e.g. rank=300) for a low-rank factor")
             X64 = xp.astype(X, xp.float64)
             K = self.kernel_.block(X64, X64)
             K = K + (0.5 * self.eps) * xp.eye(m, dtype=xp.float64, device=getattr(X, "device", None))
             L, shift = jittered_cholesky(K, lower=True, xp=xp)
-            del K, X64
+            del X64
+            if shift:
+                K = K + shift * xp.eye(m, dtype=xp.float64, device=getattr(X, "device", None))
             self.factor_ = None
             # A jitter s makes L Lᵀ = K + (ε/2 + s) I: the solver's ε absorbs it, so that the
             # systems stay exactly YKY + λ/2 I, unless it is too large for that (then it acts
-            # as a ridge of s on the kernel).
+            # as a ridge of s on the kernel). With the exact factor (r = m >= m_E) the solver
+            # works in the m_E × m_E space of E from the Gram matrix L Lᵀ.
             eps = float(self.eps) + 2.0 * shift
-            return {"P": L, "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps),
-                    "X": X, "budget": budget}
+            return {"P": L, "gram": K, "X": X, "budget": budget,
+                    "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps)}
         self.factor_ = self._lowrank_factor(X, self.kernel_)
         return {"P": self.factor_.P, "eps": float(self.eps), "X": X, "budget": budget}
 
@@ -203,7 +206,7 @@ class L2SVMPath(SVCBase):
         xp = get_namespace(y)
         res = l2svm_path(shared["P"], y, xp=xp, eps=shared["eps"], lambda_min=self.lambda_min,
                          lambda_max=self.lambda_max, criterion=self.criterion, tol=self.tol,
-                         max_iter=self.max_iter, verbose=self.verbose)
+                         max_iter=self.max_iter, gram=shared.get("gram"), verbose=self.verbose)
         if not res.converged:
             warnings.warn(
                 f"the path stopped after max_iter={self.max_iter} steps at "

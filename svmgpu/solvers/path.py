@@ -73,7 +73,7 @@ import math
 import time
 from numbers import Integral, Real
 
-from svmgpu.backend import cho_solve, cholesky, jittered_cholesky, solve_triangular
+from svmgpu.backend import cho_solve, cholesky, jittered_cholesky, solve_triangular, tri_inv
 from svmgpu.solvers._result import SolverResult
 
 #: Model-selection criteria the path can minimize.
@@ -225,9 +225,11 @@ class _Radius:
 class _Solution:
     """The solution of (7) for one partition E at one λ (see the module docstring)."""
 
-    __slots__ = ("lam", "c", "idx", "L", "w", "b", "margins", "q", "Ssy", "sigma", "n_active")
+    __slots__ = ("lam", "c", "idx", "L", "w", "b", "margins", "q", "Ssy", "sigma", "n_active",
+                 "nu", "alpha_E")
 
     def __init__(self, **kw):
+        self.nu = self.alpha_E = None  # set by the m_E-space solves of _GramPathState only
         for k, v in kw.items():
             setattr(self, k, v)
 
@@ -449,9 +451,78 @@ class _PathState:
         return xp.where(self.E, (1.0 - sol.margins) / sol.c, xp.zeros_like(sol.margins))
 
 
+class _GramPathState(_PathState):
+    """The same path with the systems (7) solved in the m_E × m_E space of E, from the Gram
+    matrix ``K = P Pᵀ``: ``H_EE(λ) = Y_E K_EE Y_E + c I`` by Cholesky, O(m_E³) per solve and no
+    ``R_Eᵀ R_E`` to maintain. Cheaper than the r × r form of Proposition 3 whenever
+    ``m_E < r``, as always for an exact (full-rank) factor.
+
+    With ``H = L_H L_Hᵀ``: ``ν = H⁻¹ y_E``, ``ρ = H⁻¹ 1`` (10), ``α₀ = y_Eᵀρ / y_Eᵀν`` and
+    ``α_E = ρ − α₀ ν`` (11), ``w = R_Eᵀ α_E``; (13) needs one more solve ``H⁻¹ α_E``; the
+    leave-one-out diagonal is ``(A_E⁻¹)ᵢᵢ = (H⁻¹)ᵢᵢ − νᵢ² / y_Eᵀν`` (the E block of the inverse
+    of the bordered matrix of (7)), with ``diag(H⁻¹)`` the column norms of ``L_H⁻¹``.
+    """
+
+    def __init__(self, P, y, K, *, xp, eps, tol, max_corrections):
+        super().__init__(P, y, xp=xp, eps=eps, tol=tol, max_corrections=max_corrections)
+        self.Q = xp.astype(K, xp.float64) * (self.y[:, None] * self.y[None, :])  # Y K Y
+
+    def _regram(self):
+        self._changed = 0  # nothing to maintain: each solve gathers K_EE
+
+    def set_partition(self, E_new):
+        xp = self.xp
+        if bool(xp.any(E_new != self.E)):
+            self.E = E_new
+            self.n_active = int(xp.count_nonzero(E_new))
+
+    def solve(self, lam):
+        xp = self.xp
+        idx = xp.nonzero(self.E)[0]
+        n_E = int(idx.shape[0])
+        if n_E == 0:
+            return super().solve(lam)
+        c = 0.5 * (lam - self.eps)
+        yE = xp.take(self.y, idx)
+        H = xp.take(xp.take(self.Q, idx, axis=0), idx, axis=1)
+        H = H + c * xp.eye(n_E, dtype=xp.float64, device=self.dev)
+        try:
+            L = cholesky(H, lower=True, xp=xp)
+        except Exception:  # noqa: BLE001 - c near 0 and K_EE singular in floating point
+            L, _ = jittered_cholesky(H, lower=True, xp=xp)
+        V = cho_solve((L, True), xp.stack([yE, xp.ones_like(yE)], axis=1), xp=xp)
+        nu, rho = V[:, 0], V[:, 1]
+        s_nu = float(xp.vecdot(yE, nu))                              # y_Eᵀν > 0
+        b = float(xp.vecdot(yE, rho)) / s_nu                         # α₀ (11)
+        alpha_E = rho - b * nu                                       # (11)
+        w = xp.matmul(yE * alpha_E, xp.take(self.P, idx, axis=0))    # R_Eᵀ α_E
+        margins = xp.matmul(self.R, w) + b * self.y                  # (3)
+        return _Solution(lam=lam, c=c, idx=idx, L=L, w=w, b=b, margins=margins, q=None,
+                         Ssy=None, sigma=s_nu, n_active=n_E, nu=nu, alpha_E=alpha_E)
+
+    def margin_derivative(self, sol):
+        xp = self.xp
+        dalpha0 = -0.5 * float(xp.vecdot(sol.nu, sol.alpha_E)) / sol.sigma
+        dA = -0.5 * cho_solve((sol.L, True), sol.alpha_E, xp=xp) - dalpha0 * sol.nu  # (13)
+        yE = xp.take(self.y, sol.idx)
+        dw = xp.matmul(yE * dA, xp.take(self.P, sol.idx, axis=0))
+        return xp.matmul(self.R, dw) + dalpha0 * self.y
+
+    def loo_margins(self, sol):
+        xp = self.xp
+        out = xp.asarray(sol.margins, copy=True)
+        Linv = tri_inv(sol.L, lower=True, xp=xp)
+        den = sol.c * (xp.sum(Linv * Linv, axis=0) - sol.nu * sol.nu / sol.sigma)  # c (A_E⁻¹)ᵢᵢ
+        xi = 1.0 - xp.take(sol.margins, sol.idx)                                  # c αᵢ
+        tiny = xp.full_like(den, 1e-300)
+        out[sol.idx] = xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
+                                xp.full_like(den, -math.inf))
+        return out
+
+
 def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fraction=0.02,
                criterion="loo_span", radius_margin=False, tol=1e-6, max_iter=1000,
-               max_corrections=3, store_alphas=False, verbose=0):
+               max_corrections=3, store_alphas=False, gram=None, verbose=0):
     """Follow the l2-SVM solutions from ``lambda_max`` down to ``lambda_min`` (section 2).
 
     Parameters
@@ -484,6 +555,11 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
         Active-set corrections per λ before the finite Newton method takes over.
     store_alphas : bool
         Keep α at every step (``info["alphas"]``, shape (n_steps, m)).
+    gram : array of shape (m, m), optional
+        The Gram matrix ``P Pᵀ`` (e.g. the kernel matrix whose Cholesky factor is ``P``). Given,
+        every system (7) is solved in the m_E × m_E space of E (O(m_E³) per solve) instead of
+        the r × r form of Proposition 3 (O(r³ + m r) plus the updates of ``R_Eᵀ R_E``): the
+        faster choice when ``m_E < r``, as always for an exact factor (r = m).
     verbose : int
 
     Returns
@@ -520,8 +596,11 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
         raise ValueError("y has only one class; the path needs both labels -1 and +1")
     t0 = time.perf_counter()
     radius_margin = radius_margin or criterion == "radius_margin"
-    st = _PathState(P, y, xp=xp, eps=float(eps), tol=float(tol),
-                    max_corrections=int(max_corrections))
+    if gram is not None and tuple(gram.shape) != (P.shape[0], P.shape[0]):
+        raise ValueError(f"gram must have shape (m, m) = {(P.shape[0], P.shape[0])}, got "
+                         f"{tuple(gram.shape)}")
+    opts = dict(xp=xp, eps=float(eps), tol=float(tol), max_corrections=int(max_corrections))
+    st = _PathState(P, y, **opts) if gram is None else _GramPathState(P, y, gram, **opts)
     m = st.m
     rad = _Radius(st.P, xp=xp) if radius_margin else None
     rec = {k: [] for k in ("lambdas", "intercepts", "n_active", "loo_error", "radius_margin",
