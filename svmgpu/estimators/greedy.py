@@ -22,7 +22,10 @@ class GreedySVC(SVCBase):
     weight ((19)–(22)), and never changes earlier weights; fitting stops when no unselected
     sample violates its margin (``y f(x) < 1``), i.e. when the loss stops decreasing. That early
     stop is the regularizer (section VI): there is no ``C`` and no offset, and the cost is one
-    kernel column per support vector, ``O(n·l)``, with the kernel matrix never formed.
+    kernel column per support vector, ``O(n·l)``, with the kernel matrix never formed. On the
+    CPU a column skips the row blocks (k-d tree order) where every RBF/Laplacian value is below
+    the rounding level, so a local kernel evaluates a fraction of each column (``prune`` of
+    :func:`~svmgpu.solvers.stagewise.greedy_stagewise`; the result is the same to rounding).
     The decision function of a binary problem is ``f(x) = Σᵢ αᵢ yᵢ K(x, xᵢ)`` (5).
 
     Parameters
