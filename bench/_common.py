@@ -89,8 +89,12 @@ def machine_info(device="cpu") -> dict:
 
 
 def write_results(name: str, payload: dict) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    """Write ``payload`` as JSON: ``bench/results/<name>.json`` for a bare name, else ``name``
+    itself when it is a path (contains a directory or ends in ``.json``)."""
+    path = Path(name)
+    if path.suffix != ".json" and path.parent == Path("."):
+        path = RESULTS / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
     return path
 
