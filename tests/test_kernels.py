@@ -184,6 +184,10 @@ def test_negligible_distance_bounds_the_kernel(kernel, ref):
             assert ref(np.array([[0.9 * r, 0, 0, 0]]), np.zeros((1, 4)))[0, 0] > threshold
     assert Linear().negligible_distance(1e-3) is None
     assert Polynomial().negligible_distance(1e-3) is None
+    assert kernel.negligible_distance(1.0) == 0.0
+    for bad in (0.0, -1e-3, 1.5, float("nan"), True):
+        with pytest.raises(ValueError, match="threshold"):
+            kernel.negligible_distance(bad)
 
 
 @pytest.mark.parametrize("n,d,leaf", [(1000, 2, 64), (777, 5, 50), (30, 3, 100)])
@@ -219,3 +223,7 @@ def test_row_partition_blocks_and_near(n, d, leaf):
         assert sum(e - s for s, e in part.near(Xp[0], 0.05)) < n
     with pytest.raises(ValueError, match="leaf_size"):
         RowPartition(X, leaf_size=0)
+    with pytest.raises(ValueError, match="2-D"):
+        RowPartition(X[:, 0])
+    with pytest.raises(ValueError, match="2-D"):
+        RowPartition(X[:0])

@@ -244,6 +244,7 @@ def test_pruned_columns_match_full_columns(kernel, dtype):
     ({"tol": -1.0}, np.ones((4, 2)), np.array([1.0, -1.0, 1.0, -1.0]), "tol"),
     ({"tol": float("nan")}, np.ones((4, 2)), np.array([1.0, -1.0, 1.0, -1.0]), "tol"),
     ({"check_every": 0}, np.ones((4, 2)), np.array([1.0, -1.0, 1.0, -1.0]), "check_every"),
+    ({"prune": "yes"}, np.ones((4, 2)), np.array([1.0, -1.0, 1.0, -1.0]), "prune"),
 ])
 def test_solver_bad_input(kwargs, X, y, match):
     with pytest.raises(ValueError, match=match):

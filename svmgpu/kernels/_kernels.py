@@ -135,7 +135,13 @@ class Kernel:
 
         None for kernels that do not decay with distance (linear, polynomial). Used to skip
         row blocks that lie entirely beyond ``r`` (see :class:`RowPartition`).
+
+        Raises
+        ------
+        ValueError
+            When ``threshold`` is not in (0, 1].
         """
+        _check_threshold(threshold)
         return None
 
     def _evaluate(self, A, B, *, xp, out):
@@ -146,6 +152,12 @@ def _check_positive(name, value):
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
     return float(value)
+
+
+def _check_threshold(threshold):
+    if isinstance(threshold, bool) or not isinstance(threshold, Real) or not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
+    return float(threshold)
 
 
 def _gram(A, B, *, xp, out):
@@ -250,7 +262,7 @@ class RBF(Kernel):
 
     def negligible_distance(self, threshold):
         # exp(−γ r²) <= threshold  ⇔  r >= sqrt(−log(threshold) / γ)
-        return math.sqrt(max(-math.log(threshold), 0.0) / self.gamma)
+        return math.sqrt(-math.log(_check_threshold(threshold)) / self.gamma)
 
 
 class Laplacian(Kernel):
@@ -285,7 +297,7 @@ class Laplacian(Kernel):
 
     def negligible_distance(self, threshold):
         # ‖·‖₁ >= ‖·‖₂, so exp(−γ‖x − z‖₁) <= exp(−γ r) <= threshold when ‖x − z‖₂ >= r
-        return max(-math.log(threshold), 0.0) / self.gamma
+        return -math.log(_check_threshold(threshold)) / self.gamma
 
 
 #: Kernel names accepted by :func:`make_kernel`.

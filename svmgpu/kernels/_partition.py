@@ -14,6 +14,8 @@ column, and evaluating the full column is cheap there.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 #: Default rows per block: large enough that a block is one efficient kernel evaluation, small
@@ -48,9 +50,11 @@ class RowPartition:
     """
 
     def __init__(self, X, leaf_size=DEFAULT_LEAF_SIZE):
-        if leaf_size < 1:
-            raise ValueError(f"leaf_size must be >= 1, got {leaf_size!r}")
+        if isinstance(leaf_size, bool) or not isinstance(leaf_size, Integral) or leaf_size < 1:
+            raise ValueError(f"leaf_size must be an integer >= 1, got {leaf_size!r}")
         X = np.asarray(X)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise ValueError(f"X must be a 2-D array with at least one row, got shape {X.shape}")
         n = X.shape[0]
         perm = np.arange(n)
         bounds = []

@@ -177,6 +177,8 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     """
     check_stagewise_params(max_support, tol, batch)
     check_every = _check_int("check_every", check_every, minimum=1)
+    if not isinstance(prune, bool):
+        raise ValueError(f"prune must be True or False, got {prune!r}")
     _check_input(X, y, xp=xp)
     t_start = time.perf_counter()
     l, d = int(X.shape[0]), int(X.shape[1])
