@@ -214,7 +214,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="m = 1000 only, 2 breast-cancer splits")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    args.sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    args.sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     if args.quick:
         args.cancer_splits = 2
     rows = []

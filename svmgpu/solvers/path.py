@@ -495,7 +495,7 @@ class _GramPathState(_PathState):
         s_nu = float(xp.vecdot(yE, nu))                              # y_Eᵀν > 0
         b = float(xp.vecdot(yE, rho)) / s_nu                         # α₀ (11)
         alpha_E = rho - b * nu                                       # (11)
-        w = xp.matmul(yE * alpha_E, xp.take(self.P, idx, axis=0))    # R_Eᵀ α_E
+        w = self._RE_t(idx, alpha_E)                                 # R_Eᵀ α_E
         margins = xp.matmul(self.R, w) + b * self.y                  # (3)
         return _Solution(lam=lam, c=c, idx=idx, L=L, w=w, b=b, margins=margins, q=None,
                          Ssy=None, sigma=s_nu, n_active=n_E, nu=nu, alpha_E=alpha_E)
@@ -504,9 +504,14 @@ class _GramPathState(_PathState):
         xp = self.xp
         dalpha0 = -0.5 * float(xp.vecdot(sol.nu, sol.alpha_E)) / sol.sigma
         dA = -0.5 * cho_solve((sol.L, True), sol.alpha_E, xp=xp) - dalpha0 * sol.nu  # (13)
-        yE = xp.take(self.y, sol.idx)
-        dw = xp.matmul(yE * dA, xp.take(self.P, sol.idx, axis=0))
-        return xp.matmul(self.R, dw) + dalpha0 * self.y
+        return xp.matmul(self.R, self._RE_t(sol.idx, dA)) + dalpha0 * self.y
+
+    def _RE_t(self, idx, v):
+        """``R_Eᵀ v`` as ``Rᵀ v̄`` with ``v̄`` = v on E, 0 elsewhere (no (m_E, r) gather)."""
+        xp = self.xp
+        full = xp.zeros((self.m,), dtype=xp.float64, device=self.dev)
+        full[idx] = v
+        return xp.matmul(full, self.R)
 
     def loo_margins(self, sol):
         xp = self.xp
