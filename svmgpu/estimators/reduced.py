@@ -123,16 +123,16 @@ def kernel_columns(kernel, X, Z, *, xp, device, memory_budget=None, intercept=Fa
     cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 16) if device.kind == "cpu" else None
     rows = block_rows(r + X.shape[1] + 2, itemsize, budget, n_buffers=2, max_rows=cap)
     center = kernel.center_of(Z, xp=xp)
-    pz = kernel.prepare(Z, center, xp=xp)
+    column_block = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # Z's side once
     with serial_blas(xp=xp):  # small blocks: one BLAS thread is much faster (see serial_blas)
         for s in range(0, m, rows):
             e = min(s + rows, m)
             px = kernel.prepare(X[s:e, ...], center, xp=xp)
             if intercept:
-                F[s:e, :r] = kernel.evaluate(px, pz, xp=xp)
+                F[s:e, :r] = column_block(px)
             else:
                 view = F[s:e, ...]
-                blk = kernel.evaluate(px, pz, xp=xp, out=view)
+                blk = column_block(px, out=view)
                 if blk is not view:  # namespaces / kernels that return a new array
                     view[...] = blk
     if intercept:

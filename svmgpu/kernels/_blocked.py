@@ -36,11 +36,11 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None):
     rows = block_rows(n_z + X.shape[1] + 2, itemsize, budget - fixed if budget > fixed else 0,
                       n_buffers=_BLOCK_BUFFERS, max_rows=max_rows)
     c = kernel.center_of(Z, xp=xp)
-    pz = kernel.prepare(Z, c, xp=xp)
+    column_block = kernel.against(kernel.prepare(Z, c, xp=xp), xp=xp)  # Z's side once
     n = X.shape[0]
     for s in range(0, n, rows):
         e = min(s + rows, n)
-        yield s, e, kernel.evaluate(kernel.prepare(X[s:e, ...], c, xp=xp), pz, xp=xp)
+        yield s, e, column_block(kernel.prepare(X[s:e, ...], c, xp=xp))
 
 
 def kernel_matvec(kernel, X, Z, v, *, memory_budget=None):

@@ -142,7 +142,7 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
     # that would be too few rows for BLAS to run well, so never fewer than 512 rows.
     cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 512) if device.kind == "cpu" else None
     rows = block_rows(r + X.shape[1] + 2, itemsize, budget, n_buffers=2, max_rows=cap)
-    pz = kernel.prepare(Z, center, xp=xp)
+    column_block = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # Z's side once
     scratch = None
     if is_numpy(xp):
         scratch = np.empty((min(rows, m), r), dtype=X.dtype)
@@ -154,10 +154,10 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
             # The exponent block is a thin (rows × (d + 2)) · ((d + 2) × r) product: on one BLAS
             # thread it is several times faster than on two fighting the trmm's threads.
             with serial_blas(xp=xp):
-                blk = kernel.evaluate(px, pz, xp=xp, out=scratch[: e - s])
+                blk = column_block(px, out=scratch[: e - s])
             out[s:e, ...] = tri_inv_matmul_inplace(blk, L_inv_f, xp=xp)
         else:
-            blk = kernel.evaluate(px, pz, xp=xp)
+            blk = column_block(px)
             out[s:e, ...] = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
     return out
 
