@@ -25,6 +25,7 @@ from svmgpu.backend._linalg import (
     cho_solve,
     cholesky,
     jittered_cholesky,
+    pivoted_cholesky_dense,
     solve_triangular,
     tri_inv,
     tri_inv_matmul_inplace,
@@ -37,7 +38,12 @@ from svmgpu.backend._memory import (
     peak_host_bytes,
     resolve_budget,
 )
-from svmgpu.backend._ops import exp_neg_clipped_inplace, matmul_into
+from svmgpu.backend._ops import (
+    exp_neg_clipped_inplace,
+    fetch_scalars,
+    matmul_into,
+    nonzero_indices,
+)
 from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
@@ -53,15 +59,18 @@ __all__ = [
     "cholesky",
     "cupy_available",
     "exp_neg_clipped_inplace",
+    "fetch_scalars",
     "get_device",
     "get_namespace",
     "is_cupy",
     "is_numpy",
     "jittered_cholesky",
     "matmul_into",
+    "nonzero_indices",
     "numpy_dtype",
     "parse_bytes",
     "peak_host_bytes",
+    "pivoted_cholesky_dense",
     "random_subset",
     "resolve_budget",
     "serial_blas",

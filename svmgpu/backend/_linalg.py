@@ -24,15 +24,19 @@ def _finite(xp, a) -> bool:
     return bool(xp.all(xp.isfinite(a)))
 
 
-def cholesky(a, *, lower: bool = True, xp):
+def cholesky(a, *, lower: bool = True, check: bool = True, xp):
     """Cholesky factor of an SPD matrix ``a`` of shape (n, n).
 
     Returns the lower (``a = L Lᵀ``) or upper (``a = Uᵀ U``) factor.
 
+    ``check=False`` skips the finiteness test that makes CuPy raise (a device synchronisation):
+    for matrices positive definite by construction, whose callers check their results anyway
+    (a failed CuPy factorization is NaN, and NaN propagates into everything solved with it).
+
     Raises
     ------
     numpy.linalg.LinAlgError
-        When ``a`` is not (numerically) positive definite, on every backend.
+        When ``a`` is not (numerically) positive definite, on every backend (with ``check``).
     """
     if is_numpy(xp):
         import scipy.linalg  # noqa: PLC0415
@@ -41,7 +45,7 @@ def cholesky(a, *, lower: bool = True, xp):
             return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
     if hasattr(xp, "linalg") and hasattr(xp.linalg, "cholesky"):
         L = xp.linalg.cholesky(a)
-        if not _finite(xp, L):  # CuPy returns NaNs instead of raising
+        if check and not _finite(xp, L):  # CuPy returns NaNs instead of raising
             import numpy as np  # noqa: PLC0415
 
             raise np.linalg.LinAlgError("matrix is not positive definite")
@@ -85,9 +89,58 @@ def tri_inv(a, *, lower: bool = True, xp):
     return solve_triangular(a, eye, lower=lower, xp=xp)
 
 
-def cho_factor(a, *, lower: bool = True, xp):
-    """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)``."""
-    return cholesky(a, lower=lower, xp=xp), lower
+def pivoted_cholesky_dense(a, *, rel_tol: float, xp):
+    """Diagonal-pivoted Cholesky of a symmetric positive semidefinite ``a`` of shape (n, n),
+    stopped before the first pivot ``<= rel_tol · max(diag(a))``.
+
+    Returns ``(L, piv)``: ``L`` of shape (k, k) lower triangular and ``piv`` an int64 NumPy
+    array of k distinct indices with ``a[piv][:, piv] = L Lᵀ`` (in pivot order); the indices
+    left out are numerically dependent on the kept ones.
+
+    The usual matrix is numerically of full rank: then a plain Cholesky (LAPACK/cuSOLVER
+    ``potrf``, on the array's device) whose pivots all clear the threshold is the answer, with
+    ``piv = 0 … n − 1``; one scalar is read back to decide. Otherwise LAPACK's pivoted ``pstrf``
+    (largest remaining diagonal first, the greedy rule of Zhou 2016) runs on the host: for a
+    CuPy array that is one documented round trip of the (n, n) matrix, not of data of the
+    sample size. Both backends follow the same rule, so they pick the same pivots.
+    """
+    import numpy as np  # noqa: PLC0415 - host-side pivot bookkeeping and LAPACK
+
+    n = a.shape[0]
+    dmax = float(xp.max(xp.linalg.diagonal(a))) if n else 0.0
+    if n == 0 or not dmax > 0:
+        return a[:0, :0], np.zeros(0, dtype=np.int64)
+    threshold = rel_tol * dmax
+    try:
+        L = cholesky(a, lower=True, xp=xp)
+        if float(xp.min(xp.linalg.diagonal(L))) ** 2 > threshold:
+            return L, np.arange(n, dtype=np.int64)
+    except np.linalg.LinAlgError:
+        pass
+    import scipy.linalg  # noqa: PLC0415
+
+    from svmgpu.backend._device import array_device, asarray, to_numpy  # noqa: PLC0415
+
+    host = np.array(to_numpy(a), dtype=np.float64, order="F")
+    pstrf = scipy.linalg.get_lapack_funcs("pstrf", (host,))
+    with small_blas(n, xp=xp):
+        c, piv, rank, info = pstrf(host, tol=threshold, lower=1, overwrite_a=1)
+    if info < 0:  # pragma: no cover - argument error, a bug
+        raise ValueError(f"pstrf: illegal argument {-info}")
+    # pstrf stops once the largest remaining pivot is <= tol; drop a last pivot that equals it
+    k = int(rank)
+    while k and c[k - 1, k - 1] ** 2 <= threshold:
+        k -= 1
+    L = np.tril(c[:k, :k])
+    if not is_numpy(xp):
+        L = asarray(L, device=array_device(a))
+    return L, (piv[:k] - 1).astype(np.int64)
+
+
+def cho_factor(a, *, lower: bool = True, check: bool = True, xp):
+    """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)`` (``check`` as in
+    :func:`cholesky`)."""
+    return cholesky(a, lower=lower, check=check, xp=xp), lower
 
 
 def cho_solve(c_and_lower, b, *, xp):

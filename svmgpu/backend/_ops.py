@@ -46,3 +46,42 @@ def exp_neg_clipped_inplace(z, *, xp):
     return xp.exp(xp.minimum(z, xp.zeros((), dtype=z.dtype)))
 
 
+
+
+def nonzero_indices(mask, count: int, *, xp):
+    """Indices of the ``True`` entries of the 1-D boolean ``mask``, ascending, given their
+    number ``count`` (known to the caller, e.g. from a batched read of several counts).
+
+    ``xp.nonzero`` must learn the count itself, which on a GPU is a device synchronisation;
+    on CuPy the positions come from a cumulative sum and one scatter, with no synchronisation.
+    NumPy uses ``flatnonzero`` (and checks ``count``); other namespaces ``nonzero``.
+    """
+    if is_numpy(xp):
+        import numpy as np  # noqa: PLC0415
+
+        idx = np.flatnonzero(mask)
+        if idx.shape[0] != count:
+            raise ValueError(f"nonzero_indices: mask has {idx.shape[0]} entries set, not {count}")
+        return idx
+    if not is_cupy(xp):  # the standard has no integer-array assignment: data-dependent nonzero
+        return xp.nonzero(mask)[0]
+    m = mask.shape[0]
+    pos = xp.cumulative_sum(xp.astype(mask, xp.int64)) - 1
+    pos = xp.where(mask, pos, xp.full_like(pos, count))  # unset entries land in a spare slot
+    out = xp.empty((count + 1,), dtype=xp.int64, device=mask.device)
+    out[pos] = xp.arange(m, dtype=xp.int64, device=mask.device)
+    return out[:count]
+
+
+def fetch_scalars(*values, xp) -> list[float]:
+    """Read several 0-d device arrays (or Python numbers) to the host in one transfer: one
+    synchronisation instead of one per ``float(x)``."""
+    from svmgpu.backend._device import to_numpy  # noqa: PLC0415
+
+    arrs = [v for v in values if not isinstance(v, (int, float))]
+    if not arrs:
+        return [float(v) for v in values]
+    dev = getattr(arrs[0], "device", None)
+    stacked = xp.stack([xp.asarray(v, dtype=xp.float64, device=dev) if isinstance(v, (int, float))
+                        else xp.astype(xp.reshape(v, ()), xp.float64) for v in values])
+    return [float(v) for v in to_numpy(stacked).tolist()]

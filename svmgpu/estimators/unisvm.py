@@ -67,13 +67,14 @@ class _UniSVMMixin:
             data = {"K": K}
         else:
             P = shared["P"] if rows is None else xp.take(shared["P"], rows, axis=0)
-            if rows is None and sample_weight is None:
-                if shared["G"] is None:
-                    shared["G"] = gram(P, memory_budget=self.memory_budget)
-                G = shared["G"]
-            else:
-                G = gram(P, weights=sample_weight, memory_budget=self.memory_budget)
-            data = {"P": P, "G": G}
+            data = {"P": P}
+            if self.solver_ == "dca":  # (Newton builds its Hessian from the active rows only)
+                if rows is None and sample_weight is None:
+                    if shared["G"] is None:
+                        shared["G"] = gram(P, memory_budget=self.memory_budget)
+                    data["G"] = shared["G"]
+                else:
+                    data["G"] = gram(P, weights=sample_weight, memory_budget=self.memory_budget)
         if self.solver_ == "newton":
             def run(loss, warm):
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,

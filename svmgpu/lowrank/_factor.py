@@ -25,6 +25,7 @@ from svmgpu.backend import (
     get_device,
     is_numpy,
     numpy_dtype,
+    pivoted_cholesky_dense,
     resolve_budget,
     serial_blas,
     solve_triangular,
@@ -232,16 +233,14 @@ def _check_rank(rank, m, name):
     return int(rank)
 
 
-def _finish(X, kernel, Pt_B, pivots_in_B, B, *, device, memory_budget, method, P=None,
-            trace=None):
-    """Build the factor from the landmark Cholesky ``L = Pt_Bᵀ`` (rows in pivot order)."""
+def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, trace=None):
+    """Build the factor from the landmark Cholesky ``L`` (r × r lower triangular, rows and
+    columns in the order of ``landmarks``, a host int64 array of training-row indices)."""
     xp = device.xp
-    landmarks = np.asarray(B, dtype=np.int64)[np.asarray(pivots_in_B, dtype=np.int64)]
-    r = len(pivots_in_B)
+    landmarks = np.asarray(landmarks, dtype=np.int64)
+    r = landmarks.shape[0]
     lm_idx = asarray(landmarks, device=device)
     landmark_X = xp.take(X, lm_idx, axis=0)
-    # L = P_B: columns of Pt_B at the pivots, in pivot order -> lower triangular.
-    L = xp.matrix_transpose(xp.take(Pt_B, asarray(np.asarray(pivots_in_B), device=device), axis=1))
     L64 = xp.astype(L, xp.float64)
     eye = xp.eye(r, dtype=xp.float64, device=getattr(L, "device", None))
     L_inv = xp.astype(solve_triangular(L64, eye, lower=True, xp=xp), X.dtype)
@@ -293,15 +292,13 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, devi
     rank = _check_rank(rank, m, "rank")
     rng = np.random.default_rng(random_state)
     B = np.sort(rng.choice(m, size=rank, replace=False))
-    Z = xp.take(X, asarray(B, device=device), axis=0)
-    K_BB = kernel.block(Z, Z)
-    K64 = xp.astype(K_BB, xp.float64)
+    # K_BB in float64 whatever X's dtype: the factorization decides which landmarks are
+    # independent, and float32 rounding of K_BB (~1e-7) would hide a good part of the spectrum.
+    Z64 = xp.astype(xp.take(X, asarray(B, device=device), axis=0), xp.float64)
+    K64 = kernel.block(Z64, Z64)
     K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
-    Pt_B, piv, _ = _greedy_cholesky(
-        xp.astype(xp.linalg.diagonal(K64), xp.float64), lambda j: K64[:, j], rank,
-        stop_trace=0.0, rank_tol=_rank_tol(X.dtype), xp=xp, n=rank,
-    )
-    return _finish(X, kernel, xp.astype(Pt_B, X.dtype), piv, B, device=device,
+    L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
+    return _finish(X, kernel, L, B[piv], device=device,
                    memory_budget=memory_budget, method="nystrom")
 
 
@@ -349,7 +346,9 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
         kernel.diag(X), column, max_rank, stop_trace=float(tol) * m,
         rank_tol=_rank_tol(X.dtype), xp=xp, n=m,
     )
-    return _finish(X, kernel, Pt, piv, np.arange(m), device=device,
+    L = xp.matrix_transpose(xp.take(Pt, asarray(np.asarray(piv, dtype=np.int64), device=device),
+                                    axis=1))
+    return _finish(X, kernel, L, np.asarray(piv, dtype=np.int64), device=device,
                    memory_budget=memory_budget, method="pivoted_cholesky",
                    P=xp.matrix_transpose(Pt), trace=trace)
 

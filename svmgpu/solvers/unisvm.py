@@ -35,7 +35,14 @@ from __future__ import annotations
 import math
 import time
 
-from svmgpu.backend import array_device, cho_factor, cho_solve, random_subset
+from svmgpu.backend import (
+    array_device,
+    cho_factor,
+    cho_solve,
+    fetch_scalars,
+    nonzero_indices,
+    random_subset,
+)
 from svmgpu.lowrank import gram
 from svmgpu.solvers._result import SolverResult
 
@@ -331,10 +338,10 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     def matvec(v):
         return xp.astype(xp.matmul(P, xp.astype(v, P.dtype)), xp.float64)
 
-    def rmatvec_rows(u):
-        """Pᵀ u using only the rows where u ≠ 0."""
-        nz = xp.nonzero(u)[0]
-        if nz.shape[0] * 4 < m:
+    def rmatvec_rows(u, mask, n):
+        """Pᵀ u using only the ``n`` rows where ``mask`` (u ≠ 0) is set."""
+        if n * 4 < m:
+            nz = nonzero_indices(mask, n, xp=xp)
             return xp.astype(xp.matmul(xp.matrix_transpose(xp.take(P, nz, axis=0)),
                                        xp.astype(xp.take(u, nz), P.dtype)), xp.float64)
         return xp.astype(xp.matmul(xp.matrix_transpose(P), xp.astype(u, P.dtype)), xp.float64)
@@ -346,57 +353,68 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     w64 = None if w is None else xp.astype(w, xp.float64)
 
     def objective_parts(beta, f):
+        """Residuals and the objective, the latter as a 0-d device array (no synchronisation)."""
         res = 1.0 - y64 * f if cls else y64 - f
         psi = loss.value(res)
-        F = 0.5 * float(xp.vecdot(beta, beta)) + C * float(xp.sum(psi if w is None else w64 * psi))
-        return res, F
+        return res, 0.5 * xp.vecdot(beta, beta) + C * xp.sum(psi if w is None else w64 * psi)
 
     beta = xp.zeros((r,), dtype=xp.float64, device=dev) if warm_start is None else \
         xp.astype(warm_start, xp.float64)
     f = matvec(beta) if warm_start is not None else xp.zeros((m,), dtype=xp.float64, device=dev)
     res, F = objective_parts(beta, f)
+    F = fetch_scalars(F, xp=xp)[0]
     kappa = xp.zeros((m,), dtype=xp.float64, device=dev)  # w ψ'' of the current Hessian
     M = xp.zeros((r, r), dtype=xp.float64, device=dev)
     history, active_sizes = [F], []
     converged, n_back, it, kkt = False, 0, 0, float("inf")
+    # Two device->host reads per iteration: the row counts (which rows enter the gradient and
+    # the Hessian update), then the stopping test, the slope and the full step's objective.
     for it in range(1, max_iter + 1):
         g = loss.grad(res)
         u = (y64 * g if cls else g) if w is None else w64 * (y64 * g if cls else g)
-        v = C * rmatvec_rows(u)
+        k_new = loss.curvature(res)
+        if w is not None:
+            k_new = w64 * k_new
+        u_mask, ch_mask, act_mask = u != 0, k_new != kappa, k_new != 0
+        n_u, n_ch, n_act = (int(c) for c in fetch_scalars(
+            xp.count_nonzero(u_mask), xp.count_nonzero(ch_mask), xp.count_nonzero(act_mask), xp=xp))
+        v = C * rmatvec_rows(u, u_mask, n_u)
         grad = beta - v
-        kkt = float(xp.linalg.vector_norm(grad)) / max(float(xp.linalg.vector_norm(beta)),
-                                                       float(xp.linalg.vector_norm(v)), 1e-300)
+        if n_ch > n_act:  # cheaper to rebuild from the active rows
+            M = weighted_gram(k_new, nonzero_indices(act_mask, n_act, xp=xp))
+        elif n_ch:
+            M = M + weighted_gram(k_new - kappa, nonzero_indices(ch_mask, n_ch, xp=xp))  # (23)/(25)
+        kappa = k_new
+        d = -cho_solve(cho_factor(eye + C * M, check=False, xp=xp), grad, xp=xp)
+        Pd = matvec(d)
+        res_t, F_t = objective_parts(beta + d, f + Pd)
+        g_norm, b_norm, v_norm, slope, F_t = fetch_scalars(
+            xp.linalg.vector_norm(grad), xp.linalg.vector_norm(beta), xp.linalg.vector_norm(v),
+            xp.vecdot(grad, d), F_t, xp=xp)
+        kkt = g_norm / max(b_norm, v_norm, 1e-300)
         if kkt <= tol:
             converged = True
             it -= 1
             break
-        k_new = loss.curvature(res)
-        if w is not None:
-            k_new = w64 * k_new
-        changed = xp.nonzero(k_new != kappa)[0]
-        n_act = int(xp.count_nonzero(k_new))
-        if int(changed.shape[0]) > n_act:  # cheaper to rebuild from the active rows
-            M = weighted_gram(k_new, xp.nonzero(k_new)[0])
-        elif int(changed.shape[0]):
-            M = M + weighted_gram(k_new - kappa, changed)  # (23)/(25): rows in and out
-        kappa = k_new
+        if not math.isfinite(slope):
+            raise FloatingPointError(
+                f"the Newton step is not finite at iteration {it} (the Hessian I + C·PᵀΛP with "
+                f"C={C:g} could not be factored); lower C or use dtype='float64'")
         active_sizes.append(n_act)
-        H = eye + C * M
-        d = -cho_solve(cho_factor(H, xp=xp), grad, xp=xp)
-        Pd = matvec(d)
-        slope = float(xp.vecdot(grad, d))
         step = 1.0
         for _ in range(40):
-            res_t, F_t = objective_parts(beta + step * d, f + step * Pd)
             if F_t <= F + 1e-4 * step * slope:
                 break
             step *= 0.5
             n_back += 1
+            res_t, F_t = objective_parts(beta + step * d, f + step * Pd)
+            F_t = fetch_scalars(F_t, xp=xp)[0]
         beta = beta + step * d
         f = f + step * Pd
         if it % 20 == 0:  # refresh f against drift of the incremental updates
             f = matvec(beta)
             res_t, F_t = objective_parts(beta, f)
+            F_t = fetch_scalars(F_t, xp=xp)[0]
         res, F = res_t, F_t
         history.append(F)
         if verbose:
