@@ -418,19 +418,6 @@ def part_syncs(args, device="cuda"):
         ("unisvm_dca", lambda: unisvm(yd, get_loss("truncated_squared_hinge"), C=10.0, P=f.P, G=G,
                                       max_iter=100, tol=1e-6, xp=cp)),
     ]
-    rows = []
-    for name, fn in solver_cases:
-        try:
-            fn()  # warm-up
-            res, c = _count_transfers(fn)
-            iters = max(int(res.n_iter) + int(res.info.get("n_presolve_iter", 0)), 1)
-            rows.append({"solver": name, "scope": "solver call", "iterations": iters, **c,
-                         "dtoh_per_iteration": c["dtoh_copies"] / iters,
-                         "kernels_per_iteration": c["gpu_kernels"] / iters})
-        except Exception as exc:  # noqa: BLE001
-            rows.append({"solver": name, "error": f"{type(exc).__name__}: {exc}",
-                         "traceback": traceback.format_exc()[-2000:]})
-        log("syncs", {k: v for k, v in rows[-1].items() if k != "traceback"})
     est_cases = [
         ("reduced_newton", lambda: ReducedSVC(C=100.0, gamma=16.0, rank=300, random_state=0,
                                               device=device), Xd, y, lambda e: int(np.sum(e.n_iter_))),
@@ -439,15 +426,22 @@ def part_syncs(args, device="cuda"):
         ("greedy", lambda: GreedySVC(gamma=16.0, max_support=300, device=device), to_device(Xs, device),
          ys, lambda e: int(np.sum(e.n_support_))),
     ]
-    for name, make, Xc, yc, count in est_cases:
+    # (name, scope, run, iterations of the result): solver calls, then whole estimator fits
+    cases = [(name, "solver call", fn,
+              lambda res: int(res.n_iter) + int(res.info.get("n_presolve_iter", 0)))
+             for name, fn in solver_cases]
+    cases += [(name, "whole fit (setup included)", lambda make=make, Xc=Xc, yc=yc: make().fit(Xc, yc),
+               count) for name, make, Xc, yc, count in est_cases]
+    rows = []
+    for name, scope, run, count in cases:
         try:
-            make().fit(Xc, yc)  # warm-up
-            est, c = _count_transfers(lambda: make().fit(Xc, yc))
-            iters = max(count(est), 1)
-            rows.append({"solver": name, "scope": "whole fit (setup included)", "iterations": iters, **c,
+            run()  # warm-up
+            out, c = _count_transfers(run)
+            iters = max(count(out), 1)
+            rows.append({"solver": name, "scope": scope, "iterations": iters, **c,
                          "dtoh_per_iteration": c["dtoh_copies"] / iters,
                          "kernels_per_iteration": c["gpu_kernels"] / iters})
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - record and go on
             rows.append({"solver": name, "error": f"{type(exc).__name__}: {exc}",
                          "traceback": traceback.format_exc()[-2000:]})
         log("syncs", {k: v for k, v in rows[-1].items() if k != "traceback"})

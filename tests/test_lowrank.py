@@ -4,7 +4,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from svmgpu.backend import to_device, to_numpy
 from svmgpu.kernels import RBF, Laplacian, Polynomial
-from svmgpu.lowrank import nystrom, pivoted_cholesky
+from svmgpu.lowrank import gram, nystrom, pivoted_cholesky
 from svmgpu.testing import assert_allclose
 
 
@@ -147,3 +147,20 @@ def test_gram_blocked_equals_dense(device, dtype):
     f = nystrom(to_device(_data(200).astype(dtype), device), "rbf", 20, random_state=0)
     Pn = to_numpy(f.P).astype(np.float64)
     assert_allclose(f.gram(), Pn.T @ Pn, rtol=1e-5, atol=1e-4)
+
+
+def test_gram_of_float32_features_is_formed_in_float64():
+    """PᵀWP of float32 features is the exact (float64) product of those float32 values: the
+    Newton Hessian I + C·PᵀΛP stays positive definite at large C only then (float32 block
+    products err by ~√n·eps32·‖PᵀP‖, which C ≈ 3e3 turned into a failed Cholesky on Covtype)."""
+    rng = np.random.default_rng(0)
+    P = rng.standard_normal((20_000, 40)).astype(np.float32) + 3.0
+    w = rng.uniform(0.0, 2.0, size=P.shape[0])
+    rows = np.sort(rng.choice(P.shape[0], 5000, replace=False))
+    P64 = P.astype(np.float64)
+    for kw, ref in [({}, P64.T @ P64),
+                    ({"weights": w}, P64.T @ (w[:, None] * P64)),
+                    ({"weights": w, "rows": rows}, P64[rows].T @ (w[rows, None] * P64[rows]))]:
+        G = gram(P, memory_budget=2**20, **kw)  # several row blocks
+        assert G.dtype == np.float64
+        np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())

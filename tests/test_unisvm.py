@@ -228,3 +228,18 @@ def test_numpy_cupy_agree(device):
     got = UniSVC(C=100.0, gamma=16.0, rank=80, random_state=0, device=str(device)).fit(Xd, y)
     np.testing.assert_allclose(to_numpy(got.decision_function(Xd)), ref.decision_function(X),
                                atol=1e-6)
+
+
+def test_newton_presolve_auto_is_on_for_numpy_and_changes_only_the_start():
+    from svmgpu.lowrank import nystrom
+
+    X, y = make_checkerboard(50_000, random_state=0)
+    P = nystrom(X, "rbf", 60, gamma=16.0, random_state=0).P
+    loss, C = get_loss("squared_hinge"), 1.0 / (1e-6 * len(y))
+    y = y.astype(np.float64)
+    auto = unisvm_newton(y, loss, C=C, P=P, tol=1e-9, xp=npx)
+    off = unisvm_newton(y, loss, C=C, P=P, tol=1e-9, presolve=False, xp=npx)
+    assert auto.info["n_presolve_iter"] > 0 and off.info["n_presolve_iter"] == 0
+    np.testing.assert_allclose(auto.coef, off.coef, rtol=1e-7, atol=1e-7 * np.abs(off.coef).max())
+    with pytest.raises(ValueError, match="presolve"):
+        unisvm_newton(y, loss, C=C, P=P, presolve="yes", xp=npx)
