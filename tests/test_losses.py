@@ -429,3 +429,49 @@ def test_loss_class_rejects_wrong_task():
         Huber(task="classification")
     with pytest.raises(ValueError, match="classification"):
         SquaredHinge(task="regression")
+
+
+def test_losses_need_no_data_dependent_shapes(monkeypatch):
+    """Every loss runs without boolean-mask indexing or ``nonzero``: on a GPU each is a device
+    synchronisation. array-api-compat's generic ``clip`` (the one CuPy gets) uses both, four
+    reads per Newton step on an H100. The losses see array-api-strict with boolean indexing and
+    data-dependent shapes disabled (it raises on either), its ``clip`` replaced by that generic
+    one (which also fails there on its ``out[()] = x``)."""
+    import array_api_compat
+    import array_api_strict as xs
+    from array_api_compat.common._aliases import clip as compat_clip
+
+    from svmgpu.backend import clip
+
+    class StrictWithCompatClip:
+        def __getattr__(self, name):
+            return getattr(xs, name)
+
+        @staticmethod
+        def clip(x, /, min=None, max=None):  # noqa: A002
+            return compat_clip(x, min, max, xp=xs)
+
+    proxy, strict_array = StrictWithCompatClip(), type(xs.asarray(0.0))
+    real = array_api_compat.array_namespace
+    monkeypatch.setattr(array_api_compat, "array_namespace",
+                        lambda *a, **k: proxy if isinstance(a[0], strict_array) else real(*a, **k))
+    u_np = np.linspace(-3.0, 3.0, 61)
+    with xs.ArrayAPIStrictFlags(boolean_indexing=False, data_dependent_shapes=False):
+        u = xs.asarray(u_np)
+        checked = 0
+        for task, names in LOSSES.items():
+            for name in names:
+                loss = ref = get_loss(name, task=task)
+                checked += 1
+                np.testing.assert_allclose(np.asarray(loss.value(u)), ref.value(u_np), rtol=1e-12)
+                np.testing.assert_allclose(np.asarray(loss.grad(u)), ref.grad(u_np), rtol=1e-12)
+                if loss.piecewise_quadratic:
+                    np.testing.assert_allclose(np.asarray(loss.curvature(u)),
+                                               ref.curvature(u_np), rtol=1e-12)
+        assert checked == sum(len(v) for v in LOSSES.values()) >= 14
+        got = clip(u, min=-1.0, max=2.0, xp=proxy)
+        np.testing.assert_array_equal(np.asarray(got), np.clip(u_np, -1.0, 2.0))
+    x32 = np.array([np.nan, -2.0, 0.5, 9.0], dtype=np.float32)
+    out = clip(x32, min=0.0, max=1.0, xp=np)
+    assert out.dtype == np.float32 and np.isnan(out[0])
+    np.testing.assert_array_equal(out[1:], [0.0, 0.5, 1.0])

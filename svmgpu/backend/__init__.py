@@ -39,6 +39,7 @@ from svmgpu.backend._memory import (
     resolve_budget,
 )
 from svmgpu.backend._ops import (
+    clip,
     exp_neg_clipped_inplace,
     fetch_scalars,
     matmul_into,
@@ -55,6 +56,7 @@ __all__ = [
     "block_rows",
     "check_fits",
     "cho_factor",
+    "clip",
     "cho_solve",
     "cholesky",
     "cupy_available",

@@ -85,3 +85,18 @@ def fetch_scalars(*values, xp) -> list[float]:
     stacked = xp.stack([xp.asarray(v, dtype=xp.float64, device=dev) if isinstance(v, (int, float))
                         else xp.astype(xp.reshape(v, ()), xp.float64) for v in values])
     return [float(v) for v in to_numpy(stacked).tolist()]
+
+
+def clip(x, *, min=None, max=None, xp):  # noqa: A002 - the standard's names
+    """``clip(x, min, max)`` for Python-number bounds, as ``maximum`` then ``minimum``.
+
+    array-api-compat's ``clip`` for CuPy assigns through boolean masks, and each masked read or
+    write is a ``nonzero``: a device synchronisation. Measured on an H100, that was four of the
+    Newton loop's ~6.5 device→host reads per iteration (two clips a step). ``maximum``/
+    ``minimum`` with a Python scalar are one elementwise kernel each; NaN propagates as in clip.
+    """
+    if min is not None:
+        x = xp.maximum(x, min)
+    if max is not None:
+        x = xp.minimum(x, max)
+    return x

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import array_api_compat
 
+from svmgpu.backend import clip
+
 __all__ = [
     "LOSSES",
     "Huber",
@@ -72,12 +74,12 @@ def _prepare(u):
 def _exp_neg(x, p, xp):
     """``exp(-p x)`` for ``x >= 0`` (or +inf) without overflow of ``p x``."""
     cut = min(_EXP_CUT / p, float(xp.finfo(x.dtype).max))
-    return xp.exp(-p * xp.clip(x, max=cut))
+    return xp.exp(-p * clip(x, max=cut, xp=xp))
 
 
 def _softplus(x, p, xp):
     """``log(1 + exp(p x)) / p`` computed as ``x_+ + log1p(exp(-p |x|)) / p``."""
-    return xp.clip(x, min=0.0) + xp.log1p(_exp_neg(xp.abs(x), p, xp)) * (1.0 / p)
+    return clip(x, min=0.0, xp=xp) + xp.log1p(_exp_neg(xp.abs(x), p, xp)) * (1.0 / p)
 
 
 def _sigmoids(x, p, xp):
@@ -346,12 +348,12 @@ class TruncatedLeastSquares(Loss):
 
     def _value(self, u, xp, a):
         r = math.sqrt(a)
-        q = xp.clip(u, min=-r, max=r)
+        q = clip(u, min=-r, max=r, xp=xp)
         return xp.where(xp.abs(u) < r, q * q, _full(u, a, xp))
 
     def _grad(self, u, xp, a):
         r = math.sqrt(a)
-        q = xp.clip(u, min=-r, max=r)
+        q = clip(u, min=-r, max=r, xp=xp)
         return xp.where(xp.abs(u) < r, 2.0 * q, _zeros(u, xp))
 
     piecewise_quadratic = True
@@ -375,11 +377,11 @@ class SquaredHinge(Loss):
         return 1.0
 
     def _value(self, u, xp):
-        q = xp.clip(u, min=0.0)
+        q = clip(u, min=0.0, xp=xp)
         return q * q
 
     def _grad(self, u, xp):
-        return 2.0 * xp.clip(u, min=0.0)
+        return 2.0 * clip(u, min=0.0, xp=xp)
 
     piecewise_quadratic = True
 
@@ -409,12 +411,12 @@ class TruncatedSquaredHinge(Loss):
 
     def _value(self, u, xp, a):
         r = math.sqrt(a)
-        q = xp.clip(u, min=0.0, max=r)
+        q = clip(u, min=0.0, max=r, xp=xp)
         return xp.where(u < r, q * q, _full(u, a, xp))
 
     def _grad(self, u, xp, a):
         r = math.sqrt(a)
-        q = xp.clip(u, min=0.0, max=r)
+        q = clip(u, min=0.0, max=r, xp=xp)
         return xp.where(u < r, 2.0 * q, _zeros(u, xp))
 
     piecewise_quadratic = True
@@ -475,14 +477,14 @@ class SmoothRamp(Loss):
 
     def _value(self, u, xp, a):
         h = 0.5 * a
-        low = xp.clip(u, min=0.0, max=h)  # u_+ on the left branch
-        high = xp.clip(a - u, min=0.0, max=h)  # (a - u)_+ on the right branch
+        low = clip(u, min=0.0, max=h, xp=xp)  # u_+ on the left branch
+        high = clip(a - u, min=0.0, max=h, xp=xp)  # (a - u)_+ on the right branch
         return xp.where(u <= h, (2.0 / a) * (low * low), a - (2.0 / a) * (high * high))
 
     def _grad(self, u, xp, a):
         h = 0.5 * a
-        low = xp.clip(u, min=0.0, max=h)
-        high = xp.clip(a - u, min=0.0, max=h)
+        low = clip(u, min=0.0, max=h, xp=xp)
+        high = clip(a - u, min=0.0, max=h, xp=xp)
         return (4.0 / a) * xp.where(u <= h, low, high)
 
 
@@ -515,7 +517,7 @@ class SmoothRampLog(Loss):
     def _value(self, u, xp, a, p):
         left = u <= 0.5 * a
         w = xp.where(left, u, a - u)  # w <= a/2, so (w - a)_+ = 0
-        g = xp.clip(w, min=0.0) + (
+        g = clip(w, min=0.0, xp=xp) + (
             xp.log1p(_exp_neg(xp.abs(w), p, xp)) - xp.log1p(_exp_neg(xp.abs(w - a), p, xp))
         ) * (1.0 / p)
         return xp.where(left, g, a - g)
@@ -591,7 +593,7 @@ class NonconvexExp(Loss):
         k = b ** (-1.0 / c)
         vmax = _EXP_CUT ** (1.0 / c)
         smax = min(vmax / k, float(xp.finfo(u.dtype).max))
-        return k, xp.clip(u, min=0.0, max=smax) * k
+        return k, clip(u, min=0.0, max=smax, xp=xp) * k
 
     def _value(self, u, xp, a, b, c):
         _, v = self._scaled(u, xp, b, c)
@@ -644,13 +646,13 @@ class SmoothEpsilonInsensitive(Loss):
 
 def _huber(u, xp, delta):
     """Huber loss as ``q^2 / (2 delta) + |u| - |q|``, ``q = clip(u, -delta, delta)``."""
-    q = xp.clip(u, min=-delta, max=delta)
+    q = clip(u, min=-delta, max=delta, xp=xp)
     return (q * q) * (0.5 / delta) + (xp.abs(u) - xp.abs(q))
 
 
 def _huber_grad(u, xp, delta):
     """Derivative of the Huber loss: ``u / delta`` inside, ``sgn(u)`` outside."""
-    return xp.clip(u, min=-delta, max=delta) * (1.0 / delta)
+    return clip(u, min=-delta, max=delta, xp=xp) * (1.0 / delta)
 
 
 class Huber(Loss):
@@ -745,7 +747,7 @@ class TruncatedHuber(Loss):
         return 0.5 / delta
 
     def _value(self, u, xp, delta, a):
-        return xp.clip(_huber(u, xp, delta), max=a)
+        return clip(_huber(u, xp, delta), max=a, xp=xp)
 
     def _grad(self, u, xp, delta, a):
         return xp.where(_huber(u, xp, delta) < a, _huber_grad(u, xp, delta), _zeros(u, xp))

@@ -38,7 +38,7 @@ import contextlib
 import math
 import time
 
-from svmgpu.backend import serial_blas
+from svmgpu.backend import clip, serial_blas
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.newton import (
     spd_factor,
@@ -218,7 +218,7 @@ def center_distance_weights(X, y, *, q, sample_weight=None, xp):
         d = xp.linalg.vector_norm(X64 - center[None, :], axis=1)
         R = float(xp.max(xp.where(wc > 0, d, xp.zeros_like(d))))
         s = xp.where(cls, 1.0 - d / (R + q), s)
-    return xp.clip(s, min=0.0)
+    return clip(s, min=0.0, xp=xp)
 
 
 __all__ = ["center_distance_weights", "least_squares"]

@@ -73,7 +73,7 @@ import math
 import time
 from numbers import Integral, Real
 
-from svmgpu.backend import cho_solve, cholesky, jittered_cholesky, solve_triangular, tri_inv
+from svmgpu.backend import cho_solve, cholesky, clip, jittered_cholesky, solve_triangular, tri_inv
 from svmgpu.solvers._result import SolverResult
 
 #: Model-selection criteria the path can minimize.
@@ -129,7 +129,7 @@ def _project_simplex(v, *, xp):
     n_pos = int(xp.count_nonzero(u - (css - 1.0) / k > 0))
     n_pos = max(n_pos, 1)
     theta = (css[n_pos - 1] - 1.0) / n_pos
-    return xp.clip(v - theta, min=0.0)
+    return clip(v - theta, min=0.0, xp=xp)
 
 
 class _Radius:
@@ -159,7 +159,7 @@ class _Radius:
 
     def _beta(self, z, c):
         xp = self.xp
-        a = xp.clip(self.pn - 2.0 * xp.matmul(self.P, z) + xp.vecdot(z, z), min=0.0)
+        a = clip(self.pn - 2.0 * xp.matmul(self.P, z) + xp.vecdot(z, z), min=0.0, xp=xp)
         beta = _project_simplex(a / (2.0 * c), xp=xp)
         return beta, float(xp.vecdot(beta, a)) + c * (1.0 - float(xp.vecdot(beta, beta)))
 
@@ -329,15 +329,15 @@ class _PathState:
         """Largest violation of ``αᵢ >= 0`` (as ``c αᵢ``) on E and of ``margin >= 1`` on I."""
         xp = self.xp
         zero = xp.zeros_like(sol.margins)
-        v = xp.where(self.E, xp.clip(sol.margins - 1.0, min=0.0),
-                     xp.clip(1.0 - sol.margins, min=0.0))
+        v = xp.where(self.E, clip(sol.margins - 1.0, min=0.0, xp=xp),
+                     clip(1.0 - sol.margins, min=0.0, xp=xp))
         return float(xp.max(xp.where(xp.isfinite(v), v, zero + math.inf)))
 
     def primal(self, w, b, margins, c):
         """The primal objective ``½‖w‖² + (1/(2c)) Σ (1 − marginᵢ)₊²`` (Problem 1 divided by
         λ, with the shift ``c = (λ − ε)/2``)."""
         xp = self.xp
-        xi = xp.clip(1.0 - margins, min=0.0)
+        xi = clip(1.0 - margins, min=0.0, xp=xp)
         return 0.5 * float(xp.vecdot(w, w)) + 0.5 * float(xp.vecdot(xi, xi)) / c
 
     def solve_consistent(self, lam, prev):
@@ -395,7 +395,7 @@ class _PathState:
             a0, a1 = float(xp.vecdot(w, dw)), float(xp.vecdot(dw, dw))
 
             def dphi(t, xi=xi, dm=dm, a0=a0, a1=a1):
-                return a0 + t * a1 - float(xp.vecdot(dm, xp.clip(xi - t * dm, min=0.0))) / c
+                return a0 + t * a1 - float(xp.vecdot(dm, clip(xi - t * dm, min=0.0, xp=xp))) / c
 
             t = 1.0
             if dphi(1.0) > 0:
