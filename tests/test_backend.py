@@ -158,3 +158,42 @@ def test_check_fits_and_numpy_dtype():
         B.check_fits(10**9, 10**6, what="the thing", hint="lower r")
     assert B.numpy_dtype(np.float32) == np.float32
     assert B.numpy_dtype(array_api_strict.float64) == np.float64
+
+
+def test_pivoted_cholesky_dense_full_rank_and_deficient():
+    import array_api_compat.numpy as nxp
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 30))
+    S = A @ A.T + 30 * np.eye(30)  # well conditioned: the unpivoted factor, natural order
+    L, piv = B.pivoted_cholesky_dense(S, rel_tol=1e-14, xp=nxp)
+    np.testing.assert_array_equal(piv, np.arange(30))
+    np.testing.assert_allclose(L @ L.T, S, rtol=1e-12)
+    # rank 7 with 3 duplicated rows: the greedy largest-diagonal pivots, dependent ones dropped
+    F = rng.standard_normal((20, 7))
+    F[[3, 9, 15]] = F[[0, 1, 2]]
+    K = F @ F.T
+    L, piv = B.pivoted_cholesky_dense(K, rel_tol=1e-10, xp=nxp)
+    assert len(piv) == 7 and len(set(piv.tolist())) == 7
+    assert piv[0] == int(np.argmax(np.diag(K)))
+    np.testing.assert_allclose(L @ L.T, K[np.ix_(piv, piv)], atol=1e-10 * np.abs(K).max())
+    assert np.allclose(L, np.tril(L))
+    # an all-zero matrix has no pivot
+    L0, piv0 = B.pivoted_cholesky_dense(np.zeros((4, 4)), rel_tol=1e-10, xp=nxp)
+    assert L0.shape == (0, 0) and piv0.shape == (0,)
+
+
+def test_nonzero_indices_and_fetch_scalars():
+    import array_api_compat.numpy as nxp
+    import array_api_strict as xs
+
+    mask = np.random.default_rng(1).random(500) > 0.6
+    want = np.flatnonzero(mask)
+    np.testing.assert_array_equal(B.nonzero_indices(mask, int(mask.sum()), xp=nxp), want)
+    np.testing.assert_array_equal(np.asarray(B.nonzero_indices(xs.asarray(mask), len(want), xp=xs)),
+                                  want)
+    with pytest.raises(ValueError, match="entries set"):
+        B.nonzero_indices(mask, int(mask.sum()) + 1, xp=nxp)
+    a = xs.asarray([1.5, -2.0])
+    assert B.fetch_scalars(xs.sum(a), 3, xs.max(a), xp=xs) == [-0.5, 3.0, 1.5]
+    assert B.fetch_scalars(2, 4.5, xp=nxp) == [2.0, 4.5]
