@@ -46,8 +46,6 @@ def exp_neg_clipped_inplace(z, *, xp):
     return xp.exp(xp.minimum(z, xp.zeros((), dtype=z.dtype)))
 
 
-
-
 def nonzero_indices(mask, count: int, *, xp):
     """Indices of the ``True`` entries of the 1-D boolean ``mask``, ascending, given their
     number ``count`` (known to the caller, e.g. from a batched read of several counts).

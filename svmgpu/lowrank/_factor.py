@@ -28,7 +28,7 @@ from svmgpu.backend import (
     pivoted_cholesky_dense,
     resolve_budget,
     serial_blas,
-    solve_triangular,
+    tri_inv,
     tri_inv_matmul_inplace,
 )
 from svmgpu.kernels import Kernel, make_kernel
@@ -241,12 +241,9 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
     columns in the order of ``landmarks``, a host int64 array of training-row indices)."""
     xp = device.xp
     landmarks = np.asarray(landmarks, dtype=np.int64)
-    r = landmarks.shape[0]
     lm_idx = asarray(landmarks, device=device)
     landmark_X = xp.take(X, lm_idx, axis=0)
-    L64 = xp.astype(L, xp.float64)
-    eye = xp.eye(r, dtype=xp.float64, device=getattr(L, "device", None))
-    L_inv = xp.astype(solve_triangular(L64, eye, lower=True, xp=xp), X.dtype)
+    L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
     center = kernel.center_of(landmark_X, xp=xp)
     if P is None:
         P = _features(kernel, X, landmark_X, L_inv, center, device=device,
