@@ -1,11 +1,12 @@
-"""The only place in svmgpu that tells NumPy from CuPy.
+"""The only place in svmgpu that tells NumPy from CuPy (and from other array-API namespaces).
 
-Everything else receives a namespace ``xp`` (resolved once by a public entry point) and a
-:class:`Device`, and calls the helpers below for the few operations the Python array API
-standard lacks (triangular solves, Cholesky factor/solve, in-place elementwise updates) or for
-device facts (free memory).
+Everything else receives a :class:`ComputeContext` (namespace ``xp``, :class:`Device`, dtype,
+byte budget; resolved once by a public entry point) or its namespace, and calls the helpers
+below for the few operations the Python array API standard lacks (triangular solves, Cholesky
+factor/solve, in-place elementwise updates) or for device facts (free memory).
 """
 
+from svmgpu.backend._context import ComputeContext, compute_context
 from svmgpu.backend._device import (
     Device,
     array_device,
@@ -14,16 +15,19 @@ from svmgpu.backend._device import (
     get_device,
     get_namespace,
     is_cupy,
+    is_foreign_array,
     is_numpy,
     numpy_dtype,
     random_subset,
     to_device,
+    to_host,
     to_numpy,
 )
 from svmgpu.backend._linalg import (
     cho_factor,
     cho_solve,
     cholesky,
+    greedy_pivoted_cholesky,
     jittered_cholesky,
     pivoted_cholesky_dense,
     solve_triangular,
@@ -49,6 +53,7 @@ from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
+    "ComputeContext",
     "Device",
     "array_device",
     "asarray",
@@ -57,6 +62,7 @@ __all__ = [
     "check_fits",
     "cho_factor",
     "clip",
+    "compute_context",
     "cho_solve",
     "cholesky",
     "cupy_available",
@@ -64,7 +70,9 @@ __all__ = [
     "fetch_scalars",
     "get_device",
     "get_namespace",
+    "greedy_pivoted_cholesky",
     "is_cupy",
+    "is_foreign_array",
     "is_numpy",
     "jittered_cholesky",
     "matmul_into",
@@ -79,6 +87,7 @@ __all__ = [
     "small_blas",
     "solve_triangular",
     "to_device",
+    "to_host",
     "to_numpy",
     "tree_to_device",
     "tri_inv",

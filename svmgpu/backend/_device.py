@@ -38,13 +38,26 @@ def cupy_available() -> bool:
 
 @dataclass(frozen=True)
 class Device:
-    """Where computation runs: ``Device("cpu")`` or ``Device("cuda", index)``."""
+    """Where computation runs: ``Device("cpu")`` (NumPy), ``Device("cuda", index)`` (CuPy), or
+    ``Device("array_api", namespace=xp, native=d)``: device ``d`` of any other array-API
+    namespace ``xp`` (e.g. array-api-strict's ``Device("device1")``, a PyTorch device), where
+    the arrays of a caller that passes such arrays stay.
+
+    ``native`` is the namespace's own device object (what ``xp.asarray(..., device=native)``
+    takes); for NumPy it is ``"cpu"``, for CuPy ``cupy.cuda.Device(index)``.
+    """
 
     kind: str
     index: int = 0
+    namespace: object = None
+    native: object = None
 
     def __str__(self) -> str:
-        return "cpu" if self.kind == "cpu" else f"cuda:{self.index}"
+        if self.kind == "cpu":
+            return "cpu"
+        if self.kind == "cuda":
+            return f"cuda:{self.index}"
+        return f"{getattr(self.namespace, '__name__', self.namespace)}:{self.native}"
 
     @property
     def xp(self):
@@ -53,9 +66,20 @@ class Device:
             import array_api_compat.numpy as nxp  # noqa: PLC0415
 
             return nxp
-        import array_api_compat.cupy as cxp  # noqa: PLC0415
+        if self.kind == "cuda":
+            import array_api_compat.cupy as cxp  # noqa: PLC0415
 
-        return cxp
+            return cxp
+        return self.namespace
+
+    @property
+    def native_device(self):
+        """The device object arrays of :attr:`xp` take as ``device=``."""
+        if self.kind == "cpu":
+            return "cpu"
+        if self.kind == "cuda":
+            return _import_cupy()[0].cuda.Device(self.index)
+        return self.native
 
     def __enter__(self):
         if self.kind == "cuda":
@@ -137,32 +161,70 @@ def is_cupy(xp) -> bool:
     return array_api_compat.is_cupy_namespace(xp)
 
 
+def is_foreign_array(x) -> bool:
+    """Whether ``x`` is an array of an array-API namespace other than NumPy and CuPy
+    (array-api-strict, PyTorch, ...)."""
+    if array_api_compat.is_numpy_array(x) or array_api_compat.is_cupy_array(x):
+        return False
+    return array_api_compat.is_array_api_obj(x) and not isinstance(x, (list, tuple))
+
+
 def array_device(x) -> Device:
     """The :class:`Device` holding array ``x`` (NumPy and anything array-like: CPU)."""
     if array_api_compat.is_cupy_array(x):
         return Device("cuda", int(x.device.id))
+    if is_foreign_array(x):
+        return Device("array_api", namespace=array_api_compat.array_namespace(x),
+                      native=array_api_compat.device(x))
     return Device("cpu")
 
 
 def to_numpy(x):
-    """Copy (or view) ``x`` as a NumPy array on the host."""
+    """Copy (or view) ``x`` as a NumPy array on the host.
+
+    CuPy arrays are copied from the GPU; arrays of other namespaces go through
+    ``numpy.asarray`` only, so an array on a non-host device (array-api-strict's
+    ``Device("device1")``, a CUDA tensor) raises instead of being copied behind the caller's back
+    (DLPack would copy it silently). An algorithm that needs the host says so with
+    :func:`to_host`.
+    """
     if array_api_compat.is_cupy_array(x):
         return x.get()
     if array_api_compat.is_numpy_array(x):
         return x
-    if hasattr(x, "__dlpack__") and not isinstance(x, (list, tuple)):
-        try:
-            return np.from_dlpack(x)
-        except Exception:  # noqa: BLE001 - fall back to the buffer protocol below
-            pass
     return np.asarray(x)
 
 
+def to_host(x, *, why: str):
+    """A NumPy copy of ``x`` from any device: the documented host round trips of the library.
+
+    ``why`` names the reason (it is part of the contract, and what a reader greps for). Unlike
+    :func:`to_numpy`, a foreign array is first moved to its namespace's default device.
+    """
+    if not why:
+        raise ValueError("to_host needs the reason for the host round trip")
+    if is_foreign_array(x):
+        xp = array_api_compat.array_namespace(x)
+        x = xp.asarray(x, device=xp.__array_namespace_info__().default_device())
+    return to_numpy(x)
+
+
 def to_device(x, device):
-    """Move ``x`` to ``device`` (a spec or :class:`Device`); no copy when it is already there."""
+    """Move ``x`` to ``device`` (a spec or :class:`Device`); no copy when it is already there.
+
+    Host data (NumPy arrays, lists, scalars) may go anywhere; a device array moves only to the
+    host through :func:`to_numpy` (which refuses a non-host foreign array) or between CUDA
+    devices.
+    """
     device = get_device(device)
     if device.kind == "cpu":
         return to_numpy(x)
+    if device.kind == "array_api":
+        xp = device.namespace
+        if is_foreign_array(x) and array_api_compat.device(x) == device.native and \
+                array_api_compat.array_namespace(x) is xp:
+            return x
+        return xp.asarray(x if is_foreign_array(x) else to_numpy(x), device=device.native)
     cupy = _import_cupy()[0]
     if array_api_compat.is_cupy_array(x) and int(x.device.id) == device.index:
         return x
@@ -180,8 +242,12 @@ def asarray(x, *, device, dtype=None):
 
 
 def random_subset(n: int, k: int, *, seed, device):
-    """``k`` distinct indices drawn uniformly from ``range(n)``, sorted, on ``device``
-    (drawn on the host with NumPy's generator seeded by ``seed``)."""
+    """``k`` distinct indices drawn uniformly from ``range(n)``, sorted, on ``device``.
+
+    Drawn on the host with NumPy's generator seeded by ``seed`` and uploaded (k integers, host
+    to device only): every backend then uses the same subset, which is what makes a GPU fit
+    reproduce the CPU fit (same landmarks, same presolve rows).
+    """
     idx = np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False))
     return to_device(idx.astype(np.int64), device)
 

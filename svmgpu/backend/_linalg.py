@@ -1,8 +1,9 @@
 """Linear algebra the array API standard lacks, under SciPy's names.
 
 NumPy arrays go to :mod:`scipy.linalg`, CuPy arrays to :mod:`cupyx.scipy.linalg` / cuBLAS;
-any other namespace gets :class:`NotImplementedError` naming it (``cholesky`` alone also works
-through a namespace's standard ``linalg`` extension).
+any other namespace (array-api-strict, PyTorch, ...) uses the standard's ``linalg`` extension
+(``cholesky``, ``solve``) on its own device. A namespace without that extension gets
+:class:`NotImplementedError` naming it.
 """
 
 from __future__ import annotations
@@ -13,15 +14,32 @@ from svmgpu.backend._device import is_cupy, is_numpy, numpy_dtype
 from svmgpu.backend._threads import small_blas
 
 
-def _unsupported(xp, what):
-    return NotImplementedError(
-        f"{what} is implemented for NumPy and CuPy arrays only, not for namespace "
-        f"{getattr(xp, '__name__', xp)!r}; convert the input with numpy.asarray or cupy.asarray"
-    )
+def _linalg(xp, what):
+    """The namespace's standard ``linalg`` extension, or NotImplementedError naming ``what``."""
+    ext = getattr(xp, "linalg", None)
+    if ext is None or not hasattr(ext, "cholesky") or not hasattr(ext, "solve"):
+        raise NotImplementedError(
+            f"{what} needs NumPy, CuPy or a namespace with the array API's linalg extension; "
+            f"namespace {getattr(xp, '__name__', xp)!r} has none: convert the input with "
+            "numpy.asarray or cupy.asarray"
+        )
+    return ext
 
 
 def _finite(xp, a) -> bool:
     return bool(xp.all(xp.isfinite(a)))
+
+
+def _factor_ok(xp, L) -> bool:
+    """Whether a Cholesky factor is a real one: a positive, finite diagonal (one read).
+
+    CuPy's default ``linalg='ignore'`` does not raise on failure and returns LAPACK's partial
+    factor: potrf stops at the first non-positive pivot and leaves it (≤ 0, or NaN) on the
+    diagonal, e.g. ``[[1, 0], [2, -3]]`` for ``[[1, 2], [2, 1]]``, with finite entries. A NaN
+    test alone would accept it; the diagonal test catches every failed pivot.
+    """
+    d = xp.linalg.diagonal(L) if hasattr(xp.linalg, "diagonal") else xp.diagonal(L)
+    return bool(xp.all(d > 0) & xp.all(xp.isfinite(L)))
 
 
 def cholesky(a, *, lower: bool = True, check: bool = True, xp):
@@ -29,9 +47,9 @@ def cholesky(a, *, lower: bool = True, check: bool = True, xp):
 
     Returns the lower (``a = L Lᵀ``) or upper (``a = Uᵀ U``) factor.
 
-    ``check=False`` skips the finiteness test that makes CuPy raise (a device synchronisation):
-    for matrices positive definite by construction, whose callers check their results anyway
-    (a failed CuPy factorization is NaN, and NaN propagates into everything solved with it).
+    ``check=False`` skips the test of the factor that makes CuPy and other non-NumPy
+    namespaces raise (one device synchronisation): for matrices positive definite by
+    construction whose callers check their results (a step that is not finite) anyway.
 
     Raises
     ------
@@ -43,14 +61,12 @@ def cholesky(a, *, lower: bool = True, check: bool = True, xp):
 
         with small_blas(a.shape[0], xp=xp):
             return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
-    if hasattr(xp, "linalg") and hasattr(xp.linalg, "cholesky"):
-        L = xp.linalg.cholesky(a)
-        if check and not _finite(xp, L):  # CuPy returns NaNs instead of raising
-            import numpy as np  # noqa: PLC0415
+    L = _linalg(xp, "cholesky").cholesky(a)
+    if check and not _factor_ok(xp, L):  # CuPy returns a partial factor instead of raising
+        import numpy as np  # noqa: PLC0415
 
-            raise np.linalg.LinAlgError("matrix is not positive definite")
-        return L if lower else xp.matrix_transpose(L)
-    raise _unsupported(xp, "cholesky")
+        raise np.linalg.LinAlgError("matrix is not positive definite")
+    return L if lower else xp.matrix_transpose(L)
 
 
 def solve_triangular(a, b, *, lower: bool = True, trans: int | str = 0, xp):
@@ -67,7 +83,17 @@ def solve_triangular(a, b, *, lower: bool = True, trans: int | str = 0, xp):
         import cupyx.scipy.linalg  # noqa: PLC0415
 
         return cupyx.scipy.linalg.solve_triangular(a, b, lower=lower, trans=trans)
-    raise _unsupported(xp, "solve_triangular")
+    # The standard has no triangular solve: a general solve of the triangular matrix (LU with
+    # partial pivoting does no pivoting on a triangular matrix whose diagonal dominates its
+    # column; the result equals the substitution to rounding).
+    ext = _linalg(xp, "solve_triangular")
+    if trans in (1, "T", "C"):
+        a = xp.matrix_transpose(a)
+    elif trans not in (0, "N"):
+        raise ValueError(f"trans must be 0/'N' or 1/'T', got {trans!r}")
+    if b.ndim == 1:
+        return ext.solve(a, b[:, None])[:, 0]
+    return ext.solve(a, b)
 
 
 def tri_inv(a, *, lower: bool = True, xp):
@@ -102,7 +128,8 @@ def pivoted_cholesky_dense(a, *, rel_tol: float, xp):
     ``piv = 0 … n − 1``; one scalar is read back to decide. Otherwise LAPACK's pivoted ``pstrf``
     (largest remaining diagonal first, the greedy rule of Zhou 2016) runs on the host: for a
     CuPy array that is one documented round trip of the (n, n) matrix, not of data of the
-    sample size. Both backends follow the same rule, so they pick the same pivots.
+    sample size. Other namespaces run :func:`greedy_pivoted_cholesky` on their own device
+    (three scalar reads per pivot). All follow the same rule, so they pick the same pivots.
     """
     import numpy as np  # noqa: PLC0415 - host-side pivot bookkeeping and LAPACK
 
@@ -117,6 +144,11 @@ def pivoted_cholesky_dense(a, *, rel_tol: float, xp):
             return L, np.arange(n, dtype=np.int64)
     except np.linalg.LinAlgError:
         pass
+    if not (is_numpy(xp) or is_cupy(xp)):
+        Lt, piv, _ = greedy_pivoted_cholesky(xp.linalg.diagonal(a), lambda j: a[:, j], n,
+                                             stop_trace=0.0, rel_tol=rel_tol, xp=xp)
+        idx = xp.asarray(np.asarray(piv, dtype=np.int64), device=a.device)
+        return xp.matrix_transpose(xp.take(Lt, idx, axis=1)), np.asarray(piv, dtype=np.int64)
     import scipy.linalg  # noqa: PLC0415
 
     from svmgpu.backend._device import array_device, asarray, to_numpy  # noqa: PLC0415
@@ -137,6 +169,61 @@ def pivoted_cholesky_dense(a, *, rel_tol: float, xp):
     return L, (piv[:k] - 1).astype(np.int64)
 
 
+def greedy_pivoted_cholesky(diag, column, max_rank, *, stop_trace, rel_tol, xp):
+    """Diagonal-pivoted Cholesky, matrix-free (Zhou 2016; UniSVM section 4.2).
+
+    The pivot is the largest diagonal of the residual; only the visited columns are computed
+    (O(n r²) time). Used by the pivoted-Cholesky kernel factor (columns of the kernel matrix
+    over all training rows) and by :func:`pivoted_cholesky_dense` for namespaces without
+    LAPACK (columns of an explicit matrix).
+
+    Parameters
+    ----------
+    diag : array of shape (n,)
+        Diagonal of the matrix.
+    column : callable ``j -> array of shape (n,)``
+        Column ``j`` of the matrix.
+    max_rank : int
+    stop_trace : float
+        Stop once ``trace(residual) <= stop_trace``.
+    rel_tol : float
+        Stop before a pivot ``<= rel_tol · max(diag)`` (numerically dependent columns).
+
+    Returns
+    -------
+    Pt : array of shape (k, n)
+        ``Pᵀ`` (row j is column j of the factor), k <= max_rank, ``P Pᵀ`` reproducing the
+        visited rows and columns.
+    pivots : list of int
+    trace : float
+        The residual trace at the stop.
+    """
+    n = diag.shape[0]
+    Pt = xp.empty((max_rank, n), dtype=diag.dtype, device=diag.device)
+    d = xp.where(diag > 0, diag, xp.zeros_like(diag))
+    scale = float(xp.max(d)) if n else 0.0
+    pivots: list[int] = []
+    trace = float(xp.sum(d))
+    for k in range(max_rank):
+        if trace <= stop_trace or scale == 0.0:
+            break
+        j = int(xp.argmax(d))
+        dj = float(d[j])
+        if dj <= rel_tol * scale:
+            break
+        col = column(j)
+        if k:
+            col = col - xp.matmul(xp.matrix_transpose(Pt[:k, :]), Pt[:k, j])
+        col = col / math.sqrt(dj)
+        Pt[k, :] = col
+        d = d - col * col
+        d[j] = 0.0
+        d = xp.where(d > 0, d, xp.zeros_like(d))
+        pivots.append(j)
+        trace = float(xp.sum(d))
+    return Pt[: len(pivots), :], pivots, trace
+
+
 def cho_factor(a, *, lower: bool = True, check: bool = True, xp):
     """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)`` (``check`` as in
     :func:`cholesky`)."""
@@ -151,13 +238,11 @@ def cho_solve(c_and_lower, b, *, xp):
 
         with small_blas(c.shape[0], xp=xp):
             return scipy.linalg.cho_solve((c, lower), b, check_finite=False)
-    if is_cupy(xp):
-        if lower:
-            y = solve_triangular(c, b, lower=True, xp=xp)
-            return solve_triangular(c, y, lower=True, trans=1, xp=xp)
-        y = solve_triangular(c, b, lower=False, trans=1, xp=xp)
-        return solve_triangular(c, y, lower=False, xp=xp)
-    raise _unsupported(xp, "cho_solve")
+    if lower:
+        y = solve_triangular(c, b, lower=True, xp=xp)
+        return solve_triangular(c, y, lower=True, trans=1, xp=xp)
+    y = solve_triangular(c, b, lower=False, trans=1, xp=xp)
+    return solve_triangular(c, y, lower=False, xp=xp)
 
 
 def jittered_cholesky(a, *, lower: bool = True, xp, initial_shift: float | None = None,

@@ -60,12 +60,13 @@ def _host_available() -> int:
 
 
 def available_memory(device) -> int:
-    """Free bytes on ``device``: host MemAvailable, or CuPy's free device memory plus what
-    CuPy's memory pool holds but does not use."""
+    """Free bytes on ``device``: CuPy's free device memory plus what CuPy's memory pool holds
+    but does not use; host MemAvailable for the CPU and for other array-API namespaces (whose
+    free memory has no standard query)."""
     from svmgpu.backend._device import _import_cupy, get_device  # noqa: PLC0415
 
     device = get_device(device)
-    if device.kind == "cpu":
+    if device.kind != "cuda":
         return _host_available()
     cupy = _import_cupy()[0]
     with cupy.cuda.Device(device.index):

@@ -43,7 +43,7 @@ def exp_neg_clipped_inplace(z, *, xp):
 
         cupy.minimum(z, 0, out=z)
         return cupy.exp(z, out=z)
-    return xp.exp(xp.minimum(z, xp.zeros((), dtype=z.dtype)))
+    return xp.exp(xp.minimum(z, xp.zeros((), dtype=z.dtype, device=z.device)))
 
 
 def nonzero_indices(mask, count: int, *, xp):
@@ -78,6 +78,8 @@ def fetch_scalars(*values, xp) -> list[float]:
 
     arrs = [v for v in values if not isinstance(v, (int, float))]
     if not arrs:
+        return [float(v) for v in values]
+    if not (is_numpy(xp) or is_cupy(xp)):  # no standard bulk read: one scalar read each
         return [float(v) for v in values]
     dev = getattr(arrs[0], "device", None)
     stacked = xp.stack([xp.asarray(v, dtype=xp.float64, device=dev) if isinstance(v, (int, float))

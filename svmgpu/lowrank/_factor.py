@@ -23,6 +23,7 @@ from svmgpu.backend import (
     asarray,
     block_rows,
     get_device,
+    greedy_pivoted_cholesky,
     is_numpy,
     numpy_dtype,
     pivoted_cholesky_dense,
@@ -166,54 +167,6 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
     return out
 
 
-def _greedy_cholesky(diag, column, max_rank, *, stop_trace, rank_tol, xp, n):
-    """Diagonal-pivoted Cholesky, matrix-free: the core of both factorizations.
-
-    Parameters
-    ----------
-    diag : array of shape (n,)
-        Diagonal of the matrix (overwritten by the residual diagonal).
-    column : callable ``j -> array of shape (n,)``
-        Column ``j`` of the matrix.
-    max_rank : int
-    stop_trace : float
-        Stop once ``trace(residual) <= stop_trace``.
-    rank_tol : float
-        Stop once the largest residual diagonal is below ``rank_tol · max(diag)``.
-
-    Returns
-    -------
-    Pt : array of shape (k, n)
-        ``Pᵀ`` (row j is column j of P), k <= max_rank.
-    pivots : list of int
-    trace : float
-        The residual trace at the stop.
-    """
-    Pt = xp.empty((max_rank, n), dtype=diag.dtype, device=getattr(diag, "device", None))
-    d = xp.where(diag > 0, diag, xp.zeros_like(diag))
-    scale = float(xp.max(d)) if n else 0.0
-    pivots: list[int] = []
-    trace = float(xp.sum(d))
-    for k in range(max_rank):
-        if trace <= stop_trace or scale == 0.0:
-            break
-        j = int(xp.argmax(d))
-        dj = float(d[j])
-        if dj <= rank_tol * scale:
-            break
-        col = column(j)
-        if k:
-            col = col - xp.matmul(xp.matrix_transpose(Pt[:k, :]), Pt[:k, j])
-        col = col / math.sqrt(dj)
-        Pt[k, :] = col
-        d = d - col * col
-        d[j] = 0.0
-        d = xp.where(d > 0, d, xp.zeros_like(d))
-        pivots.append(j)
-        trace = float(xp.sum(d))
-    return Pt[: len(pivots), :], pivots, trace
-
-
 def _prepare_input(X, kernel, *, device, dtype, gamma="scale"):
     device = get_device(device) if device is not None else array_device(X)
     X = asarray(X, device=device, dtype=dtype)
@@ -342,9 +295,9 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
     def column(j):
         return kernel.evaluate(px, px.rows(j, j + 1), xp=xp)[:, 0]
 
-    Pt, piv, trace = _greedy_cholesky(
+    Pt, piv, trace = greedy_pivoted_cholesky(
         kernel.diag(X), column, max_rank, stop_trace=float(tol) * m,
-        rank_tol=_rank_tol(X.dtype), xp=xp, n=m,
+        rel_tol=_rank_tol(X.dtype), xp=xp,
     )
     L = xp.matrix_transpose(xp.take(Pt, asarray(np.asarray(piv, dtype=np.int64), device=device),
                                     axis=1))

@@ -1,0 +1,108 @@
+"""The compute context: namespace, device, dtype and byte budget, resolved once per public call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from svmgpu.backend._device import Device, array_device, get_device, is_cupy, is_numpy, numpy_dtype
+from svmgpu.backend._memory import block_rows, resolve_budget
+
+
+@dataclass(frozen=True)
+class ComputeContext:
+    """Where and how a computation runs, resolved once by a public entry point and passed down.
+
+    Attributes
+    ----------
+    xp : namespace
+        The array-API namespace (array-api-compat's wrapper for NumPy and CuPy).
+    device : Device
+        The device holding the data (:class:`svmgpu.backend.Device`).
+    dtype : dtype
+        The namespace's floating dtype of the features (float32 or float64); r × r algebra and
+        accumulations are float64 whatever this is.
+    budget_bytes : int
+        Bytes a blocked computation may hold at once (``memory_budget``, else a fraction of
+        the device's free memory read once, here).
+
+    Nothing below an entry point looks the namespace, the device or the free memory up again.
+    """
+
+    xp: object
+    device: Device
+    dtype: object
+    budget_bytes: int
+
+    @property
+    def kind(self) -> str:
+        """``"numpy"``, ``"cupy"`` or ``"generic"`` (any other array-API namespace)."""
+        if is_numpy(self.xp):
+            return "numpy"
+        if is_cupy(self.xp):
+            return "cupy"
+        return "generic"
+
+    @property
+    def native_device(self):
+        """The device object the namespace's creation functions take."""
+        return self.device.native_device
+
+    @property
+    def itemsize(self) -> int:
+        return numpy_dtype(self.dtype).itemsize
+
+    def zeros(self, shape, *, dtype=None):
+        return self.xp.zeros(shape, dtype=self.dtype if dtype is None else dtype,
+                             device=self.native_device)
+
+    def empty(self, shape, *, dtype=None):
+        return self.xp.empty(shape, dtype=self.dtype if dtype is None else dtype,
+                             device=self.native_device)
+
+    def eye(self, n, *, dtype=None):
+        return self.xp.eye(n, dtype=self.dtype if dtype is None else dtype,
+                           device=self.native_device)
+
+    def block_rows(self, n_cols: int, *, itemsize: int | None = None, n_buffers: int = 1,
+                   reserved: int = 0, max_rows: int | None = None) -> int:
+        """Rows of an ``(rows, n_cols)`` block within the budget less ``reserved`` bytes
+        (see :func:`svmgpu.backend.block_rows`)."""
+        return block_rows(n_cols, self.itemsize if itemsize is None else itemsize,
+                          max(self.budget_bytes - int(reserved), 0), n_buffers=n_buffers,
+                          max_rows=max_rows)
+
+    def with_dtype(self, dtype) -> ComputeContext:
+        return ComputeContext(self.xp, self.device, dtype, self.budget_bytes)
+
+
+def compute_context(X=None, *, device=None, dtype=None, memory_budget=None) -> ComputeContext:
+    """Build the :class:`ComputeContext` of a public call.
+
+    Parameters
+    ----------
+    X : array, optional
+        The input. With ``device`` None (or ``"auto"``) and a device array (CuPy, or any other
+        array-API namespace such as array-api-strict or PyTorch), the computation runs where
+        ``X`` lives; host input (NumPy, lists) runs on ``"auto"``'s choice.
+    device : {None, "auto", "cpu", "cuda", "cuda:N"} or Device
+    dtype : {None, "float32", "float64"} or dtype
+        None: X's dtype when it is float32 or float64, else float64.
+    memory_budget : int, str or None
+        Bytes (``"2GB"``); None reads the device's free memory once.
+    """
+    if X is not None and device in (None, "auto"):
+        dev = array_device(X)
+        if dev.kind == "cpu" and device == "auto":
+            dev = get_device("auto")
+    else:
+        dev = get_device("auto" if device is None else device)
+    xp = dev.xp
+    if dtype is None:
+        name = numpy_dtype(X.dtype).name if X is not None and hasattr(X, "dtype") else "float64"
+    else:
+        name = dtype if isinstance(dtype, str) else numpy_dtype(dtype).name
+    if name not in ("float32", "float64"):
+        if dtype is not None:
+            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {dtype!r}")
+        name = "float64"
+    return ComputeContext(xp, dev, getattr(xp, name), resolve_budget(memory_budget, dev))
