@@ -409,8 +409,9 @@ def save_model(estimator, path, *, training_features=False, compress=False):
     params = _encode_params(estimator, enc)
     param_names = set(estimator.get_params(deep=False))
     attributes = {}
+    transient = getattr(estimator, "_transient_attributes", ())
     for k, v in vars(estimator).items():
-        if k in param_names:
+        if k in param_names or k in transient:
             continue
         attributes[k] = enc.encode(v, k)
     import svmgpu

@@ -44,8 +44,8 @@ class ToyLSClassifier(SVCBase):
         self.verbose = verbose
         self.multi_class = multi_class
 
-    def _prepare_fit(self, X, *, xp, device):
-        self.factor_ = self._lowrank_factor(X, self._make_kernel(X))
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        self.factor_ = self._lowrank_factor(X, self._make_kernel(X), ctx)
         return self.factor_
 
     def _fit_binary(self, factor, rows, y, sample_weight):
@@ -53,7 +53,7 @@ class ToyLSClassifier(SVCBase):
         F = factor.P if rows is None else xp.take(factor.P, rows, axis=0)
         return {"w": _ridge_on_features(F, y, self.C, xp, sample_weight)}
 
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
         return self.factor_.transform(X)
 
     def _after_fit(self, shared):

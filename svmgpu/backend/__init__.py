@@ -48,6 +48,7 @@ from svmgpu.backend._ops import (
     fetch_scalars,
     matmul_into,
     nonzero_indices,
+    set_rows,
 )
 from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
@@ -84,6 +85,7 @@ __all__ = [
     "random_subset",
     "resolve_budget",
     "serial_blas",
+    "set_rows",
     "small_blas",
     "solve_triangular",
     "to_device",

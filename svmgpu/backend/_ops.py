@@ -100,3 +100,26 @@ def clip(x, *, min=None, max=None, xp):  # noqa: A002 - the standard's names
     if max is not None:
         x = xp.minimum(x, max)
     return x
+
+
+def set_rows(base, rows, values, *, xp):
+    """``base`` with ``base[rows] = values`` (rows along the first axis); returns the result.
+
+    NumPy and CuPy assign in place. The array API standard has no integer-array assignment, so
+    other namespaces gather instead: each position finds its entry of the sorted ``rows`` with
+    ``searchsorted`` and takes ``values`` where it hits (a new array; O(size of base)).
+    ``rows``: distinct integer indices on ``base``'s device.
+    """
+    if is_numpy(xp) or is_cupy(xp):
+        base[rows, ...] = values
+        return base
+    if rows.shape[0] == 0:
+        return base
+    order = xp.argsort(rows)
+    rows, values = xp.take(rows, order), xp.take(values, order, axis=0)
+    i = xp.arange(base.shape[0], dtype=rows.dtype, device=base.device)
+    pos = xp.minimum(xp.searchsorted(rows, i), rows.shape[0] - 1)
+    hit = xp.take(rows, pos) == i
+    if base.ndim > 1:
+        hit = xp.reshape(hit, (-1,) + (1,) * (base.ndim - 1))
+    return xp.where(hit, xp.take(values, pos, axis=0), base)

@@ -6,13 +6,17 @@ import dataclasses
 
 import array_api_compat
 
-from svmgpu.backend._device import to_device
+from svmgpu.backend._device import get_device, is_foreign_array, to_device, to_host
 
 
 def tree_to_device(obj, device):
-    """Return ``obj`` with every NumPy/CuPy array inside dicts, lists, tuples and dataclass
-    instances moved to ``device``; other leaves are returned unchanged."""
-    if array_api_compat.is_numpy_array(obj) or array_api_compat.is_cupy_array(obj):
+    """Return ``obj`` with every array (NumPy, CuPy, other array-API namespaces) inside dicts,
+    lists, tuples and dataclass instances moved to ``device``; other leaves are returned
+    unchanged. Moving to ``"cpu"`` is a deliberate host copy (saving, pickling, ``to_device``)."""
+    if array_api_compat.is_numpy_array(obj) or array_api_compat.is_cupy_array(obj) or \
+            is_foreign_array(obj):
+        if get_device(device).kind == "cpu":
+            return to_host(obj, why="fitted arrays saved, pickled or moved to the host")
         return to_device(obj, device)
     if isinstance(obj, dict):
         return {k: tree_to_device(v, device) for k, v in obj.items()}

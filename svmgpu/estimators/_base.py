@@ -2,17 +2,19 @@
 
 Subclasses implement a *binary* (or single-output regression) solver through three hooks:
 
-``_prepare_fit(X)``
-    work shared by every binary problem of a multi-class fit (e.g. the low-rank factor);
+``_prepare_fit(X, *, ctx, sample_weight)``
+    work shared by every binary problem of a multi-class fit (e.g. the low-rank factor), given
+    the call's :class:`~svmgpu.backend.ComputeContext` and the validated weights (or None);
 ``_fit_binary(shared, rows, y)``
     fit one problem on the training rows ``rows`` (None = all) with labels ``y`` in {−1, +1}
     (or real targets for regression); returns a dict of fitted arrays (the "model");
-``_decision_binary(model, feats)``
-    decision values of one model on ``feats = _prepare_predict(X)``.
+``_decision_binary(model, feats, *, xp)``
+    decision values of one model on ``feats = _prepare_predict(X, ctx=ctx)``.
 
-The base class resolves the device once per fit, validates input (scikit-learn's validators
-for NumPy input, equivalent checks for CuPy input), encodes labels, runs one-vs-rest or
-one-vs-one, and returns predictions in the caller's array kind.
+The base class resolves the compute context once per fit and once per prediction, validates
+input (scikit-learn's validators for NumPy input, equivalent checks where device arrays live),
+encodes labels (on the device for device input), runs one-vs-rest or one-vs-one, and returns
+predictions in the caller's array kind.
 """
 
 from __future__ import annotations
@@ -32,7 +34,19 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from svmgpu.backend import Device, array_device, asarray, get_device, to_numpy, tree_to_device
+from svmgpu.backend import (
+    ComputeContext,
+    Device,
+    array_device,
+    asarray,
+    compute_context,
+    get_device,
+    is_foreign_array,
+    numpy_dtype,
+    to_device,
+    to_host,
+    tree_to_device,
+)
 from svmgpu.kernels import make_kernel
 from svmgpu.lowrank import nystrom, pivoted_cholesky
 
@@ -42,7 +56,9 @@ _DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
 
 
 def _is_device_array(x) -> bool:
-    return array_api_compat.is_cupy_array(x)
+    """CuPy arrays and arrays of any other array-API namespace (array-api-strict, PyTorch):
+    validated and processed where they live, never copied to NumPy."""
+    return array_api_compat.is_cupy_array(x) or is_foreign_array(x)
 
 
 class SVMBase(BaseEstimator):
@@ -65,13 +81,20 @@ class SVMBase(BaseEstimator):
     tol : float
     max_iter : int
     device : {"auto", "cpu", "cuda", "cuda:N"}
+        Where the fit runs and the fitted arrays live. ``"auto"``: where ``X`` lives when it
+        is a device array (CuPy, or any array-API namespace such as PyTorch or
+        array-api-strict), else the first CUDA GPU when CuPy sees one, else the CPU.
     dtype : {None, "float32", "float64"}
         None keeps float32 input as float32 and computes everything else in float64.
     memory_budget : int, str or None
-        Bytes for blocked kernel work (None: half the free device memory).
+        Bytes for blocked kernel work (None: half the free device memory, read once per fit).
     random_state : int, Generator or None
     verbose : int
     """
+
+    #: Attributes that hold the device object and the compute context of the current call:
+    #: never saved or pickled (a loaded model rebuilds them from ``device_``).
+    _transient_attributes = ("_device", "_ctx")
 
     # ------------------------------------------------------------------ validation
     def _validate_common(self):
@@ -94,34 +117,42 @@ class SVMBase(BaseEstimator):
         if getattr(self, "dtype", None) not in _DTYPES:
             raise ValueError(f"dtype must be None, 'float32' or 'float64', got {self.dtype!r}")
 
-    def _resolve_device(self) -> Device:
-        return get_device(getattr(self, "device", "auto"))
+    def _fitted_device(self) -> Device:
+        dev = getattr(self, "_device", None)
+        return dev if dev is not None else get_device(self.device_)
 
     def _check_X(self, X, *, reset: bool):
-        """Validate X and move it to the fit device (``self.device_`` when not resetting)."""
+        """Validate X and move it to the fit device (the fitted device when not resetting).
+
+        Returns ``(X, ctx)`` with the :class:`ComputeContext` of this call: resolved here,
+        once, and passed down.
+        """
         if reset:
             self._validate_common()
-            device = self._resolve_device()
+            spec = getattr(self, "device", "auto")
+            want = getattr(self, "dtype", None)
         else:
             check_is_fitted(self)
-            device = get_device(self.device_)
-        want = _DTYPES[getattr(self, "dtype", None)]
+            spec = self._fitted_device()
+            want = self.fit_dtype_
         if _is_device_array(X):
             X = self._check_device_array(X, reset=reset)
         else:
             X = validate_data(self, X, reset=reset, accept_sparse=False,
                               dtype=[np.float64, np.float32], ensure_min_samples=1)
-        if want is not None:
-            dtype = want
-        elif not reset:
-            dtype = np.dtype(self.fit_dtype_)
-        else:
-            dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        X = asarray(X, device=device, dtype=dtype)
+        ctx = compute_context(X, device=spec, dtype=want,
+                              memory_budget=getattr(self, "memory_budget", None))
+        if is_foreign_array(X) and array_device(X) != ctx.device:
+            raise ValueError(
+                f"X lives on {array_device(X)}, but this {'fit' if reset else 'model'} runs on "
+                f"{ctx.device}; pass device='auto' to compute where X lives, or move X first"
+            )
+        X = asarray(X, device=ctx.device, dtype=ctx.dtype)
         if reset:
-            self.device_ = str(device)
-            self.fit_dtype_ = np.dtype(dtype).name
-        return X, device, device.xp
+            self._device = ctx.device
+            self.device_ = str(ctx.device)
+            self.fit_dtype_ = numpy_dtype(ctx.dtype).name
+        return X, ctx
 
     def _check_device_array(self, X, *, reset):
         xp = array_api_compat.array_namespace(X)
@@ -130,7 +161,7 @@ class SVMBase(BaseEstimator):
         if X.shape[0] < 1:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required")
         if not xp.isdtype(X.dtype, "real floating"):
-            X = X.astype(xp.float64)
+            X = xp.astype(X, xp.float64)
         if not bool(xp.all(xp.isfinite(X))):
             raise ValueError("Input X contains NaN or infinity; remove or impute those values")
         if reset:
@@ -142,14 +173,38 @@ class SVMBase(BaseEstimator):
             )
         return X
 
-    def _sample_weight(self, sample_weight, X, *, device):
+    def _check_y(self, y, X, ctx: ComputeContext):
+        """``y`` as a 1-D array on the fit device (host ``y`` is uploaded once)."""
+        if _is_device_array(y):
+            y = to_device(y, ctx.device)
+            if y.ndim == 2 and y.shape[1] == 1:
+                y = ctx.xp.reshape(y, (-1,))
+            if y.ndim != 1:
+                raise ValueError(f"y must be 1-D of shape (n_samples,), got shape {tuple(y.shape)}")
+        else:
+            y = column_or_1d(np.asarray(y), warn=True)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
+        return y
+
+    def _sample_weight(self, sample_weight, X, *, ctx: ComputeContext):
+        """Validated non-negative weights of shape (n_samples,) on the fit device, X's dtype."""
         if sample_weight is None:
             return None
-        sw = _check_sample_weight(to_numpy(sample_weight), to_numpy(X[:, :1]) if X.shape[1] else
-                                  np.empty((X.shape[0], 1)), dtype=np.float64)
-        if np.any(sw < 0):
+        xp, n = ctx.xp, X.shape[0]
+        if _is_device_array(sample_weight):
+            sw = xp.astype(to_device(sample_weight, ctx.device), xp.float64)
+            if sw.ndim != 1 or sw.shape[0] != n:
+                raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({n},)!")
+            if not bool(xp.all(xp.isfinite(sw))):
+                raise ValueError("sample_weight contains NaN or infinity")
+            bad = bool(xp.any(sw < 0))
+        else:
+            sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64)
+            bad = bool(np.any(sw < 0))
+        if bad:
             raise ValueError("sample_weight must be non-negative")
-        return asarray(sw, device=device, dtype=X.dtype)
+        return asarray(sw, device=ctx.device, dtype=X.dtype)
 
     # ---------------------------------------------------------------- shared work
     def _make_kernel(self, X):
@@ -157,19 +212,19 @@ class SVMBase(BaseEstimator):
                            degree=getattr(self, "degree", 3), coef0=getattr(self, "coef0", 0.0),
                            X=X)
 
-    def _lowrank_factor(self, X, kernel):
+    def _lowrank_factor(self, X, kernel, ctx):
         """The low-rank factor of the training kernel (``rank`` landmarks)."""
         rank = min(int(self.rank), X.shape[0])
         if self.lowrank == "nystrom":
             return nystrom(X, kernel, rank, random_state=self.random_state,
-                           memory_budget=self.memory_budget)
+                           memory_budget=ctx.budget_bytes)
         return pivoted_cholesky(X, kernel, rank, tol=getattr(self, "lowrank_tol", 1e-3),
-                                memory_budget=self.memory_budget)
+                                memory_budget=ctx.budget_bytes)
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
         return None
 
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
         return X
 
     # ---------------------------------------------------------------- devices
@@ -181,6 +236,7 @@ class SVMBase(BaseEstimator):
             if k.endswith("_") and not k.startswith("__"):
                 setattr(self, k, tree_to_device(v, device))
         self.device_ = str(device)
+        self._device = device
         return self
 
     def __getstate__(self):
@@ -190,6 +246,8 @@ class SVMBase(BaseEstimator):
                 state[k] = tree_to_device(v, "cpu")
         if "device_" in state:
             state["device_"] = "cpu"
+        for k in self._transient_attributes:  # rebuilt on the next fit / predict
+            state.pop(k, None)
         return state
 
     def __setstate__(self, state):
@@ -197,10 +255,11 @@ class SVMBase(BaseEstimator):
 
     @staticmethod
     def _to_caller(out, X_in):
-        """Return ``out`` in the array kind of the caller's ``X_in``."""
+        """Return ``out`` in the array kind of the caller's ``X_in`` (host input: NumPy out,
+        the one device-to-host copy of a prediction)."""
         if _is_device_array(X_in):
             return asarray(out, device=array_device(X_in))
-        return to_numpy(out)
+        return to_host(out, why="the caller passed host data and gets NumPy back")
 
 
 class SVCBase(ClassifierMixin, SVMBase):
@@ -228,55 +287,76 @@ class SVCBase(ClassifierMixin, SVMBase):
         -------
         self
         """
-        X_in = X
-        X, device, xp = self._check_X(X, reset=True)
-        y = column_or_1d(np.asarray(to_numpy(y)), warn=True)
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"y has only one class ({classes[0]!r}); a classifier needs at least two classes"
-            )
-        del X_in
+        X, ctx = self._check_X(X, reset=True)
+        xp = ctx.xp
+        y = self._check_y(y, X, ctx)
+        classes, y_idx = self._encode_labels(y, xp=xp)
         multi = getattr(self, "multi_class", self._default_multi_class)
         if multi not in ("ovr", "ovo"):
             raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi!r}")
-        sw = self._sample_weight(sample_weight, X, device=device)
+        sw = self._sample_weight(sample_weight, X, ctx=ctx)
         self.classes_ = classes
-        shared = self._prepare_fit(X, xp=xp, device=device)
-        dt = X.dtype
+        shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
+        n_classes = int(classes.shape[0])
+        if not _is_device_array(y_idx):
+            y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
 
         def labels(mask):
-            return asarray(np.where(mask, 1.0, -1.0), device=device, dtype=dt)
+            return xp.astype(xp.where(mask, 1.0, -1.0), X.dtype)
 
         models, pairs = [], None
-        if len(classes) == 2:
+        if n_classes == 2:
             models.append(self._fit_binary(shared, None, labels(y_idx == 1), sw))
         elif multi == "ovr":
-            for k in range(len(classes)):
+            for k in range(n_classes):
                 models.append(self._fit_binary(shared, None, labels(y_idx == k), sw))
         else:
-            pairs = list(itertools.combinations(range(len(classes)), 2))
+            pairs = list(itertools.combinations(range(n_classes), 2))
             for i, j in pairs:
-                rows_np = np.flatnonzero((y_idx == i) | (y_idx == j))
-                rows = asarray(rows_np, device=device)
+                rows = xp.nonzero((y_idx == i) | (y_idx == j))[0]
                 sw_ij = None if sw is None else xp.take(sw, rows, axis=0)
-                models.append(self._fit_binary(shared, rows, labels(y_idx[rows_np] == i), sw_ij))
+                models.append(self._fit_binary(shared, rows, labels(xp.take(y_idx, rows) == i),
+                                               sw_ij))
         self.models_ = models
         self.pairs_ = pairs
         self._after_fit(shared)
         return self
 
+    @staticmethod
+    def _encode_labels(y, *, xp):
+        """``(classes, y_idx)``: sorted distinct labels and each sample's class index.
+
+        Host labels (any hashable values) are encoded with NumPy; device labels where they
+        live (``unique_inverse``), with scikit-learn's checks redone there."""
+        if not _is_device_array(y):
+            check_classification_targets(y)
+            classes, y_idx = np.unique(y, return_inverse=True)
+        else:
+            if xp.isdtype(y.dtype, "real floating"):
+                if not bool(xp.all(xp.isfinite(y))):
+                    raise ValueError("Input y contains NaN or infinity")
+                if not bool(xp.all(y == xp.round(y))):
+                    raise ValueError(
+                        "Unknown label type: continuous. A classifier needs discrete labels; "
+                        "use a regressor for real targets"
+                    )
+            elif not xp.isdtype(y.dtype, ("integral", "bool")):
+                raise ValueError(f"Unknown label type: y has dtype {y.dtype}")
+            classes, y_idx = xp.unique_inverse(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"y has only one class ({classes[0]!r}); a classifier needs at least two classes"
+            )
+        return classes, y_idx
+
     def _after_fit(self, shared):
         """Hook: set fitted attributes derived from ``self.models_`` (coef_, n_iter_, ...)."""
 
     def _raw_decision(self, X):
-        X_dev, device, xp = self._check_X(X, reset=False)
-        feats = self._prepare_predict(X_dev, xp=xp, device=device)
-        scores = [self._decision_binary(m, feats, xp=xp) for m in self.models_]
-        return scores, xp
+        X_dev, ctx = self._check_X(X, reset=False)
+        feats = self._prepare_predict(X_dev, ctx=ctx)
+        scores = [self._decision_binary(m, feats, xp=ctx.xp) for m in self.models_]
+        return scores, ctx.xp
 
     def decision_function(self, X):
         """Decision values, in the caller's array kind.
@@ -315,11 +395,14 @@ class SVCBase(ClassifierMixin, SVMBase):
         (labels that are not numbers are returned as a NumPy array)."""
         scores, xp = self._raw_decision(X)
         if len(scores) == 1:
-            idx = to_numpy(scores[0] > 0).astype(np.int64)
+            idx = xp.astype(scores[0] > 0, xp.int64)
         else:
             S = xp.stack(scores, axis=1) if self.pairs_ is None else self._ovo_votes(scores, xp=xp)
-            idx = to_numpy(xp.argmax(S, axis=1))
-        labels = self.classes_[idx]
+            idx = xp.argmax(S, axis=1)
+        if _is_device_array(self.classes_):  # classes live with the model: map on the device
+            return self._to_caller(xp.take(self.classes_, idx), X)
+        labels = self.classes_[to_host(idx, why="host labels (any hashable values) are "
+                                                "mapped on the host")]
         if _is_device_array(X) and labels.dtype.kind in "biuf":
             return asarray(labels, device=array_device(X))
         return labels
@@ -342,19 +425,24 @@ class SVRBase(RegressorMixin, SVMBase):
         -------
         self
         """
-        X, device, xp = self._check_X(X, reset=True)
-        y = column_or_1d(np.asarray(to_numpy(y)), warn=True)
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"regression targets y must be numbers: {exc}") from None
-        if not np.all(np.isfinite(y)):
+        X, ctx = self._check_X(X, reset=True)
+        xp = ctx.xp
+        y = self._check_y(y, X, ctx)
+        if _is_device_array(y):
+            if not xp.isdtype(y.dtype, ("real floating", "integral")):
+                raise ValueError(f"regression targets y must be numbers, got dtype {y.dtype}")
+            finite = bool(xp.all(xp.isfinite(xp.astype(y, xp.float64))))
+        else:
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"regression targets y must be numbers: {exc}") from None
+            finite = bool(np.all(np.isfinite(y)))
+        if not finite:
             raise ValueError("regression targets y contain NaN or infinity; remove those samples")
-        sw = self._sample_weight(sample_weight, X, device=device)
-        shared = self._prepare_fit(X, xp=xp, device=device)
-        self.models_ = [self._fit_binary(shared, None, asarray(y, device=device, dtype=X.dtype),
+        sw = self._sample_weight(sample_weight, X, ctx=ctx)
+        shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
+        self.models_ = [self._fit_binary(shared, None, asarray(y, device=ctx.device, dtype=X.dtype),
                                          sw)]
         self._after_fit(shared)
         return self
@@ -364,6 +452,6 @@ class SVRBase(RegressorMixin, SVMBase):
 
     def predict(self, X):
         """Predictions, array of shape (n_samples,) in the caller's array kind."""
-        X_dev, device, xp = self._check_X(X, reset=False)
-        feats = self._prepare_predict(X_dev, xp=xp, device=device)
-        return self._to_caller(self._decision_binary(self.models_[0], feats, xp=xp), X)
+        X_dev, ctx = self._check_X(X, reset=False)
+        feats = self._prepare_predict(X_dev, ctx=ctx)
+        return self._to_caller(self._decision_binary(self.models_[0], feats, xp=ctx.xp), X)

@@ -22,17 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmgpu.backend import asarray, check_fits, get_namespace, resolve_budget
+from svmgpu.backend import check_fits, get_namespace, set_rows
 from svmgpu.estimators._base import SVCBase
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
-    _positive_rows,
     _ReducedModelMixin,
-    _WeightsAtPrepareMixin,
     check_choice,
     check_two_classes,
     finish_models,
     kernel_columns,
+    positive_rows,
     resolve_rank,
     rkhs_matrix,
     select_reduced_set,
@@ -57,7 +56,7 @@ def _with_intercept(coef, b, fit_intercept, *, xp):
                                                                               None))])
 
 
-class _LeastSquaresBase(_WeightsAtPrepareMixin, _ReducedModelMixin, SVCBase):
+class _LeastSquaresBase(_ReducedModelMixin, SVCBase):
     """Shared fitting of the closed-form classifiers (one least-squares solve per problem)."""
 
     def _cached_factor(self, shared, rows, weights):
@@ -69,6 +68,17 @@ class _LeastSquaresBase(_WeightsAtPrepareMixin, _ReducedModelMixin, SVCBase):
     def _store_factor(self, shared, rows, weights, res):
         if rows is None:
             shared["factor"], shared["factor_for"] = res.info["factor"], weights
+
+    def _reduced_set(self, X, kernel, ctx, sample_weight):
+        """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
+        ``support_vectors_`` and returns ``X[J]``."""
+        cand = positive_rows(sample_weight, xp=ctx.xp)
+        m = X.shape[0]
+        rank = resolve_rank(self.rank, m if cand is None else cand.shape[0], m)
+        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
+                               random_state=self.random_state, memory_budget=ctx.budget_bytes)
+        self.support_, self.support_vectors_ = J, ctx.xp.take(X, J, axis=0)
+        return self.support_vectors_
 
     def _after_fit(self, shared):
         for k, m in enumerate(self.models_):
@@ -131,7 +141,8 @@ class LSSVC(_LeastSquaresBase):
         self.random_state = random_state
         self.multi_class = multi_class
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        xp, budget = ctx.xp, ctx.budget_bytes
         check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
         _check_bool("fit_intercept", self.fit_intercept)
         kernel = self._make_kernel(X)
@@ -139,22 +150,17 @@ class LSSVC(_LeastSquaresBase):
         m = X.shape[0]
         if self.rank is None:
             # K, the scaled copy and its Cholesky factor
-            check_fits(3 * m * m * 8, resolve_budget(self.memory_budget, device),
+            check_fits(3 * m * m * 8, budget,
                        what=f"LSSVC(rank=None): the dual (8)/(9) with the full {m} x {m} kernel",
                        hint="pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21)")
             self.solver_ = "dual"
-            self.support_ = np.arange(m)
+            self.support_ = xp.arange(m, dtype=xp.int64, device=ctx.native_device)
             self.support_vectors_ = X
-            G = kernel_columns(kernel, X, X, xp=xp, device=device, memory_budget=self.memory_budget)
+            G = kernel_columns(kernel, X, X, xp=xp, device=ctx.device, memory_budget=budget)
             return {"G": G, "m": m}
         self.solver_ = "reduced"
-        cand = _positive_rows(self, X, device)
-        rank = resolve_rank(self.rank, cand.shape[0], m)
-        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
-                               random_state=self.random_state, memory_budget=self.memory_budget)
-        Z = xp.take(X, asarray(J, device=device), axis=0)
-        self.support_, self.support_vectors_ = J, Z
-        F = kernel_columns(kernel, X, Z, xp=xp, device=device, memory_budget=self.memory_budget)
+        Z = self._reduced_set(X, kernel, ctx, sample_weight)
+        F = kernel_columns(kernel, X, Z, xp=xp, device=ctx.device, memory_budget=budget)
         return {"F": F, "B": rkhs_matrix(kernel, Z, xp=xp)}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
@@ -172,8 +178,7 @@ class LSSVC(_LeastSquaresBase):
             if rows is not None:  # α over all training rows (zeros outside the pair)
                 full = xp.zeros((shared["m"],), dtype=alpha.dtype,
                                 device=getattr(alpha, "device", None))
-                full[rows] = alpha
-                alpha = full
+                alpha = set_rows(full, rows, alpha, xp=xp)
             coef = alpha
         else:
             xp = get_namespace(shared["F"])
@@ -239,7 +244,7 @@ class PSVC(_LeastSquaresBase):
         self.random_state = random_state
         self.multi_class = multi_class
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
         check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
         self._check_extra()
         kernel = self._make_kernel(X)
@@ -247,13 +252,9 @@ class PSVC(_LeastSquaresBase):
         if isinstance(kernel, Linear):
             self.support_ = self.support_vectors_ = None
             return {"F": X, "X": X}
-        cand = _positive_rows(self, X, device)
-        rank = resolve_rank(self.rank, cand.shape[0], X.shape[0])
-        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
-                               random_state=self.random_state, memory_budget=self.memory_budget)
-        Z = xp.take(X, asarray(J, device=device), axis=0)
-        self.support_, self.support_vectors_ = J, Z
-        F = kernel_columns(kernel, X, Z, xp=xp, device=device, memory_budget=self.memory_budget)
+        Z = self._reduced_set(X, kernel, ctx, sample_weight)
+        F = kernel_columns(kernel, X, Z, xp=ctx.xp, device=ctx.device,
+                           memory_budget=ctx.budget_bytes)
         return {"F": F, "X": X}
 
     def _check_extra(self):
@@ -279,9 +280,10 @@ class PSVC(_LeastSquaresBase):
             model["sample_weights"] = xp.astype(reported, getattr(xp, self.fit_dtype_))
         return model
 
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
+        xp = ctx.xp
         if self.support_vectors_ is not None:
-            return super()._prepare_predict(X, xp=xp, device=device)
+            return super()._prepare_predict(X, ctx=ctx)
         W = xp.stack([m["coef"] for m in self.models_], axis=1)  # (n_features + 1, n_models)
         n = X.shape[1]
         return xp.matmul(X, W[:n, :]) + W[n, :][None, :]

@@ -7,8 +7,9 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 from __future__ import annotations
 
 import numpy as np
+from array_api_compat import is_cupy_array
 
-from svmgpu.backend import asarray, to_numpy
+from svmgpu.backend import is_foreign_array, set_rows, to_device, to_host
 from svmgpu.estimators._base import SVCBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.stagewise import check_stagewise_params, greedy_stagewise
@@ -143,24 +144,32 @@ class GreedySVC(SVCBase):
             ``batch < 1``, or an unknown kernel, device or ``multi_class``.
         """
         super().fit(X, y)
-        _, y_idx = np.unique(np.asarray(to_numpy(y)).reshape(-1), return_inverse=True)
-        self.n_support_ = np.bincount(y_idx[self.support_], minlength=len(self.classes_))
+        xp, k = self._ctx.xp, int(self.classes_.shape[0])
+        if is_foreign_array(y) or is_cupy_array(y):
+            _, y_idx = self._encode_labels(to_device(y, self._device), xp=xp)
+            sup_idx = xp.take(y_idx, self.support_)
+            self.n_support_ = np.array([int(xp.count_nonzero(sup_idx == c)) for c in range(k)])
+        else:  # host labels: count on the host
+            _, y_idx = np.unique(np.asarray(y).reshape(-1), return_inverse=True)
+            sup = to_host(self.support_, why="n_support_ of host labels is counted on the host")
+            self.n_support_ = np.bincount(y_idx[sup], minlength=k)
         return self
 
     def _validate_common(self):
         super()._validate_common()
         check_stagewise_params(self.max_support, self.tol, self.batch)
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        self._ctx = ctx
         kernel = self._make_kernel(X)
-        return {"X": X, "kernel": kernel, "xp": xp, "device": device}
+        return {"X": X, "kernel": kernel}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
-        xp, X = shared["xp"], shared["X"]
+        xp, X = self._ctx.xp, shared["X"]
         Xr = X if rows is None else xp.take(X, rows, axis=0)
         res = greedy_stagewise(Xr, y, shared["kernel"], xp=xp, max_support=self.max_support,
-                               tol=self.tol, batch=self.batch, memory_budget=self.memory_budget,
-                               verbose=self.verbose)
+                               tol=self.tol, batch=self.batch,
+                               memory_budget=self._ctx.budget_bytes, verbose=self.verbose)
         support = res.info["support"]
         if rows is not None:
             support = xp.take(rows, support)
@@ -170,16 +179,18 @@ class GreedySVC(SVCBase):
                 "n_kernel_evals": res.info["n_kernel_evals"]}
 
     def _after_fit(self, shared):
-        xp, X, device = shared["xp"], shared["X"], shared["device"]
-        sup_each = [to_numpy(m["support"]).astype(np.int64) for m in self.models_]
-        support = np.unique(np.concatenate(sup_each)) if sup_each else np.empty(0, np.int64)
-        dual = np.zeros((len(self.models_), support.shape[0]), dtype=np.dtype(self.fit_dtype_))
-        for p, (m, s) in enumerate(zip(self.models_, sup_each)):
-            dual[p, np.searchsorted(support, s)] = to_numpy(m["dual_coef"])
+        xp, X = self._ctx.xp, shared["X"]
+        # The union of the binary problems' supports (sorted), and each problem's weights
+        # spread over it: on the device.
+        sup_each = [xp.astype(m["support"], xp.int64) for m in self.models_]
+        support = xp.sort(xp.unique_values(xp.concat(sup_each)))
+        dual = [set_rows(self._ctx.zeros((support.shape[0],), dtype=X.dtype),
+                         xp.searchsorted(support, s), xp.astype(m["dual_coef"], X.dtype), xp=xp)
+                for m, s in zip(self.models_, sup_each)]
         self.kernel_ = shared["kernel"]
         self.support_ = support
-        self.support_vectors_ = xp.take(X, asarray(support, device=device), axis=0)
-        self.dual_coef_ = asarray(dual, device=device)
+        self.support_vectors_ = xp.take(X, support, axis=0)
+        self.dual_coef_ = xp.stack(dual, axis=0)
         self.n_iter_ = np.array([m["n_iter"] for m in self.models_], dtype=np.int64)
         self.converged_ = np.array([m["converged"] for m in self.models_], dtype=bool)
         self.objective_history_ = [m["history"] for m in self.models_]
@@ -187,14 +198,15 @@ class GreedySVC(SVCBase):
         self.n_kernel_evals_ = int(sum(m["n_kernel_evals"] for m in self.models_))
         self.models_ = [{"row": p} for p in range(len(self.models_))]
 
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
         """Decision values of every binary problem at once: ``K(X, SV) @ dual_coef_ᵀ``,
         array of shape (n_samples, n_problems), computed block by block."""
+        xp = ctx.xp
         if self.support_vectors_.shape[0] == 0:
             return xp.zeros((X.shape[0], self.dual_coef_.shape[0]), dtype=X.dtype,
                             device=getattr(X, "device", None))
         return kernel_matvec(self.kernel_, X, self.support_vectors_,
-                             xp.matrix_transpose(self.dual_coef_), memory_budget=self.memory_budget)
+                             xp.matrix_transpose(self.dual_coef_), memory_budget=ctx.budget_bytes)
 
     def _decision_binary(self, model, F, *, xp):
         return F[:, model["row"]]

@@ -11,10 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from svmgpu.backend import (
     check_fits,
     cho_solve,
-    get_namespace,
     jittered_cholesky,
-    resolve_budget,
-    to_numpy,
 )
 from svmgpu.estimators._base import SVCBase
 from svmgpu.kernels import kernel_matvec
@@ -175,11 +172,13 @@ class L2SVMPath(SVCBase):
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"refit must be True or False, got {self.refit!r}")
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        xp = ctx.xp
+        self._ctx = ctx
         self._validate_path_params()
         self.kernel_ = self._make_kernel(X)
         m = X.shape[0]
-        budget = resolve_budget(self.memory_budget, device)
+        budget = ctx.budget_bytes
         if self.rank is None:
             # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I.
             check_fits(4 * m * m * 8, budget, what=f"the full kernel of {m} samples",
@@ -199,11 +198,11 @@ class L2SVMPath(SVCBase):
             eps = float(self.eps) + 2.0 * shift
             return {"P": L, "gram": K, "X": X, "budget": budget,
                     "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps)}
-        self.factor_ = self._lowrank_factor(X, self.kernel_)
+        self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
         return {"P": self.factor_.P, "eps": float(self.eps), "X": X, "budget": budget}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
-        xp = get_namespace(y)
+        xp = self._ctx.xp
         res = l2svm_path(shared["P"], y, xp=xp, eps=shared["eps"], lambda_min=self.lambda_min,
                          lambda_max=self.lambda_max, criterion=self.criterion, tol=self.tol,
                          max_iter=self.max_iter, gram=shared.get("gram"), verbose=self.verbose)
@@ -228,7 +227,7 @@ class L2SVMPath(SVCBase):
                  "m": int(y.shape[0])}
         active = info["active"]
         support = xp.nonzero(active)[0]
-        model["support"] = to_numpy(support).astype(np.int64)
+        model["support"] = xp.astype(support, xp.int64)
         X = shared["X"]
         dt = X.dtype
         if self.factor_ is None:
@@ -257,10 +256,11 @@ class L2SVMPath(SVCBase):
         return model
 
     # ------------------------------------------------------------------ predict
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
+        self._ctx = ctx
         F = None
         if any(m["form"] == "features" for m in self.models_):
-            F = self.factor_.transform(X, memory_budget=self.memory_budget)
+            F = self.factor_.transform(X, memory_budget=ctx.budget_bytes)
         return {"X": X, "F": F}
 
     def _decision_binary(self, model, feats, *, xp):
@@ -270,7 +270,7 @@ class L2SVMPath(SVCBase):
         X = feats["X"]
         coef = xp.astype(model["dual_coef"], X.dtype)
         Z = xp.astype(model["X_support"], X.dtype)
-        return kernel_matvec(self.kernel_, X, Z, coef, memory_budget=self.memory_budget) + \
+        return kernel_matvec(self.kernel_, X, Z, coef, memory_budget=self._ctx.budget_bytes) + \
             model["b"]
 
     def _after_fit(self, shared):

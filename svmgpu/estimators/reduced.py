@@ -18,9 +18,9 @@ from svmgpu.backend import (
     block_rows,
     get_namespace,
     numpy_dtype,
+    random_subset,
     resolve_budget,
     serial_blas,
-    to_numpy,
 )
 from svmgpu.estimators._base import SVCBase
 from svmgpu.kernels import kernel_matvec
@@ -71,7 +71,7 @@ def resolve_rank(rank, n_candidates, n_samples):
 
 def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state=None,
                        memory_budget=None):
-    """Indices ``J`` of the reduced set (host int64 array, sorted for "random").
+    """Indices ``J`` of the reduced set (int64 array on X's device, sorted for "random").
 
     Parameters
     ----------
@@ -84,25 +84,25 @@ def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state
         Uniform draw without replacement (Zhou 2013's RC scheme, RSVM), or the pivots of the
         greedy pivoted Cholesky factorization of the kernel matrix (largest residual diagonal
         first).
-    candidates : ndarray of int, optional
-        Rows eligible for J (default: all; the estimators pass the rows of positive weight).
+    candidates : int array on X's device, optional
+        Rows eligible for J, ascending (default: all; the estimators pass the rows of positive
+        weight).
     random_state : int, Generator or None
+        The positions are drawn on the host (so that every backend draws the same set) and
+        uploaded; the rows themselves never leave the device.
     memory_budget : int or str, optional
     """
-    m = X.shape[0]
-    cand = np.arange(m) if candidates is None else np.asarray(candidates, dtype=np.int64)
+    xp = get_namespace(X)
+    device = array_device(X)
+    n_cand = X.shape[0] if candidates is None else int(candidates.shape[0])
     if method == "random":
-        rng = np.random.default_rng(random_state)
-        return np.sort(cand[rng.choice(cand.shape[0], size=rank, replace=False)])
-    check_choice("reduced_set", method, REDUCED_SETS)
-    Xc = X if candidates is None else xp_take_rows(X, cand)
-    factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
-    return cand[np.asarray(factor.landmarks, dtype=np.int64)]
-
-
-def xp_take_rows(X, rows):
-    """``X[rows]`` for host indices ``rows``, on the device of ``X``."""
-    return get_namespace(X).take(X, asarray(rows, device=array_device(X)), axis=0)
+        pos = random_subset(n_cand, rank, seed=random_state, device=device)
+    else:
+        check_choice("reduced_set", method, REDUCED_SETS)
+        Xc = X if candidates is None else xp.take(X, candidates, axis=0)
+        factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
+        pos = asarray(factor.landmarks, device=device)
+    return pos if candidates is None else xp.take(candidates, pos)
 
 
 def kernel_columns(kernel, X, Z, *, xp, device, memory_budget=None, intercept=False):
@@ -156,7 +156,8 @@ def rkhs_matrix(kernel, Z, *, xp, intercept=False):
 class _ReducedModelMixin:
     """Prediction ``f(x) = K(x, X_J) z + b`` for all binary models at once (blockwise)."""
 
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
+        xp = ctx.xp
         W = xp.stack([m["coef"] for m in self.models_], axis=1)  # (r[+1], n_models)
         r = self.support_vectors_.shape[0]
         out = xp.zeros((X.shape[0], W.shape[1]), dtype=W.dtype,
@@ -165,20 +166,18 @@ class _ReducedModelMixin:
             out = out + W[r, :][None, :]
         if r:
             out = out + kernel_matvec(self.kernel_, X, self.support_vectors_, W[:r, :],
-                                      memory_budget=self.memory_budget)
+                                      memory_budget=ctx.budget_bytes)
         return out
 
     def _decision_binary(self, model, scores, *, xp):
         return scores[:, model["index"]]
 
 
-def _positive_rows(estimator, X, device):
-    """Host indices of the rows with positive sample weight (all rows without weights)."""
-    sw = getattr(estimator, "_fit_sample_weight", None)
-    if sw is None:
-        return np.arange(X.shape[0])
-    sw = to_numpy(estimator._sample_weight(sw, X, device=device))
-    return np.flatnonzero(sw > 0)
+def positive_rows(sample_weight, *, xp):
+    """Indices of the rows with positive weight (None without weights), on the device."""
+    if sample_weight is None:
+        return None
+    return xp.nonzero(sample_weight > 0)[0]
 
 
 def check_two_classes(y, sample_weight, *, xp):
@@ -189,33 +188,7 @@ def check_two_classes(y, sample_weight, *, xp):
                          "is left; a binary problem needs two classes")
 
 
-class _WeightsAtPrepareMixin:
-    """Makes the ``sample_weight`` of ``fit`` visible to ``_prepare_fit`` (the reduced set is
-    drawn among the rows of positive weight, so that zero weights equal removed rows)."""
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the classifier.
-
-        Parameters
-        ----------
-        X : array of shape (n_samples, n_features)
-        y : array of shape (n_samples,)
-        sample_weight : array of shape (n_samples,), optional
-            Weights ``sᵢ`` of the losses; samples of weight 0 are ignored (and never enter the
-            reduced set).
-
-        Returns
-        -------
-        self
-        """
-        self._fit_sample_weight = sample_weight
-        try:
-            return super().fit(X, y, sample_weight)
-        finally:
-            del self._fit_sample_weight
-
-
-class ReducedSVC(_WeightsAtPrepareMixin, _ReducedModelMixin, SVCBase):
+class ReducedSVC(_ReducedModelMixin, SVCBase):
     """Reduced SVM classifier trained by Newton's method (Zhou 2013).
 
     Solves ``min_z ½ zᵀBz + C Σᵢ sᵢ ψ(1 − yᵢ f(xᵢ))`` with ``f(x) = Σ_{j∈J} z_j k(x, x_j)`` over
@@ -261,8 +234,8 @@ class ReducedSVC(_WeightsAtPrepareMixin, _ReducedModelMixin, SVCBase):
 
     Attributes
     ----------
-    support_ : ndarray of shape (r,)
-        Indices J of the reduced set in the training data.
+    support_ : array of shape (r,)
+        Indices J of the reduced set in the training data (int64, on the fit device).
     support_vectors_ : array of shape (r, n_features)
         The points ``X[J]`` (on the fit device).
     coef_ : array of shape (n_models, r)
@@ -316,15 +289,16 @@ class ReducedSVC(_WeightsAtPrepareMixin, _ReducedModelMixin, SVCBase):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        xp = ctx.xp
         self._validate_params_reduced()
         kernel = self._make_kernel(X)
-        cand = _positive_rows(self, X, device)
-        rank = resolve_rank(self.rank, cand.shape[0], X.shape[0])
+        cand = positive_rows(sample_weight, xp=xp)
+        rank = resolve_rank(self.rank, X.shape[0] if cand is None else cand.shape[0], X.shape[0])
         J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
-                               random_state=self.random_state, memory_budget=self.memory_budget)
-        Z = xp.take(X, asarray(J, device=device), axis=0)
-        F = kernel_columns(kernel, X, Z, xp=xp, device=device, memory_budget=self.memory_budget,
+                               random_state=self.random_state, memory_budget=ctx.budget_bytes)
+        Z = xp.take(X, J, axis=0)
+        F = kernel_columns(kernel, X, Z, xp=xp, device=ctx.device, memory_budget=ctx.budget_bytes,
                            intercept=bool(self.fit_intercept))
         B = None
         if self.regularizer == "rkhs":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmgpu.backend import check_fits, get_namespace, resolve_budget
+from svmgpu.backend import check_fits
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
@@ -24,7 +24,8 @@ class _UniSVMMixin:
         params = dict(self.loss_params or {})
         return get_loss(self.loss, task=self._task, **params)
 
-    def _prepare_fit(self, X, *, xp, device):
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        self._ctx = ctx
         self.loss_ = self._loss()
         self.A_ = self.loss_.A(self.A)
         if self.init not in _INITS:
@@ -45,18 +46,19 @@ class _UniSVMMixin:
         self.kernel_ = self._make_kernel(X)
         if self.rank is None:
             m = X.shape[0]  # K, its float64 copy and the Cholesky factor
-            check_fits(3 * m * m * 8, resolve_budget(self.memory_budget, device),
+            check_fits(3 * m * m * 8, ctx.budget_bytes,
                        what=f"the full kernel of {m} samples",
                        hint="set rank (e.g. rank=300) for the low-rank solver")
             self.factor_ = None
             self.X_fit_ = X
             return {"K": self.kernel_.block(X, X)}
-        self.factor_ = self._lowrank_factor(X, self.kernel_)
+        self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
         self.X_fit_ = None
         return {"P": self.factor_.P, "G": None}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
-        xp = get_namespace(y)
+        ctx = self._ctx
+        xp, budget = ctx.xp, ctx.budget_bytes
         kw = dict(C=self.C, A=self.A_, task=self._task, sample_weight=sample_weight,
                   max_iter=self.max_iter, tol=self.tol, accelerate=self.accelerate,
                   verbose=self.verbose, xp=xp)
@@ -71,10 +73,10 @@ class _UniSVMMixin:
             if self.solver_ == "dca":  # (Newton builds its Hessian from the active rows only)
                 if rows is None and sample_weight is None:
                     if shared["G"] is None:
-                        shared["G"] = gram(P, memory_budget=self.memory_budget)
+                        shared["G"] = gram(P, memory_budget=budget)
                     data["G"] = shared["G"]
                 else:
-                    data["G"] = gram(P, weights=sample_weight, memory_budget=self.memory_budget)
+                    data["G"] = gram(P, weights=sample_weight, memory_budget=budget)
         if self.solver_ == "newton":
             def run(loss, warm):
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,
@@ -82,8 +84,7 @@ class _UniSVMMixin:
                                      max_iter=self.max_iter, tol=self.tol,
                                      random_state=0 if self.random_state is None else
                                      int(np.random.default_rng(self.random_state).integers(2**31)),
-                                     memory_budget=self.memory_budget,
-                                     verbose=self.verbose, xp=xp)
+                                     memory_budget=budget, verbose=self.verbose, xp=xp)
         else:
             def run(loss, warm):
                 return unisvm(y, loss, **data, warm_start=warm,
@@ -96,9 +97,10 @@ class _UniSVMMixin:
                 "objective_history": res.objective_history, "timings": res.timings}
 
 
-    def _prepare_predict(self, X, *, xp, device):
+    def _prepare_predict(self, X, *, ctx):
+        self._ctx = ctx
         if self.factor_ is not None:
-            return self.factor_.transform(X, memory_budget=self.memory_budget)
+            return self.factor_.transform(X, memory_budget=ctx.budget_bytes)
         return X
 
     def _decision_binary(self, model, feats, *, xp):
@@ -107,9 +109,10 @@ class _UniSVMMixin:
             return xp.matmul(feats, xp.astype(coef, feats.dtype))
         Z = self.X_fit_ if model["rows"] is None else xp.take(self.X_fit_, model["rows"], axis=0)
         return kernel_matvec(self.kernel_, feats, Z, xp.astype(coef, feats.dtype),
-                             memory_budget=self.memory_budget)
+                             memory_budget=self._ctx.budget_bytes)
 
     def _after_fit(self, shared):
+        xp = self._ctx.xp
         models = self.models_
         self.landmarks_ = None if self.factor_ is None else self.factor_.landmarks
         if len(models) == 1:
@@ -119,7 +122,6 @@ class _UniSVMMixin:
             self.converged_ = m["converged"]
             self.objective_history_ = m["objective_history"]
         else:
-            xp = get_namespace(models[0]["coef"])
             same = all(m["coef"].shape == models[0]["coef"].shape for m in models)
             self.coef_ = xp.stack([m["coef"] for m in models]) if same else [m["coef"] for m in models]
             self.n_iter_ = np.array([m["n_iter"] for m in models])

@@ -29,6 +29,7 @@ from svmgpu.backend import (
     pivoted_cholesky_dense,
     resolve_budget,
     serial_blas,
+    set_rows,
     tri_inv,
     tri_inv_matmul_inplace,
 )
@@ -203,7 +204,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
                       memory_budget=memory_budget)
         # The landmark rows are L itself: set them exactly (rounding in K_BB L⁻ᵀ would
         # otherwise leave a tiny upper triangle).
-        P[lm_idx, ...] = xp.astype(L, X.dtype)
+        P = set_rows(P, lm_idx, xp.astype(L, X.dtype), xp=xp)
     if trace is None:  # row norms, no (m, r) temporary
         trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(xp.vecdot(P, P)))
     return LowRankFactor(P=P, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,

@@ -40,7 +40,7 @@ import math
 import time
 from numbers import Integral, Real
 
-from svmgpu.backend import array_device, block_rows, is_numpy, resolve_budget, to_numpy
+from svmgpu.backend import array_device, block_rows, is_numpy, resolve_budget, to_host
 from svmgpu.kernels import RBF, Laplacian, RowPartition
 from svmgpu.solvers._result import SolverResult
 
@@ -377,7 +377,8 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         converged = n_sel == l or not bool(xp.min(S) < neg_tol)
     else:
         converged = True
-    history = [0.0] + [float(v) for v in to_numpy(xp.cumulative_sum(deltas)).tolist()]
+    history = [0.0] + [float(v) for v in to_host(
+        xp.cumulative_sum(deltas), why="the objective history is a host list").tolist()]
     # ‖w‖² from the loss: each selection adds α(g_β + 2) to ‖w‖² and α g_β/2 to L (10), so
     # ‖w‖² = 2 (L + Σα) — the A_ω⁻² of (28) without touching K_SS.
     norm_w_sq = max(2.0 * (history[-1] + float(xp.sum(alpha))), 0.0)
