@@ -48,6 +48,8 @@ import zipfile
 import array_api_compat
 import numpy as np
 
+from svmgpu.backend import is_foreign_array, numpy_dtype, to_host
+
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load_model", "read_metadata",
            "save_model"]
 
@@ -89,13 +91,12 @@ class ModelFormatError(ValueError):
 # ------------------------------------------------------------------------------- encoding
 def _is_array(x) -> bool:
     # (array_api_compat counts NumPy scalars as arrays: the encoder tests np.generic first)
-    return array_api_compat.is_numpy_array(x) or array_api_compat.is_cupy_array(x)
+    return array_api_compat.is_numpy_array(x) or array_api_compat.is_cupy_array(x) or \
+        is_foreign_array(x)
 
 
 def _host(x) -> np.ndarray:
-    if array_api_compat.is_cupy_array(x):
-        return x.get()
-    return np.asarray(x)
+    return to_host(x, why="a model file holds host arrays")
 
 
 class _Encoder:
@@ -138,7 +139,9 @@ class _Encoder:
             arr = _host(obj)
             if arr.dtype.hasobject:
                 return self._object_array(arr, path)
-            kind = "cupy" if array_api_compat.is_cupy_array(obj) else "numpy"
+            kind = "numpy" if array_api_compat.is_numpy_array(obj) else \
+                "cupy" if array_api_compat.is_cupy_array(obj) else \
+                array_api_compat.array_namespace(obj).__name__
             name = self._store(arr, path, kind)
             self._seen[id(obj)] = (obj, name)
             return {"__array__": name}
@@ -237,7 +240,7 @@ class _Encoder:
                 # The training features are not needed for predictions (they use
                 # ``transform``): keep only their shape, as an empty (0, r) array.
                 self.omitted.append(fpath)
-                value = np.empty((0,) + tuple(value.shape[1:]), dtype=np.dtype(value.dtype))
+                value = np.empty((0,) + tuple(value.shape[1:]), dtype=numpy_dtype(value.dtype))
             fields[f.name] = self.encode(value, fpath)
         return {"__dataclass__": name, "fields": fields}
 

@@ -164,9 +164,13 @@ def is_cupy(xp) -> bool:
 def is_foreign_array(x) -> bool:
     """Whether ``x`` is an array of an array-API namespace other than NumPy and CuPy
     (array-api-strict, PyTorch, ...)."""
+    if isinstance(x, (type, list, tuple, int, float, complex, bool)) or x is None:
+        return False
     if array_api_compat.is_numpy_array(x) or array_api_compat.is_cupy_array(x):
         return False
-    return array_api_compat.is_array_api_obj(x) and not isinstance(x, (list, tuple))
+    import numpy  # noqa: PLC0415 - NumPy scalars count as arrays for array-api-compat
+
+    return array_api_compat.is_array_api_obj(x) and not isinstance(x, numpy.generic)
 
 
 def array_device(x) -> Device:

@@ -288,7 +288,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         self
         """
         X, ctx = self._check_X(X, reset=True)
-        xp = ctx.xp
+        xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
         y = self._check_y(y, X, ctx)
         classes, y_idx = self._encode_labels(y, xp=xp)
         multi = getattr(self, "multi_class", self._default_multi_class)
@@ -302,7 +302,7 @@ class SVCBase(ClassifierMixin, SVMBase):
             y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
 
         def labels(mask):
-            return xp.astype(xp.where(mask, 1.0, -1.0), X.dtype)
+            return 2.0 * xp.astype(mask, X.dtype) - 1.0
 
         models, pairs = [], None
         if n_classes == 2:
@@ -378,7 +378,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         return self._to_caller(out, X)
 
     def _ovo_votes(self, scores, *, xp):
-        n, k = scores[0].shape[0], len(self.classes_)
+        n, k = scores[0].shape[0], int(self.classes_.shape[0])
         votes = xp.zeros((n, k), dtype=scores[0].dtype, device=getattr(scores[0], "device", None))
         conf = xp.zeros_like(votes)
         one, zero = xp.ones_like(scores[0]), xp.zeros_like(scores[0])
@@ -426,7 +426,7 @@ class SVRBase(RegressorMixin, SVMBase):
         self
         """
         X, ctx = self._check_X(X, reset=True)
-        xp = ctx.xp
+        xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
         y = self._check_y(y, X, ctx)
         if _is_device_array(y):
             if not xp.isdtype(y.dtype, ("real floating", "integral")):

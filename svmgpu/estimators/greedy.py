@@ -160,7 +160,6 @@ class GreedySVC(SVCBase):
         check_stagewise_params(self.max_support, self.tol, self.batch)
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
-        self._ctx = ctx
         kernel = self._make_kernel(X)
         return {"X": X, "kernel": kernel}
 

@@ -174,7 +174,6 @@ class L2SVMPath(SVCBase):
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp = ctx.xp
-        self._ctx = ctx
         self._validate_path_params()
         self.kernel_ = self._make_kernel(X)
         m = X.shape[0]
@@ -257,11 +256,10 @@ class L2SVMPath(SVCBase):
 
     # ------------------------------------------------------------------ predict
     def _prepare_predict(self, X, *, ctx):
-        self._ctx = ctx
         F = None
         if any(m["form"] == "features" for m in self.models_):
             F = self.factor_.transform(X, memory_budget=ctx.budget_bytes)
-        return {"X": X, "F": F}
+        return {"X": X, "F": F, "budget": ctx.budget_bytes}
 
     def _decision_binary(self, model, feats, *, xp):
         if model["form"] == "features":
@@ -270,7 +268,7 @@ class L2SVMPath(SVCBase):
         X = feats["X"]
         coef = xp.astype(model["dual_coef"], X.dtype)
         Z = xp.astype(model["X_support"], X.dtype)
-        return kernel_matvec(self.kernel_, X, Z, coef, memory_budget=self._ctx.budget_bytes) + \
+        return kernel_matvec(self.kernel_, X, Z, coef, memory_budget=feats["budget"]) + \
             model["b"]
 
     def _after_fit(self, shared):

@@ -25,7 +25,6 @@ class _UniSVMMixin:
         return get_loss(self.loss, task=self._task, **params)
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
-        self._ctx = ctx
         self.loss_ = self._loss()
         self.A_ = self.loss_.A(self.A)
         if self.init not in _INITS:
@@ -98,18 +97,18 @@ class _UniSVMMixin:
 
 
     def _prepare_predict(self, X, *, ctx):
-        self._ctx = ctx
         if self.factor_ is not None:
             return self.factor_.transform(X, memory_budget=ctx.budget_bytes)
-        return X
+        return {"X": X, "budget": ctx.budget_bytes}
 
     def _decision_binary(self, model, feats, *, xp):
         coef = model["coef"]
         if self.factor_ is not None:
             return xp.matmul(feats, xp.astype(coef, feats.dtype))
+        X = feats["X"]
         Z = self.X_fit_ if model["rows"] is None else xp.take(self.X_fit_, model["rows"], axis=0)
-        return kernel_matvec(self.kernel_, feats, Z, xp.astype(coef, feats.dtype),
-                             memory_budget=self._ctx.budget_bytes)
+        return kernel_matvec(self.kernel_, X, Z, xp.astype(coef, X.dtype),
+                             memory_budget=feats["budget"])
 
     def _after_fit(self, shared):
         xp = self._ctx.xp

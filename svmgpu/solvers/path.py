@@ -73,7 +73,15 @@ import math
 import time
 from numbers import Integral, Real
 
-from svmgpu.backend import cho_solve, cholesky, clip, jittered_cholesky, solve_triangular, tri_inv
+from svmgpu.backend import (
+    cho_solve,
+    cholesky,
+    clip,
+    jittered_cholesky,
+    set_rows,
+    solve_triangular,
+    tri_inv,
+)
 from svmgpu.solvers._result import SolverResult
 
 #: Model-selection criteria the path can minimize.
@@ -432,17 +440,18 @@ class _PathState:
         out = xp.asarray(sol.margins, copy=True)
         idx = sol.idx
         for s in range(0, sol.n_active, _LOO_BLOCK):
-            ib = idx[s:s + _LOO_BLOCK]
+            e = min(s + _LOO_BLOCK, sol.n_active)
+            ib = idx[s:e]
             RE = xp.take(self.R, ib, axis=0)
             U = solve_triangular(sol.L, xp.matrix_transpose(RE), lower=True, xp=xp)
-            qb = sol.q[s:s + _LOO_BLOCK]
+            qb = sol.q[s:e]
             lev = xp.sum(U * U, axis=0) + qb * qb / sol.sigma          # 1 − c (A_E⁻¹)ᵢᵢ
             xi = 1.0 - xp.take(sol.margins, ib)                        # c αᵢ
             den = 1.0 - lev
             tiny = xp.full_like(den, 1e-300)
             loo = xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
                            xp.full_like(den, -math.inf))
-            out[ib] = loo
+            out = set_rows(out, ib, loo, xp=xp)
         return out
 
     def alpha(self, sol):
@@ -510,7 +519,7 @@ class _GramPathState(_PathState):
         """``R_Eᵀ v`` as ``Rᵀ v̄`` with ``v̄`` = v on E, 0 elsewhere (no (m_E, r) gather)."""
         xp = self.xp
         full = xp.zeros((self.m,), dtype=xp.float64, device=self.dev)
-        full[idx] = v
+        full = set_rows(full, idx, v, xp=xp)
         return xp.matmul(full, self.R)
 
     def loo_margins(self, sol):
@@ -520,9 +529,8 @@ class _GramPathState(_PathState):
         den = sol.c * (xp.sum(Linv * Linv, axis=0) - sol.nu * sol.nu / sol.sigma)  # c (A_E⁻¹)ᵢᵢ
         xi = 1.0 - xp.take(sol.margins, sol.idx)                                  # c αᵢ
         tiny = xp.full_like(den, 1e-300)
-        out[sol.idx] = xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
-                                xp.full_like(den, -math.inf))
-        return out
+        return set_rows(out, sol.idx, xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
+                                               xp.full_like(den, -math.inf)), xp=xp)
 
 
 def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fraction=0.02,

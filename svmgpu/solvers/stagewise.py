@@ -40,7 +40,7 @@ import math
 import time
 from numbers import Integral, Real
 
-from svmgpu.backend import array_device, block_rows, is_numpy, resolve_budget, to_host
+from svmgpu.backend import array_device, block_rows, is_numpy, resolve_budget, set_rows, to_host
 from svmgpu.kernels import RBF, Laplacian, RowPartition
 from svmgpu.solvers._result import SolverResult
 
@@ -240,13 +240,14 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     def stage_one(_b):
         """One stage of Algorithm 1, all on the device; returns (row, weight, loss change),
         each of shape (1,), with weight 0 when the rule (20) holds (nothing selected)."""
+        nonlocal S
         C = xp.reshape(xp.argmin(S), (1,))  # (21); ties: the lowest index
         s_C = xp.take(S, C)
         on = s_C < neg_tol  # only g_β < 0 lowers the loss (20)
         zero = xp.zeros_like(s_C)
         a = xp.where(on, -s_C if unit_diag else -s_C * xp.take(isk, C), zero)  # (19)/(22)
         update(C, PX.take(C, xp=xp), a * xp.take(y, C))
-        S[C] = xp.where(on, inf, xp.take(S, C))  # each sample at most once
+        S = set_rows(S, C, xp.where(on, inf, xp.take(S, C)), xp=xp)  # each sample at most once
         return C, a, xp.where(on, -0.5 * s_C * s_C, zero)  # h_β (20)
 
     def stage_pool(b):
@@ -254,6 +255,7 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         candidates, then one block update. Returns the selected rows, weights and loss changes
         of the ``b`` inner steps, each of shape (b,) (weight 0 for a step that selects nothing;
         such steps form a suffix)."""
+        nonlocal S
         C = xp.argsort(S, stable=True)[:b]
         S_C, y_C, yk_C = xp.take(S, C), xp.take(y, C), xp.take(yk, C)
         isk_C = None if unit_diag else xp.take(isk, C)
@@ -279,7 +281,7 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
             S_C = S_C + (a * xp.take(y_C, i)) * yk_C * xp.take(K_CC, i, axis=1)[:, 0]
             S_C[i] = xp.where(on, inf, xp.take(S_C, i))
         update(C, PC, w_C * y_C)
-        S[C] = xp.where(w_C > 0, inf, xp.take(S, C))
+        S = set_rows(S, C, xp.where(w_C > 0, inf, xp.take(S, C)), xp=xp)
         return xp.take(C, pos), a_rec, d_rec
 
     def run_host():
