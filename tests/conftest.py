@@ -1,8 +1,16 @@
-"""Backends for the test suite: NumPy always, CuPy under the ``gpu`` marker."""
+"""Backends for the test suite: NumPy always, CuPy under the ``gpu`` marker.
+
+On a machine without a usable GPU the ``gpu`` tests are skipped. Where a GPU is expected
+(``SVMGPU_EXPECT_GPU=1``, set by ``.ci/gpu``), CuPy that cannot be used is an error instead, so
+that a broken CUDA install never passes as "51 skipped".
+"""
+
+import os
 
 import pytest
 
 from svmgpu.backend import cupy_available, get_device
+from svmgpu.backend._device import _import_cupy
 
 BACKENDS = [
     pytest.param("cpu", id="numpy"),
@@ -13,6 +21,11 @@ BACKENDS = [
 def pytest_collection_modifyitems(config, items):
     if cupy_available():
         return
+    if os.environ.get("SVMGPU_EXPECT_GPU") == "1":
+        raise pytest.UsageError(
+            f"SVMGPU_EXPECT_GPU=1 but {_import_cupy()[1]}: the gpu tests cannot run here "
+            "(install the CUDA extra, or unset SVMGPU_EXPECT_GPU on a machine without a GPU)"
+        )
     skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU (run `pytest -m gpu` on a GPU machine)")
     for item in items:
         if item.get_closest_marker("gpu") is not None:

@@ -110,14 +110,6 @@ def test_get_loss_accepts_an_instance():
         get_loss(loss, "regression", delta=1.0)
 
 
-def test_residual_conventions():
-    y = np.array([1.0, -1.0, 2.0])
-    f = np.array([0.5, 0.5, 1.0])
-    np.testing.assert_array_equal(get_loss("squared_hinge").residual(y, f), [0.5, 1.5, -1.0])
-    np.testing.assert_array_equal(get_loss("huber", "regression").residual(y, f),
-                                  [0.5, -1.5, 1.0])
-
-
 # ------------------------------------------------------------------------------ A_min
 @pytest.mark.parametrize("task,name,params,expected", [
     ("classification", "least_squares", {}, 1.0),

@@ -59,9 +59,11 @@ _EXP_CUT = 800.0
 # ---------------------------------------------------------------------------------------------
 # array helpers (pure array API; ``x`` is a real floating array, ``p`` a positive Python float)
 # ---------------------------------------------------------------------------------------------
-def _prepare(u):
-    """Namespace of ``u`` and ``u`` as a real floating array (integers/bools are converted)."""
-    xp = array_api_compat.array_namespace(u)
+def _prepare(u, xp=None):
+    """Namespace of ``u`` (looked up only when ``xp`` is None) and ``u`` as a real floating
+    array (integers/bools are converted)."""
+    if xp is None:
+        xp = array_api_compat.array_namespace(u)
     if xp.isdtype(u.dtype, "real floating"):
         return xp, u
     if xp.isdtype(u.dtype, ("integral", "bool")):
@@ -190,7 +192,7 @@ class Loss:
         """dict : the loss's parameters (a copy), defaults filled in."""
         return dict(self._values)
 
-    def value(self, u):
+    def value(self, u, *, xp=None):
         """Loss value ``psi(u)``, elementwise.
 
         Parameters
@@ -199,14 +201,18 @@ class Loss:
             Residuals: ``1 - y f(x)`` (classification) or ``y - f(x)`` (regression). Any
             array-API array (NumPy, CuPy, ...); integers are converted to the default float.
 
+        xp : namespace, optional
+            The namespace of ``u``, when the caller has it (solvers resolve it once; without
+            it every call looks it up).
+
         Returns
         -------
         array of the same shape, namespace, device and floating dtype as ``u``
         """
-        xp, u = _prepare(u)
+        xp, u = _prepare(u, xp)
         return self._value(u, xp, **self._values)
 
-    def grad(self, u):
+    def grad(self, u, *, xp=None):
         """A (sub)gradient ``psi'(u)``, elementwise (the ``dloss`` of Table 5 / Algorithm 1).
 
         Parameters
@@ -214,18 +220,21 @@ class Loss:
         u : array of any shape
             Residuals, as for :meth:`value`.
 
+        xp : namespace, optional
+            As for :meth:`value`.
+
         Returns
         -------
         array of the same shape, namespace, device and floating dtype as ``u``
         """
-        xp, u = _prepare(u)
+        xp, u = _prepare(u, xp)
         return self._grad(u, xp, **self._values)
 
     #: Whether :meth:`curvature` is available: ψ is piecewise quadratic (or linear), so its
     #: generalized second derivative is piecewise constant and semi-smooth Newton applies.
     piecewise_quadratic = False
 
-    def curvature(self, u):
+    def curvature(self, u, *, xp=None):
         """Generalized second derivative ``psi''(u)`` (piecewise constant), elementwise.
 
         Only for piecewise-quadratic losses (``piecewise_quadratic``): least squares, squared
@@ -243,7 +252,7 @@ class Loss:
                 f"loss {self.name!r} is not piecewise quadratic: no semi-smooth Newton curvature; "
                 "use the DCA solver"
             )
-        xp, u = _prepare(u)
+        xp, u = _prepare(u, xp)
         return self._curvature(u, xp, **self._values)
 
     def A(self, A=None):
@@ -273,10 +282,6 @@ class Loss:
                 f"{self!r} (A u^2 - psi(u) must be convex), got {A!r}"
             )
         return float(A)
-
-    def residual(self, y, f):
-        """Residual ``u`` of the task: ``1 - y * f`` (classification) or ``y - f`` (regression)."""
-        return 1.0 - y * f if self.task == "classification" else y - f
 
     def __repr__(self):
         args = [f"task={self.task!r}"] + [f"{k}={v!r}" for k, v in self._values.items()]

@@ -79,10 +79,6 @@ class LowRankFactor:
     def rank(self) -> int:
         return int(self.P.shape[1])
 
-    def gram(self, *, memory_budget=None):
-        """``PᵀP`` of shape (r, r) in float64, accumulated over row blocks (see :func:`gram`)."""
-        return gram(self.P, memory_budget=memory_budget)
-
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
         device = array_device(self.landmark_X)

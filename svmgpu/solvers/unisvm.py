@@ -208,9 +208,9 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     def evaluate(coef):
         f = form.values(coef)
         r = 1.0 - y * f if cls else y - f
-        psi = loss.value(r)
+        psi = loss.value(r, xp=xp)
         F = form.penalty(coef, f) + float(C) * float(xp.sum(psi if w is None else w * psi))
-        g = loss.grad(r)
+        g = loss.grad(r, xp=xp)
         return f, g, F
 
     def correction(g):
@@ -363,7 +363,7 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     def objective_parts(beta, f):
         """Residuals and the objective, the latter as a 0-d device array (no synchronisation)."""
         res = 1.0 - y64 * f if cls else y64 - f
-        psi = loss.value(res)
+        psi = loss.value(res, xp=xp)
         return res, 0.5 * xp.vecdot(beta, beta) + C * xp.sum(psi if w is None else w64 * psi)
 
     beta = xp.zeros((r,), dtype=xp.float64, device=dev) if warm_start is None else \
@@ -378,9 +378,9 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     # Two device->host reads per iteration: the row counts (which rows enter the gradient and
     # the Hessian update), then the stopping test, the slope and the full step's objective.
     for it in range(1, max_iter + 1):
-        g = loss.grad(res)
+        g = loss.grad(res, xp=xp)
         u = (y64 * g if cls else g) if w is None else w64 * (y64 * g if cls else g)
-        k_new = loss.curvature(res)
+        k_new = loss.curvature(res, xp=xp)
         if w is not None:
             k_new = w64 * k_new
         u_mask, ch_mask, act_mask = u != 0, k_new != kappa, k_new != 0
