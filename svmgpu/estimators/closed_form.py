@@ -173,6 +173,7 @@ class LSSVC(_LeastSquaresBase):
                 G = xp.take(xp.take(G, rows, axis=0), rows, axis=1)
             res = least_squares(y, C=float(self.C), kernel_matrix=G, fit_intercept=fit_b,
                                 sample_weight=sample_weight, xp=xp,
+                                memory_budget=self._ctx.budget_bytes,
                                 factor=self._cached_factor(shared, rows, sample_weight))
             alpha = res.coef
             if rows is not None:  # α over all training rows (zeros outside the pair)
@@ -186,6 +187,7 @@ class LSSVC(_LeastSquaresBase):
             F = shared["F"] if rows is None else xp.take(shared["F"], rows, axis=0)
             res = least_squares(y, C=float(self.C), features=F, B=shared["B"], ridge=RKHS_RIDGE,
                                 fit_intercept=fit_b, sample_weight=sample_weight, xp=xp,
+                                memory_budget=self._ctx.budget_bytes,
                                 factor=self._cached_factor(shared, rows, sample_weight))
             coef = res.coef
         self._store_factor(shared, rows, sample_weight, res)
@@ -271,7 +273,8 @@ class PSVC(_LeastSquaresBase):
         ls_weight, reported = self._weights(shared, rows, y, sample_weight, xp=xp)
         res = least_squares(y, C=float(self.C), features=F, fit_intercept=True,
                             sample_weight=ls_weight, xp=xp,
-                            factor=self._cached_factor(shared, rows, ls_weight))
+                            memory_budget=self._ctx.budget_bytes,
+                                factor=self._cached_factor(shared, rows, ls_weight))
         self._store_factor(shared, rows, ls_weight, res)
         coef = _with_intercept(res.coef, res.info["intercept"], True, xp=xp)
         model = {"coef": xp.astype(coef, getattr(xp, self.fit_dtype_)), "n_iter": 1,

@@ -314,7 +314,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         check_two_classes(y, sample_weight, xp=xp)
         res = newton_reduced(F, y, loss=self.loss, C=float(self.C), B=shared["B"],
                              sample_weight=sample_weight, tol=float(self.tol),
-                             max_iter=int(self.max_iter), verbose=self.verbose, xp=xp)
+                             max_iter=int(self.max_iter), memory_budget=self._ctx.budget_bytes,
+                             verbose=self.verbose, xp=xp)
         info = {k: v for k, v in res.info.items() if k != "margins"}
         info["timings"] = res.timings
         return {"coef": xp.astype(res.coef, F.dtype), "n_iter": res.n_iter,

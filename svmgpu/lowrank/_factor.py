@@ -91,8 +91,33 @@ class LowRankFactor:
                          device=device, memory_budget=memory_budget)
 
 
-#: Rows of a block of ``gram``: large enough for BLAS efficiency, small enough to stream.
+#: Rows of a block of ``gram`` and ``rmatvec``: large enough for BLAS efficiency, small enough
+#: to stream.
 _GRAM_BLOCK_ROWS = 1 << 16
+
+
+def _row_blocks(P, rows, n_cols, *, memory_budget, reserved=0):
+    """``(block of P in float64, row indices or slice)`` over row blocks of ``P`` (all rows, or
+    the rows ``rows``, gathered a block at a time): the one reduction loop of the m × r matrix
+    (a Dask backend supplies these blocks from partitions)."""
+    device = array_device(P)
+    xp = device.xp
+    n = P.shape[0] if rows is None else int(rows.shape[0])
+    budget = resolve_budget(memory_budget, device)
+    # the block as gathered (P's dtype), its float64 copy and a weighted copy
+    step = block_rows(n_cols, numpy_dtype(P.dtype).itemsize + 16, max(budget - reserved, 0),
+                      max_rows=_GRAM_BLOCK_ROWS)
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        if rows is None:
+            yield xp.astype(P[s:e, ...], xp.float64, copy=False), slice(s, e)
+        else:
+            idx = rows[s:e]
+            yield xp.astype(xp.take(P, idx, axis=0), xp.float64, copy=False), idx
+
+
+def _at(v, where, *, xp):
+    return v[where, ...] if isinstance(where, slice) else xp.take(v, where, axis=0)
 
 
 def gram(P, *, weights=None, rows=None, memory_budget=None):
@@ -105,31 +130,28 @@ def gram(P, *, weights=None, rows=None, memory_budget=None):
     definiteness once ``C`` times that error passes 1 (seen on Covtype at C ≈ 3e3). The cost is a
     float64 product (on a GPU with float64 tensor cores, such as the H100, as fast as float32;
     on a CPU about twice as slow). ``weights`` has shape (m,) (indexed by row, also with
-    ``rows``); ``rows`` is an integer index array: only those rows are gathered, a block at a
-    time, so memory stays within the block size.
+    ``rows``; any sign, e.g. a change of curvature); ``rows`` is an integer index array: only
+    those rows are gathered, a block at a time, so memory stays within the block size.
     """
-    device = array_device(P)
-    xp = device.xp
-    m, r = P.shape
-    n = m if rows is None else int(rows.shape[0])
-    budget = resolve_budget(memory_budget, device)
-    # the block as gathered (P's dtype) plus its float64 copy and the weighted copy
-    step = block_rows(r, numpy_dtype(P.dtype).itemsize + 16, max(budget - 3 * r * r * 8, 0),
-                      max_rows=_GRAM_BLOCK_ROWS)
+    xp = array_device(P).xp
+    r = P.shape[1]
     G = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
-    for s in range(0, n, step):
-        e = min(s + step, n)
-        if rows is None:
-            Pb = P[s:e, ...]
-            wb = None if weights is None else weights[s:e]
-        else:
-            idx = rows[s:e]
-            Pb = xp.take(P, idx, axis=0)
-            wb = None if weights is None else xp.take(weights, idx)
-        Pb = xp.astype(Pb, xp.float64)
-        Wb = Pb if wb is None else Pb * xp.astype(wb, xp.float64)[:, None]
+    for Pb, where in _row_blocks(P, rows, r, memory_budget=memory_budget, reserved=3 * r * r * 8):
+        Wb = Pb if weights is None else Pb * xp.astype(_at(weights, where, xp=xp), xp.float64)[:, None]
         G += xp.matmul(xp.matrix_transpose(Wb), Pb)
     return G
+
+
+def rmatvec(P, u, *, rows=None, memory_budget=None):
+    """``Pᵀ u`` in float64 for ``P`` of shape (m, r) and ``u`` of shape (m,) or (m, k) (indexed
+    by row), over the rows ``rows`` only if given; shape (r,) or (r, k). Summed over row blocks
+    like :func:`gram`, one pass over ``P`` for all k columns of ``u``."""
+    xp = array_device(P).xp
+    r = P.shape[1]
+    out = xp.zeros((r,) + tuple(u.shape[1:]), dtype=xp.float64, device=getattr(P, "device", None))
+    for Pb, where in _row_blocks(P, rows, r, memory_budget=memory_budget):
+        out += xp.matmul(xp.matrix_transpose(Pb), xp.astype(_at(u, where, xp=xp), xp.float64))
+    return out
 
 
 def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):

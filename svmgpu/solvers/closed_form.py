@@ -39,13 +39,9 @@ import math
 import time
 
 from svmgpu.backend import clip, serial_blas
+from svmgpu.lowrank import gram, rmatvec
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.newton import (
-    spd_factor,
-    spd_solve,
-    weighted_gram,
-    weighted_tmatvec,
-)
+from svmgpu.solvers.newton import spd_factor, spd_solve
 
 #: Feature counts up to which the passes over F run on one BLAS thread (memory-bound).
 _SERIAL_COLUMNS = 64
@@ -59,7 +55,7 @@ def _check_positive(name, value):
 
 
 def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8,
-                  fit_intercept=False, sample_weight=None, factor=None, xp):
+                  fit_intercept=False, sample_weight=None, factor=None, memory_budget=None, xp):
     """The least-squares core shared by LS-SVM, PSVM and WPSVM.
 
     Minimizes ``½ wᵀBw (+ ½ b²) + C Σᵢ sᵢ (yᵢ − Fᵢ w (− b))²`` (primal, given ``features``), or
@@ -88,6 +84,8 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
     factor : object, optional
         The ``info["factor"]`` of an earlier call with the same ``features`` / ``kernel_matrix``,
         ``B``, ``C`` and weights: only the right-hand side is computed (one-vs-rest).
+    memory_budget : int, str or None
+        Bytes for the row blocks of ``FᵀSF`` and ``FᵀSy`` (None: half the free memory).
     xp : namespace
 
     Returns
@@ -131,11 +129,11 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
             if fit_intercept and factor is None:  # Fᵀ[Sy, s] in one pass over F
                 W = xp.stack([sy, xp.ones((m,), dtype=f64, device=dev) if s is None else s],
                              axis=1)
-                FW = weighted_tmatvec(features, None, W, xp=xp)  # (2, r)
-                c, q = FW[0, :], FW[1, :]
+                FW = rmatvec(features, W, memory_budget=memory_budget)  # (r, 2)
+                c, q = FW[:, 0], FW[:, 1]
             else:
-                c = weighted_tmatvec(features, None, sy, xp=xp)
-            Q = weighted_gram(features, None, s, xp=xp) if factor is None else None
+                c = rmatvec(features, sy, memory_budget=memory_budget)
+            Q = gram(features, weights=s, memory_budget=memory_budget) if factor is None else None
         if fit_intercept:
             c = xp.concat([c, xp.reshape(xp.sum(sy), (1,))])
         if factor is None:

@@ -52,11 +52,14 @@ import math
 import time
 
 from svmgpu.backend import (
+    array_device,
     cho_solve,
     cholesky,
     jittered_cholesky,
+    resolve_budget,
     small_blas,
 )
+from svmgpu.lowrank import gram, rmatvec
 from svmgpu.solvers._result import SolverResult
 
 #: Loss names accepted by :func:`newton_reduced`.
@@ -67,10 +70,6 @@ LOSS_SCALE = {"least_squares": 2.0, "squared_hinge": 2.0, "huber": 1.0, "logisti
 
 #: The paper's threshold τ on L' and L'' for the logistic loss (section 4.2.4).
 LOGISTIC_TAU = 1e-10
-
-
-#: Bytes of one gathered row block (float64) in Hessian and gradient accumulations.
-_BLOCK_BYTES = 32 * 2**20
 
 
 def check_loss(loss):
@@ -183,54 +182,6 @@ def _matvec(F, z, *, xp):
     return xp.astype(xp.matmul(F, xp.astype(z, F.dtype)), xp.float64)
 
 
-def _rows_tmatvec(F, idx, w, *, xp, rows):
-    """``Σ_k w_k F[idx_k]`` of shape (r,) in float64 (``idx=None``: all rows); for ``w`` of
-    shape (n, k) the k sums at once, shape (k, r), in one pass over F."""
-    n = F.shape[0] if idx is None else idx.shape[0]
-    shape = (F.shape[1],) if w.ndim == 1 else (w.shape[1], F.shape[1])
-    out = xp.zeros(shape, dtype=xp.float64, device=getattr(F, "device", None))
-    for s in range(0, n, rows):
-        e = min(s + rows, n)
-        Fb = F[s:e, ...] if idx is None else xp.take(F, idx[s:e], axis=0)
-        wb = w[s:e, ...] if w.ndim == 1 else xp.matrix_transpose(w[s:e, ...])
-        out += xp.matmul(wb, xp.astype(Fb, xp.float64, copy=False))
-    return out
-
-
-def weighted_gram(F, idx, w, *, xp, rows=None):
-    """``Σ_k w_k F[idx_k]ᵀ F[idx_k]`` (r × r, float64) accumulated over row blocks.
-
-    Parameters
-    ----------
-    F : array of shape (m, r)
-    idx : integer array of shape (n,) or None
-        Rows to use (None: all rows).
-    w : array of shape (n,) or None
-        Non-negative row weights (float64); None for unit weights.
-    rows : int, optional
-        Rows per block (default: blocks of about 32 MiB).
-    """
-    r = F.shape[1]
-    rows = rows or max(_BLOCK_BYTES // (8 * max(r, 1)), 1)
-    n = F.shape[0] if idx is None else idx.shape[0]
-    G = xp.zeros((r, r), dtype=xp.float64, device=getattr(F, "device", None))
-    for s in range(0, n, rows):
-        e = min(s + rows, n)
-        Fb = F[s:e, ...] if idx is None else xp.take(F, idx[s:e], axis=0)
-        Fb = xp.astype(Fb, xp.float64, copy=False)
-        if w is not None:
-            Fb = Fb * xp.sqrt(w[s:e])[:, None]
-        G += xp.matmul(xp.matrix_transpose(Fb), Fb)  # AᵀA: BLAS syrk on NumPy
-    return G
-
-
-def weighted_tmatvec(F, idx, w, *, xp, rows=None):
-    """``Σ_k w_k F[idx_k]`` of shape (r,) in float64, over row blocks (``idx=None``: all);
-    ``w`` of shape (n, k) gives the k sums, shape (k, r), in one pass."""
-    rows = rows or max(_BLOCK_BYTES // (8 * max(F.shape[1], 1)), 1)
-    return _rows_tmatvec(F, idx, w, xp=xp, rows=rows)
-
-
 class ActiveGram:
     """``Q = F_Iᵀ S_I F_I`` for an active set I, kept up to date incrementally ((23), (25)).
 
@@ -243,20 +194,21 @@ class ActiveGram:
     F : array of shape (m, r)
     s : array of shape (m,)
         Row weights (sample weights, float64).
+    memory_budget : int
+        Bytes for the row blocks of the accumulation (:func:`svmgpu.lowrank.gram`).
     """
 
-    def __init__(self, F, s, *, xp, rows=None):
+    def __init__(self, F, s, *, xp, memory_budget):
         self.F, self.s, self.xp = F, s, xp
-        self.rows = rows or max(_BLOCK_BYTES // (8 * max(F.shape[1], 1)), 1)
+        self.memory_budget = memory_budget
         self.mask = None
         self.Q = None
         self.n_incremental = 0
         self.n_recompute = 0
 
     def _gram(self, mask):
-        xp = self.xp
-        idx = xp.nonzero(mask)[0]
-        return weighted_gram(self.F, idx, xp.take(self.s, idx, axis=0), xp=xp, rows=self.rows)
+        idx = self.xp.nonzero(mask)[0]
+        return gram(self.F, weights=self.s, rows=idx, memory_budget=self.memory_budget)
 
     def update(self, mask, mode="auto"):
         """Make ``Q`` the Gram matrix of the rows in ``mask`` (bool array of shape (m,))."""
@@ -334,7 +286,8 @@ def _factor_solve(H, rhs, *, xp, allow_jitter):
 def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
                    z0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
-                   armijo=1e-4, backtrack=0.5, max_backtracks=50, verbose=0, xp):
+                   armijo=1e-4, backtrack=0.5, max_backtracks=50, memory_budget=None, verbose=0,
+                   xp):
     """Newton method for the reduced SVM (17) with the four smooth losses of Zhou (2013).
 
     Parameters
@@ -384,6 +337,9 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         Checkerboard tables), recursively; None disables it.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction factor and maximum reductions of the line search.
+    memory_budget : int, str or None
+        Bytes for the row blocks of the Hessian and right-hand-side accumulations (None: half
+        the free memory of F's device, read once here).
     verbose : int
     xp : namespace
         Array namespace of ``F`` (resolved by the caller).
@@ -455,7 +411,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
             raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
         B = xp.astype(B, f64) + (float(ridge) / lam) * _identity(r, xp=xp, device=dev)
     gsvm = B is None
-    rows = max(_BLOCK_BYTES // (8 * r), 1)
+    budget = resolve_budget(memory_budget, array_device(F))
     piecewise = loss != "logistic"
     stages = _schedule(loss, delta0=delta0, delta_min=delta_min, p0=p0, p_max=p_max)
 
@@ -489,7 +445,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
             max_iter=max_iter, stage_tol=stage_tol, delta0=delta0, delta_min=delta_min, p0=p0,
             p_max=p_max, smw=smw, hessian_update=hessian_update,
             presolve="auto" if presolve == "auto" else None, armijo=armijo, backtrack=backtrack,
-            max_backtracks=max_backtracks, verbose=verbose, xp=xp)
+            max_backtracks=max_backtracks, memory_budget=budget, verbose=verbose, xp=xp)
         z0 = pre.coef
         stage = len(stages) - 1
         info["presolve"] = {"rows": int(sub.shape[0]), "n_iter": pre.n_iter,
@@ -502,9 +458,9 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     if n_pre is not None:  # ‖g₀‖ estimated from the strided subset: saves a pass over F
         gscale = pre.info["grad_scale"] * scale
     else:
-        gscale = float(xp.linalg.vector_norm(_rows_tmatvec(F, None, s * y, xp=xp, rows=rows)))
+        gscale = float(xp.linalg.vector_norm(rmatvec(F, s * y, memory_budget=budget)))
     gscale = max(gscale, 1e-300)
-    gram = ActiveGram(F, s, xp=xp, rows=rows) if piecewise else None
+    active_gram = ActiveGram(F, s, xp=xp, memory_budget=budget) if piecewise else None
 
     def quad(a, b_):
         return float(xp.vecdot(a, b_ if gsvm else xp.matmul(B, b_)))
@@ -521,10 +477,9 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         n_r = ridx.shape[0]
         with clock("rhs"):
             if 2 * n_r > m:
-                rhs = _rows_tmatvec(F, None, xp.where(rmask, w, xp.zeros_like(w)), xp=xp,
-                                    rows=rows)
+                rhs = rmatvec(F, xp.where(rmask, w, xp.zeros_like(w)), memory_budget=budget)
             else:
-                rhs = _rows_tmatvec(F, ridx, xp.take(w, ridx, axis=0), xp=xp, rows=rows)
+                rhs = rmatvec(F, w, rows=ridx, memory_budget=budget)
         n_i = _count(hmask, xp)
         st = {"u": u, "phi": phi, "rhs": rhs, "n_active": n_i, "n_plus": n_r - n_i,
               "part": None}
@@ -542,10 +497,9 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         else:
             with clock("hessian"):
                 if piecewise:
-                    Hl = _curvature(loss, param) * gram.update(hmask, mode=hessian_update)
+                    Hl = _curvature(loss, param) * active_gram.update(hmask, mode=hessian_update)
                 else:
-                    hidx = xp.nonzero(hmask)[0]
-                    Hl = weighted_gram(F, hidx, xp.take(s * L2, hidx, axis=0), xp=xp, rows=rows)
+                    Hl = gram(F, weights=s * L2, rows=xp.nonzero(hmask)[0], memory_budget=budget)
             H = Hl + (lam * _identity(r, xp=xp, device=dev) if gsvm else lam * B)
             Hz = xp.matmul(H, z)
             st.update(mode="cholesky", H=H)
@@ -630,8 +584,8 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     info.update(
         stop=stop, active_set_sizes=sizes, plus_set_sizes=plus, step_sizes=steps,
         grad_norms=gnorms, grad_scale=gscale, stages=stage_log, smw_steps=n_smw,
-        hessian_incremental=gram.n_incremental if gram else 0,
-        hessian_recomputed=gram.n_recompute if gram else 0,
+        hessian_incremental=active_gram.n_incremental if active_gram else 0,
+        hessian_recomputed=active_gram.n_recompute if active_gram else 0,
         n_margin_violators=_count(u >= 0, xp), margins=o, final_param=param,
     )
     now = time.perf_counter()
@@ -654,6 +608,4 @@ __all__ = [
     "solve_smw",
     "spd_factor",
     "spd_solve",
-    "weighted_gram",
-    "weighted_tmatvec",
 ]

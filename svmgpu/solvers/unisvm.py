@@ -43,8 +43,9 @@ from svmgpu.backend import (
     is_numpy,
     nonzero_indices,
     random_subset,
+    resolve_budget,
 )
-from svmgpu.lowrank import gram
+from svmgpu.lowrank import gram, rmatvec
 from svmgpu.solvers._result import SolverResult
 
 
@@ -332,13 +333,14 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
     if presolve == "auto":
         presolve = is_numpy(xp)
+    budget = resolve_budget(memory_budget, array_device(P))  # read once, not per Gram
     if presolve and warm_start is None and m > _PRESOLVE_MIN_ROWS:
         k = int(m * _PRESOLVE_FRACTION)
         sub = random_subset(m, k, seed=random_state, device=array_device(P))
         pre = unisvm_newton(xp.take(y, sub), loss, C=C * m / k, P=xp.take(P, sub, axis=0),
                             task=task, sample_weight=None if w is None else xp.take(w, sub),
                             max_iter=max_iter, tol=max(tol, 1e-2), presolve=True,
-                            random_state=random_state + 1, memory_budget=memory_budget,
+                            random_state=random_state + 1, memory_budget=budget,
                             verbose=verbose, xp=xp)
         warm_start = pre.coef
         n_presolve = pre.n_iter + pre.info.get("n_presolve_iter", 0)
@@ -348,14 +350,11 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
 
     def rmatvec_rows(u, mask, n):
         """Pᵀ u using only the ``n`` rows where ``mask`` (u ≠ 0) is set."""
-        if n * 4 < m:
-            nz = nonzero_indices(mask, n, xp=xp)
-            return xp.astype(xp.matmul(xp.matrix_transpose(xp.take(P, nz, axis=0)),
-                                       xp.astype(xp.take(u, nz), P.dtype)), xp.float64)
-        return xp.astype(xp.matmul(xp.matrix_transpose(P), xp.astype(u, P.dtype)), xp.float64)
+        rows = nonzero_indices(mask, n, xp=xp) if n * 4 < m else None
+        return rmatvec(P, u, rows=rows, memory_budget=budget)
 
     def weighted_gram(kappa, idx):
-        return gram(P, weights=kappa, rows=idx, memory_budget=memory_budget)
+        return gram(P, weights=kappa, rows=idx, memory_budget=budget)
 
     y64 = xp.astype(y, xp.float64)
     w64 = None if w is None else xp.astype(w, xp.float64)
