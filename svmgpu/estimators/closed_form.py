@@ -30,13 +30,9 @@ from svmgpu.estimators.reduced import (
     check_choice,
     check_two_classes,
     finish_models,
-    kernel_columns,
-    positive_rows,
-    resolve_rank,
     rkhs_matrix,
-    select_reduced_set,
 )
-from svmgpu.kernels import Linear
+from svmgpu.kernels import Linear, kernel_columns
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
@@ -68,17 +64,6 @@ class _LeastSquaresBase(_ReducedModelMixin, SVCBase):
     def _store_factor(self, shared, rows, weights, res):
         if rows is None:
             shared["factor"], shared["factor_for"] = res.info["factor"], weights
-
-    def _reduced_set(self, X, kernel, ctx, sample_weight):
-        """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
-        ``support_vectors_`` and returns ``X[J]``."""
-        cand = positive_rows(sample_weight, xp=ctx.xp)
-        m = X.shape[0]
-        rank = resolve_rank(self.rank, m if cand is None else cand.shape[0], m)
-        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
-                               random_state=self.random_state, memory_budget=ctx.budget_bytes)
-        self.support_, self.support_vectors_ = J, ctx.xp.take(X, J, axis=0)
-        return self.support_vectors_
 
     def _after_fit(self, shared):
         for k, m in enumerate(self.models_):
@@ -156,11 +141,11 @@ class LSSVC(_LeastSquaresBase):
             self.solver_ = "dual"
             self.support_ = xp.arange(m, dtype=xp.int64, device=ctx.native_device)
             self.support_vectors_ = X
-            G = kernel_columns(kernel, X, X, xp=xp, device=ctx.device, memory_budget=budget)
+            G = kernel_columns(kernel, X, X, memory_budget=budget)
             return {"G": G, "m": m}
         self.solver_ = "reduced"
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        F = kernel_columns(kernel, X, Z, xp=xp, device=ctx.device, memory_budget=budget)
+        F = kernel_columns(kernel, X, Z, memory_budget=budget)
         return {"F": F, "B": rkhs_matrix(kernel, Z, xp=xp)}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
@@ -255,8 +240,7 @@ class PSVC(_LeastSquaresBase):
             self.support_ = self.support_vectors_ = None
             return {"F": X, "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        F = kernel_columns(kernel, X, Z, xp=ctx.xp, device=ctx.device,
-                           memory_budget=ctx.budget_bytes)
+        F = kernel_columns(kernel, X, Z, memory_budget=ctx.budget_bytes)
         return {"F": F, "X": X}
 
     def _check_extra(self):

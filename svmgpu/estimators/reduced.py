@@ -4,41 +4,26 @@ The classifier is ``f(x) = Σ_{j∈J} z_j k(x, x_j) (+ b)`` over a reduced set `
 training points, chosen at random (the papers' RC scheme) or by greedy pivoted Cholesky. The
 coefficients solve the reduced problem (17) by :func:`svmgpu.solvers.newton.newton_reduced`.
 
-The helpers :func:`select_reduced_set` and :func:`kernel_columns` are shared with the
-closed-form estimators (:mod:`svmgpu.estimators.closed_form`).
+The reduced set comes from :func:`svmgpu.lowrank.select_reduced_set`, the kernel columns
+``K(X, X_J)`` from :func:`svmgpu.kernels.kernel_columns` (shared with the closed-form
+estimators, :mod:`svmgpu.estimators.closed_form`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from svmgpu.backend import (
-    array_device,
-    asarray,
-    block_rows,
-    get_namespace,
-    numpy_dtype,
-    random_subset,
-    resolve_budget,
-    serial_blas,
-)
+from svmgpu.backend import get_namespace
 from svmgpu.estimators._base import SVCBase
-from svmgpu.kernels import kernel_matvec
-from svmgpu.lowrank import pivoted_cholesky
+from svmgpu.kernels import kernel_columns, kernel_matvec
+from svmgpu.lowrank import REDUCED_SETS, select_reduced_set
 from svmgpu.solvers.newton import check_loss, newton_reduced
-
-#: Reduced-set selection schemes.
-REDUCED_SETS = ("random", "pivoted_cholesky")
 
 #: Regularizers of the reduced problem (17): ``B = I`` (GSVM, M2) or ``B = K_JJ`` (RKHS, M1).
 REGULARIZERS = ("gsvm", "rkhs")
 
 #: Default size of the reduced set (capped by the number of samples).
 DEFAULT_RANK = 300
-
-#: Rows of a kernel block on the CPU: about 1 MiB, so a block stays in cache while it is
-#: exponentiated and copied (as in :mod:`svmgpu.lowrank`).
-_CPU_BLOCK_BYTES = 1 << 20
 
 
 def check_choice(name, value, choices):
@@ -69,77 +54,6 @@ def resolve_rank(rank, n_candidates, n_samples):
     return int(rank)
 
 
-def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state=None,
-                       memory_budget=None):
-    """Indices ``J`` of the reduced set (int64 array on X's device, sorted for "random").
-
-    Parameters
-    ----------
-    X : array of shape (m, n_features)
-    kernel : Kernel
-    rank : int
-        ``|J|`` (pivoted Cholesky may return fewer when the kernel matrix has lower numerical
-        rank).
-    method : {"random", "pivoted_cholesky"}
-        Uniform draw without replacement (Zhou 2013's RC scheme, RSVM), or the pivots of the
-        greedy pivoted Cholesky factorization of the kernel matrix (largest residual diagonal
-        first).
-    candidates : int array on X's device, optional
-        Rows eligible for J, ascending (default: all; the estimators pass the rows of positive
-        weight).
-    random_state : int, Generator or None
-        The positions are drawn on the host (so that every backend draws the same set) and
-        uploaded; the rows themselves never leave the device.
-    memory_budget : int or str, optional
-    """
-    xp = get_namespace(X)
-    device = array_device(X)
-    n_cand = X.shape[0] if candidates is None else int(candidates.shape[0])
-    if method == "random":
-        pos = random_subset(n_cand, rank, seed=random_state, device=device)
-    else:
-        check_choice("reduced_set", method, REDUCED_SETS)
-        Xc = X if candidates is None else xp.take(X, candidates, axis=0)
-        factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
-        pos = asarray(factor.landmarks, device=device)
-    return pos if candidates is None else xp.take(candidates, pos)
-
-
-def kernel_columns(kernel, X, Z, *, xp, device, memory_budget=None, intercept=False):
-    """``F = K(X, Z)`` of shape (m, r), or ``[K(X, Z), 1]`` of shape (m, r + 1), block by block.
-
-    Blocks are sized from ``memory_budget`` (and about 1 MiB on the CPU); every block is
-    written in place into ``F``, which has the dtype and device of ``X``.
-
-    Raises
-    ------
-    MemoryError
-        When the budget cannot hold one block row.
-    """
-    m, r = X.shape[0], Z.shape[0]
-    itemsize = numpy_dtype(X.dtype).itemsize
-    F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=getattr(X, "device", None))
-    budget = resolve_budget(memory_budget, device)
-    cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 16) if device.kind == "cpu" else None
-    rows = block_rows(r + X.shape[1] + 2, itemsize, budget, n_buffers=2, max_rows=cap)
-    center = kernel.center_of(Z, xp=xp)
-    column_block = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # Z's side once
-    with serial_blas(xp=xp):  # small blocks: one BLAS thread is much faster (see serial_blas)
-        for s in range(0, m, rows):
-            e = min(s + rows, m)
-            px = kernel.prepare(X[s:e, ...], center, xp=xp)
-            if intercept:
-                F[s:e, :r] = column_block(px)
-            else:
-                view = F[s:e, ...]
-                blk = column_block(px, out=view)
-                if blk is not view:  # namespaces / kernels that return a new array
-                    view[...] = blk
-    if intercept:
-        F[:, r] = 1.0
-    return F
-
-
 def rkhs_matrix(kernel, Z, *, xp, intercept=False):
     """``K_JJ`` (float64) for the RKHS regularizer, extended by a diagonal 1 for the offset."""
     K = xp.astype(kernel.block(Z, Z), xp.float64)
@@ -154,7 +68,19 @@ def rkhs_matrix(kernel, Z, *, xp, intercept=False):
 
 
 class _ReducedModelMixin:
-    """Prediction ``f(x) = K(x, X_J) z + b`` for all binary models at once (blockwise)."""
+    """The reduced set J (chosen among the rows of positive weight) and prediction
+    ``f(x) = K(x, X_J) z + b`` for all binary models at once (blockwise)."""
+
+    def _reduced_set(self, X, kernel, ctx, sample_weight):
+        """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
+        ``support_vectors_`` and returns ``X[J]``."""
+        cand = positive_rows(sample_weight, xp=ctx.xp)
+        m = X.shape[0]
+        rank = resolve_rank(self.rank, m if cand is None else cand.shape[0], m)
+        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
+                               random_state=self.random_state, memory_budget=ctx.budget_bytes)
+        self.support_, self.support_vectors_ = J, ctx.xp.take(X, J, axis=0)
+        return self.support_vectors_
 
     def _prepare_predict(self, X, *, ctx):
         xp = ctx.xp
@@ -293,19 +219,13 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         xp = ctx.xp
         self._validate_params_reduced()
         kernel = self._make_kernel(X)
-        cand = positive_rows(sample_weight, xp=xp)
-        rank = resolve_rank(self.rank, X.shape[0] if cand is None else cand.shape[0], X.shape[0])
-        J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
-                               random_state=self.random_state, memory_budget=ctx.budget_bytes)
-        Z = xp.take(X, J, axis=0)
-        F = kernel_columns(kernel, X, Z, xp=xp, device=ctx.device, memory_budget=ctx.budget_bytes,
+        Z = self._reduced_set(X, kernel, ctx, sample_weight)
+        F = kernel_columns(kernel, X, Z, memory_budget=ctx.budget_bytes,
                            intercept=bool(self.fit_intercept))
         B = None
         if self.regularizer == "rkhs":
             B = rkhs_matrix(kernel, Z, xp=xp, intercept=bool(self.fit_intercept))
         self.kernel_ = kernel
-        self.support_ = J
-        self.support_vectors_ = Z
         return {"F": F, "B": B}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
@@ -343,4 +263,4 @@ def finish_models(est, *, xp, r):
     est.converged_ = np.asarray([m["converged"] for m in est.models_], dtype=bool)
 
 
-__all__ = ["REDUCED_SETS", "REGULARIZERS", "ReducedSVC", "kernel_columns", "select_reduced_set"]
+__all__ = ["REDUCED_SETS", "REGULARIZERS", "ReducedSVC"]

@@ -1,6 +1,6 @@
 """Kernel functions and blocked kernel products that respect a memory budget."""
 
-from svmgpu.kernels._blocked import iter_kernel_blocks, kernel_matvec
+from svmgpu.kernels._blocked import iter_kernel_blocks, kernel_columns, kernel_matvec
 from svmgpu.kernels._kernels import (
     KERNELS,
     RBF,
@@ -23,6 +23,7 @@ __all__ = [
     "Prepared",
     "RowPartition",
     "iter_kernel_blocks",
+    "kernel_columns",
     "kernel_matvec",
     "make_kernel",
 ]

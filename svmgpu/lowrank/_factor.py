@@ -28,16 +28,11 @@ from svmgpu.backend import (
     numpy_dtype,
     pivoted_cholesky_dense,
     resolve_budget,
-    serial_blas,
     set_rows,
     tri_inv,
     tri_inv_matmul_inplace,
 )
-from svmgpu.kernels import Kernel, make_kernel
-
-#: Rows of a feature block on the CPU: a (rows × r) block of ~1 MiB stays in the L2 cache
-#: while it is exponentiated and multiplied by L⁻ᵀ (measured fastest on 2-core Xeons).
-_CPU_BLOCK_BYTES = 1 << 20
+from svmgpu.kernels import Kernel, iter_kernel_blocks, make_kernel
 
 
 def _rank_tol(dtype) -> float:
@@ -154,35 +149,18 @@ def rmatvec(P, u, *, rows=None, memory_budget=None):
     return out
 
 
-def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, out=None):
-    """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map), into ``out`` if given."""
+def _features(kernel, X, Z, L_inv, center, *, device, memory_budget):
+    """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map): each kernel block of the one
+    blocked loop is multiplied by ``L_invᵀ`` in place (BLAS ``trmm`` on NumPy)."""
     xp = device.xp
-    m, r = X.shape[0], Z.shape[0]
-    itemsize = numpy_dtype(X.dtype).itemsize
-    if out is None:
-        out = xp.empty((m, r), dtype=X.dtype, device=getattr(X, "device", None))
-    budget = resolve_budget(memory_budget, device)
-    # CPU: a block of ~1 MiB stays in L2 while it is exponentiated and multiplied; for large r
-    # that would be too few rows for BLAS to run well, so never fewer than 512 rows.
-    cap = max(_CPU_BLOCK_BYTES // max(r * itemsize, 1), 512) if device.kind == "cpu" else None
-    rows = block_rows(r + X.shape[1] + 2, itemsize, budget, n_buffers=2, max_rows=cap)
-    column_block = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # Z's side once
-    scratch = None
+    out = xp.empty((X.shape[0], Z.shape[0]), dtype=X.dtype, device=getattr(X, "device", None))
     if is_numpy(xp):
-        scratch = np.empty((min(rows, m), r), dtype=X.dtype)
-        L_inv_f = np.asfortranarray(L_inv)
-    for s in range(0, m, rows):
-        e = min(s + rows, m)
-        px = kernel.prepare(X[s:e, ...], center, xp=xp)
-        if scratch is not None:
-            # The exponent block is a thin (rows × (d + 2)) · ((d + 2) × r) product: on one BLAS
-            # thread it is several times faster than on two fighting the trmm's threads.
-            with serial_blas(xp=xp):
-                blk = column_block(px, out=scratch[: e - s])
-            out[s:e, ...] = tri_inv_matmul_inplace(blk, L_inv_f, xp=xp)
-        else:
-            blk = column_block(px)
-            out[s:e, ...] = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
+        L_inv = np.asfortranarray(L_inv)
+    for s, e, blk in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget, center=center,
+                                        out=out):
+        res = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
+        if res is not blk:
+            out[s:e, ...] = res
     return out
 
 

@@ -1,0 +1,46 @@
+"""Reduced sets ``J`` of the reduced-kernel models (Zhou 2013): random choice or pivots."""
+
+from __future__ import annotations
+
+from svmgpu.backend import array_device, asarray, get_namespace, random_subset
+from svmgpu.lowrank._factor import pivoted_cholesky
+
+#: Reduced-set selection schemes.
+REDUCED_SETS = ("random", "pivoted_cholesky")
+
+
+def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state=None,
+                       memory_budget=None):
+    """Indices ``J`` of the reduced set (int64 array on X's device, sorted for "random").
+
+    Parameters
+    ----------
+    X : array of shape (m, n_features)
+    kernel : Kernel
+    rank : int
+        ``|J|`` (pivoted Cholesky may return fewer when the kernel matrix has lower numerical
+        rank).
+    method : {"random", "pivoted_cholesky"}
+        Uniform draw without replacement (Zhou 2013's RC scheme, RSVM), or the pivots of the
+        greedy pivoted Cholesky factorization of the kernel matrix (largest residual diagonal
+        first).
+    candidates : int array on X's device, optional
+        Rows eligible for J, ascending (default: all; the estimators pass the rows of positive
+        weight).
+    random_state : int, Generator or None
+        The positions are drawn on the host (so that every backend draws the same set) and
+        uploaded; the rows themselves never leave the device.
+    memory_budget : int or str, optional
+    """
+    xp = get_namespace(X)
+    device = array_device(X)
+    n_cand = X.shape[0] if candidates is None else int(candidates.shape[0])
+    if method == "random":
+        pos = random_subset(n_cand, rank, seed=random_state, device=device)
+    else:
+        if method != "pivoted_cholesky":
+            raise ValueError(f"unknown reduced_set {method!r}; valid: {list(REDUCED_SETS)}")
+        Xc = X if candidates is None else xp.take(X, candidates, axis=0)
+        factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
+        pos = asarray(factor.landmarks, device=device)
+    return pos if candidates is None else xp.take(candidates, pos)
