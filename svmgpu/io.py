@@ -48,7 +48,7 @@ import zipfile
 import array_api_compat
 import numpy as np
 
-from svmgpu.backend import is_foreign_array, numpy_dtype, to_host
+from svmgpu.backend import is_foreign_array, to_host
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load_model", "read_metadata",
            "save_model"]
@@ -102,11 +102,9 @@ def _host(x) -> np.ndarray:
 class _Encoder:
     """Turns a tree of fitted values into JSON plus a dict of host arrays."""
 
-    def __init__(self, *, training_features: bool):
+    def __init__(self):
         self.arrays: dict[str, np.ndarray] = {}
         self.index: dict[str, dict] = {}
-        self.omitted: list[str] = []
-        self.training_features = training_features
         self._seen: dict[int, tuple[object, str]] = {}  # id -> (array, name): shared arrays once
 
     def _store(self, arr: np.ndarray, path: str, kind: str) -> str:
@@ -235,12 +233,6 @@ class _Encoder:
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
             fpath = f"{path}.{f.name}"
-            if name == "LowRankFactor" and f.name == "P" and not self.training_features \
-                    and _is_array(value):
-                # The training features are not needed for predictions (they use
-                # ``transform``): keep only their shape, as an empty (0, r) array.
-                self.omitted.append(fpath)
-                value = np.empty((0,) + tuple(value.shape[1:]), dtype=numpy_dtype(value.dtype))
             fields[f.name] = self.encode(value, fpath)
         return {"__dataclass__": name, "fields": fields}
 
@@ -380,7 +372,7 @@ def _encode_params(estimator, enc):
     return out
 
 
-def save_model(estimator, path, *, training_features=False, compress=False):
+def save_model(estimator, path, *, compress=False):
     """Save a fitted svmgpu estimator to a portable ``.npz`` model file.
 
     Parameters
@@ -391,11 +383,6 @@ def save_model(estimator, path, *, training_features=False, compress=False):
     path : str or os.PathLike
         The file to write (written as given: no suffix is added). An existing file is replaced
         atomically.
-    training_features : bool, default False
-        Also save the training features ``P`` (shape (m, r)) of a low-rank factor
-        (``factor_.P``). Predictions do not need them (they use the landmarks), and for
-        millions of samples they are gigabytes: by default the file holds an empty (0, r)
-        array in their place and lists ``factor_.P`` under ``"omitted"`` in its metadata.
     compress : bool, default False
         Deflate the arrays (smaller files for data with repetitions; slower).
 
@@ -408,7 +395,7 @@ def save_model(estimator, path, *, training_features=False, compress=False):
         When the estimator is not fitted.
     """
     _check_savable(estimator)
-    enc = _Encoder(training_features=training_features)
+    enc = _Encoder()
     params = _encode_params(estimator, enc)
     param_names = set(estimator.get_params(deep=False))
     attributes = {}
@@ -430,7 +417,6 @@ def save_model(estimator, path, *, training_features=False, compress=False):
         "params": params,
         "attributes": attributes,
         "arrays": enc.index,
-        "omitted": enc.omitted,
     }
     blob = np.frombuffer(json.dumps(meta, ensure_ascii=False, allow_nan=False).encode("utf-8"),
                          dtype=np.uint8)

@@ -61,14 +61,10 @@ def test_unisvc_roundtrip(tmp_path, rank, classes, multi):
     assert loaded.device_ == "cpu"
     assert loaded.n_features_in_ == 2
     if rank is not None:
-        # the training features are dropped by default, kept on request
-        assert loaded.factor_.P.shape == (0, clf.factor_.rank)
+        # a fitted model holds the landmarks and L⁻¹, not the (m, r) training features
+        assert clf.factor_.P is None and loaded.factor_.P is None
         assert loaded.factor_.rank == clf.factor_.rank
         np.testing.assert_array_equal(loaded.factor_.landmarks, clf.factor_.landmarks)
-        full = _roundtrip(clf, X, tmp_path, name="full.npz", training_features=True)
-        np.testing.assert_array_equal(full.factor_.P, clf.factor_.P)
-        assert read_metadata(tmp_path / "model.npz")["omitted"] == ["factor_.P"]
-        assert read_metadata(tmp_path / "full.npz")["omitted"] == []
 
 
 def test_unisvc_nonconvex_loss_params_roundtrip(tmp_path):
@@ -176,7 +172,7 @@ def test_cuda_model_saves_to_host_and_loads_on_any_device(tmp_path):
 
 # ------------------------------------------------------------------------------ encoder
 def _enc_dec(obj, **kw):
-    enc = _Encoder(training_features=True, **kw)
+    enc = _Encoder(**kw)
     tree = enc.encode(obj, "x")
     tree = json.loads(json.dumps(tree, allow_nan=False))  # must be strict JSON
     return _Decoder(dict(enc.arrays), enc.index).decode(tree)

@@ -156,7 +156,7 @@ def test_float32_and_float64_agree():
     X, y = make_checkerboard(3000, grid=2, random_state=11)
     a = UniSVC(C=10.0, gamma=30.0, rank=20, random_state=0).fit(X, y)
     b = UniSVC(C=10.0, gamma=30.0, rank=20, random_state=0).fit(X.astype(np.float32), y)
-    assert b.factor_.P.dtype == np.float32 and a.factor_.rank == b.factor_.rank == 20
+    assert b.factor_.L_inv.dtype == np.float32 and a.factor_.rank == b.factor_.rank == 20
     Xt, _ = make_checkerboard(2000, random_state=12)
     da, db = a.decision_function(Xt), b.decision_function(Xt.astype(np.float32))
     np.testing.assert_allclose(db, da, atol=1e-3 * np.abs(da).max())
@@ -243,3 +243,15 @@ def test_newton_presolve_auto_is_on_for_numpy_and_changes_only_the_start():
     np.testing.assert_allclose(auto.coef, off.coef, rtol=1e-7, atol=1e-7 * np.abs(off.coef).max())
     with pytest.raises(ValueError, match="presolve"):
         unisvm_newton(y, loss, C=C, P=P, presolve="yes", xp=npx)
+
+
+def test_fitted_model_keeps_no_training_features():
+    import pickle
+
+    X, y = make_checkerboard(20_000, random_state=3)
+    clf = UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0, device="cpu").fit(X, y)
+    assert clf.factor_.P is None and clf.factor_.rank == 50
+    size = len(pickle.dumps(clf))
+    assert size < 100_000, size  # P alone would be 20,000 x 50 x 8 = 8 MB
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict(X[:100]),
+                                  clf.predict(X[:100]))

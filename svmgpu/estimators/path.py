@@ -272,6 +272,8 @@ class L2SVMPath(SVCBase):
             model["b"]
 
     def _after_fit(self, shared):
+        if self.factor_ is not None:  # keep what prediction needs, not the m x r features
+            self.factor_ = self.factor_.without_features()
         models = self.models_
         keys = {"lambdas_": "lambdas", "loo_error_": "loo_error", "radius_margin_": "radius_margin",
                 "n_active_": "n_active", "intercept_path_": "intercepts"}

@@ -114,6 +114,8 @@ class _UniSVMMixin:
         xp = self._ctx.xp
         models = self.models_
         self.landmarks_ = None if self.factor_ is None else self.factor_.landmarks
+        if self.factor_ is not None:  # keep what prediction needs, not the m x r features
+            self.factor_ = self.factor_.without_features()
         if len(models) == 1:
             m = models[0]
             self.coef_ = m["coef"]

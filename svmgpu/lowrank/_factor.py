@@ -12,6 +12,7 @@ a rank-deficient ``K_BB``) instead of adding a jitter that would break ``P_B P�
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -46,8 +47,10 @@ class LowRankFactor:
 
     Attributes
     ----------
-    P : array of shape (m, r)
-        Features of the training points (device-resident).
+    P : array of shape (m, r), or None
+        Features of the training points (device-resident). A fitted estimator keeps its
+        factor without them (:meth:`without_features`): prediction needs the landmarks and
+        ``L_inv`` only, and P is m × r (2.4 GB at a million points and r = 300).
     landmarks : ndarray of shape (r,)
         Indices ``B`` of the landmark rows in the training set (host, int64), in pivot order.
     landmark_X : array of shape (r, n_features)
@@ -72,7 +75,11 @@ class LowRankFactor:
 
     @property
     def rank(self) -> int:
-        return int(self.P.shape[1])
+        return int(self.L_inv.shape[0])
+
+    def without_features(self) -> LowRankFactor:
+        """This factor without the training features ``P`` (what prediction needs)."""
+        return dataclasses.replace(self, P=None)
 
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
