@@ -37,7 +37,7 @@ from _common import RESULTS, Timer, machine_info, peak_rss_bytes, write_results 
 
 #: r for each training size, as in the paper's Tables 2-3.
 RANKS = {4000: 300, 8000: 600, 15000: 1000, 20000: 1000, 25000: 1000}
-LOSSES = [("least_squares", "LS"), ("squared_hinge", "SH"), ("huber", "Hub"), ("logistic", "Log")]
+LOSSES = [("least_squares", "LS"), ("squared_hinge", "SH"), ("huber_hinge", "Hub"), ("logistic", "Log")]
 REGS = [("rkhs", "M1"), ("gsvm", "M2")]
 
 # Zhou (2013) Table 2 (λ = 0.1) and Table 3 (λ = 0.01): per model, per m:

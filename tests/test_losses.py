@@ -21,6 +21,8 @@ CASES = [
     ("classification", "truncated_squared_hinge", {}, [0.0, math.sqrt(2)], 1.0),
     ("classification", "smooth_hinge", {}, [], 1.0),
     ("classification", "smooth_hinge", {"p": 1.0}, [], 1.0),
+    ("classification", "huber_hinge", {}, [-0.5, 0.5], 1.0),
+    ("classification", "huber_hinge", {"delta": 2.0}, [-2.0, 2.0], 1.0),
     ("classification", "smooth_ramp", {}, [0.0, 1.0, 2.0], 1.0),
     ("classification", "smooth_ramp", {"a": 1.0}, [0.0, 0.5, 1.0], 1.0),
     ("classification", "smooth_ramp_log", {}, [], 1.0),
@@ -64,7 +66,7 @@ def test_registry_names():
     assert set(LOSSES) == {"classification", "regression"}
     assert set(LOSSES["classification"]) == {
         "least_squares", "truncated_least_squares", "squared_hinge", "truncated_squared_hinge",
-        "smooth_hinge", "smooth_ramp", "smooth_ramp_log", "nonconvex_exp"}
+        "huber_hinge", "smooth_hinge", "smooth_ramp", "smooth_ramp_log", "nonconvex_exp"}
     assert set(LOSSES["regression"]) == {
         "least_squares", "truncated_least_squares", "smooth_epsilon_insensitive", "huber",
         "smooth_absolute", "truncated_huber"}
@@ -164,6 +166,10 @@ def test_A_validation():
     ("classification", "truncated_squared_hinge", {"a": 4.0}, 3.0, 4.0, 0.0),  # min(9, 4)
     ("classification", "truncated_squared_hinge", {"a": 2.0}, 1.0, 1.0, 2.0),
     ("classification", "truncated_squared_hinge", {"a": 2.0}, -1.0, 0.0, 0.0),
+    # Huber hinge, delta = 0.5: (u + δ)²/(4δ) inside, u right of δ, 0 left of -δ
+    ("classification", "huber_hinge", {"delta": 0.5}, 0.0, 0.125, 0.5),
+    ("classification", "huber_hinge", {"delta": 0.5}, 2.0, 2.0, 1.0),
+    ("classification", "huber_hinge", {"delta": 0.5}, -0.7, 0.0, 0.0),
     # log(1 + e^(pu)) / p
     ("classification", "smooth_hinge", {"p": 10.0}, 0.0, math.log(2) / 10, 0.5),
     ("classification", "smooth_hinge", {"p": 10.0}, 1.0, 1 + math.log1p(math.exp(-10)) / 10,
@@ -467,3 +473,19 @@ def test_losses_need_no_data_dependent_shapes(monkeypatch):
     out = clip(x32, min=0.0, max=1.0, xp=np)
     assert out.dtype == np.float32 and np.isnan(out[0])
     np.testing.assert_array_equal(out[1:], [0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_curvature_is_the_second_derivative(case):
+    """``curvature`` (semi-smooth Newton's ψ'', and the logistic's smooth one) against central
+    differences of ``grad`` away from the kinks; losses without it say to use DCA."""
+    loss, kinks = _loss(case), case[3]
+    if not hasattr(loss, "_curvature"):
+        with pytest.raises(NotImplementedError, match="DCA"):
+            loss.curvature(np.zeros(3))
+        return
+    u = np.linspace(-3.0, 3.0, 1201)
+    u = u[np.all(np.abs(u[:, None] - np.asarray(kinks + [99.0])[None, :]) > 1e-3, axis=1)]
+    h = 1e-6
+    num = (loss.grad(u + h) - loss.grad(u - h)) / (2 * h)
+    np.testing.assert_allclose(loss.curvature(u), num, rtol=1e-5, atol=1e-5)

@@ -20,6 +20,7 @@ from svmgpu.solvers.newton import (
     lambda_to_c,
     loss_terms,
     newton_reduced,
+    registry_loss,
     solve_smw,
 )
 from svmgpu.testing import assert_allclose
@@ -27,8 +28,8 @@ from svmgpu.testing import assert_allclose
 NXP = get_device("cpu").xp
 # fixed smoothing parameters, so that the objective is one function scipy can minimize
 FIXED = {"least_squares": {}, "squared_hinge": {},
-         "huber": {"delta0": 0.3, "delta_min": 0.3}, "logistic": {"p0": 5.0, "p_max": 5.0}}
-PARAM = {"least_squares": None, "squared_hinge": None, "huber": 0.3, "logistic": 5.0}
+         "huber_hinge": {"delta0": 0.3, "delta_min": 0.3}, "logistic": {"p0": 5.0, "p_max": 5.0}}
+PARAM = {"least_squares": None, "squared_hinge": None, "huber_hinge": 0.3, "logistic": 5.0}
 
 
 def _problem(m=240, r=24, gamma=8.0, seed=0, noise=0.05):
@@ -43,10 +44,43 @@ def _problem(m=240, r=24, gamma=8.0, seed=0, noise=0.05):
     return F, y, K_JJ, s
 
 
+def _paper_loss(loss, u, param):
+    """The paper's L and L' (Zhou 2013, Table 1), written out here as an independent reference
+    for the registry's losses."""
+    if loss == "least_squares":
+        return 0.5 * u * u, u
+    if loss == "squared_hinge":
+        up = np.maximum(u, 0.0)
+        return 0.5 * up * up, up
+    if loss == "huber_hinge":
+        d = param
+        inside, pos = np.abs(u) < d, u >= d
+        return (np.where(pos, u, np.where(inside, (u + d) ** 2 / (4 * d), 0.0)),
+                np.where(pos, 1.0, np.where(inside, (u + d) / (2 * d), 0.0)))
+    z = np.exp(-param * np.abs(u))
+    return np.maximum(u, 0.0) + np.log1p(z) / param, np.where(u >= 0, 1.0, z) / (1.0 + z)
+
+
+@pytest.mark.parametrize("loss", ["least_squares", "squared_hinge", "huber_hinge", "logistic"])
+def test_registry_losses_are_the_papers(loss):
+    u = np.linspace(-3.0, 3.0, 601)
+    param = {"huber_hinge": 0.3, "logistic": 5.0}.get(loss)
+    L, L1, L2 = loss_terms(registry_loss(loss, param), LOSS_SCALE[loss], u, xp=np)
+    ref, ref1 = _paper_loss(loss, u, param)
+    np.testing.assert_allclose(L, ref, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(L1, ref1, rtol=1e-13, atol=1e-15)
+    h = 1e-6  # L'' against a central difference of L', away from the kinks
+    num = (_paper_loss(loss, u + h, param)[1] - _paper_loss(loss, u - h, param)[1]) / (2 * h)
+    smooth = np.min(np.abs(u[:, None] - np.array([[0.0, -0.3, 0.3]])), axis=1) > 1e-3
+    np.testing.assert_allclose(L2[smooth], num[smooth], rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="huber_hinge"):
+        registry_loss("huber")
+
+
 def _objective(z, F, y, s, loss, C, B):
     """½ zᵀBz + C Σ sᵢ ψ(uᵢ) with ψ = κ L (NumPy reference)."""
     u = 1.0 - y * (F @ z)
-    L = loss_terms(loss, u, PARAM[loss], xp=np, derivatives=False)[0]
+    L = _paper_loss(loss, u, PARAM[loss])[0]
     return 0.5 * z @ (z if B is None else B @ z) + C * LOSS_SCALE[loss] * np.sum(s * L)
 
 
@@ -60,7 +94,7 @@ def _scipy_minimum(F, y, s, loss, C, B):
 
     def fun(beta):
         u = 1.0 - y * (G @ beta)
-        L, L1, _ = loss_terms(loss, u, PARAM[loss], xp=np)
+        L, L1 = _paper_loss(loss, u, PARAM[loss])
         k = C * LOSS_SCALE[loss]
         z = T @ beta
         q = z if B is None else B @ z
@@ -72,7 +106,7 @@ def _scipy_minimum(F, y, s, loss, C, B):
 
 
 @pytest.mark.parametrize("regularizer", ["gsvm", "rkhs"])
-@pytest.mark.parametrize("loss", ["least_squares", "squared_hinge", "huber", "logistic"])
+@pytest.mark.parametrize("loss", ["least_squares", "squared_hinge", "huber_hinge", "logistic"])
 def test_newton_reaches_the_scipy_optimum(loss, regularizer):
     F, y, K_JJ, s = _problem()
     C = 4.0
@@ -145,7 +179,7 @@ def test_incremental_hessian_equals_recomputed():
     assert a.info["hessian_incremental"] > 0 and b.info["hessian_incremental"] == 0
     assert a.n_iter == b.n_iter and a.info["active_set_sizes"] == b.info["active_set_sizes"]
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
-    for loss in ("huber",):  # at δ = 0.3: the Huber Hessian is ill-conditioned for small δ
+    for loss in ("huber_hinge",):  # at δ = 0.3: the Huber Hessian is ill-conditioned for small δ
         a = newton_reduced(F, y, loss=loss, C=20.0, sample_weight=s, xp=NXP, smw="never",
                            hessian_update="incremental", tol=1e-12, **FIXED[loss])
         b = newton_reduced(F, y, loss=loss, C=20.0, sample_weight=s, xp=NXP, smw="never",
@@ -164,7 +198,7 @@ def test_smw_path_equals_direct_solve():
     np.testing.assert_allclose(solve_smw(U[:0], lw[:0], 0.3, b, xp=NXP), b / 0.3)
     # the whole Newton path: SMW (28) at every step vs Cholesky of the r × r Hessian
     F, y, _, s = _problem(m=300, r=60, gamma=30.0)
-    for loss in ("squared_hinge", "huber", "logistic"):
+    for loss in ("squared_hinge", "huber_hinge", "logistic"):
         kw = dict(loss=loss, C=2.0, sample_weight=s, tol=1e-10, xp=NXP, **FIXED[loss])
         a = newton_reduced(F, y, smw="always", **kw)
         b = newton_reduced(F, y, smw="never", **kw)
@@ -183,7 +217,7 @@ def test_smw_path_equals_direct_solve():
 
 def test_continuation_schedules_and_convergence():
     F, y, _, _ = _problem(m=400, r=30)
-    hub = newton_reduced(F, y, loss="huber", C=5.0, xp=NXP)
+    hub = newton_reduced(F, y, loss="huber_hinge", C=5.0, xp=NXP)
     assert [st["param"] for st in hub.info["stages"]] == pytest.approx([1, 0.1, 0.01, 1e-3, 1e-4])
     assert hub.converged and hub.info["final_param"] == pytest.approx(1e-4)
     log = newton_reduced(F, y, loss="logistic", C=5.0, xp=NXP)
@@ -191,13 +225,13 @@ def test_continuation_schedules_and_convergence():
     assert log.converged
     # Huber with small δ and logistic with large p both approach the hinge loss
     np.testing.assert_allclose(F @ hub.coef, F @ log.coef, atol=0.05)
-    hub2 = newton_reduced(F, y, loss="huber", C=5.0, delta_min=0.01, xp=NXP)
+    hub2 = newton_reduced(F, y, loss="huber_hinge", C=5.0, delta_min=0.01, xp=NXP)
     assert hub2.info["final_param"] == pytest.approx(0.01)
 
 
 def test_presolve_warm_start_reaches_the_same_optimum():
     F, y, _, s = _problem(m=2000, r=30)
-    for loss in ("squared_hinge", "huber"):
+    for loss in ("squared_hinge", "huber_hinge"):
         kw = dict(loss=loss, C=5.0, sample_weight=s, tol=1e-10, xp=NXP, **FIXED[loss])
         a = newton_reduced(F, y, presolve=None, **kw)
         b = newton_reduced(F, y, presolve=500, **kw)
@@ -222,7 +256,7 @@ def test_zero_weights_drop_rows():
 
 
 def test_lambda_mapping():
-    assert c_to_lambda(5.0, "squared_hinge") == 0.1 and c_to_lambda(5.0, "huber") == 0.2
+    assert c_to_lambda(5.0, "squared_hinge") == 0.1 and c_to_lambda(5.0, "huber_hinge") == 0.2
     assert lambda_to_c(0.01, "least_squares") == 50 and lambda_to_c(0.01, "logistic") == 100
 
 
@@ -322,7 +356,7 @@ def test_estimator_bad_input(params, match):
         ReducedSVC(device="cpu", **params).fit(X, y)
 
 
-@pytest.mark.parametrize("loss", ["squared_hinge", "huber"])
+@pytest.mark.parametrize("loss", ["squared_hinge", "huber_hinge"])
 def test_numpy_and_device_agree(device, loss):
     X, y = make_checkerboard(800, random_state=4)
     kw = dict(loss=loss, rank=60, C=20.0, gamma=16.0, random_state=0)

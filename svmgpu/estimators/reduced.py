@@ -124,7 +124,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
 
     Parameters
     ----------
-    loss : {"squared_hinge", "least_squares", "huber", "logistic"}
+    loss : {"squared_hinge", "least_squares", "huber_hinge", "logistic"}
         ψ(u) = u₊² (semi-smooth Newton, finite termination), u² (one Newton step: PSVM for
         GSVM, reduced LS-SVM for RKHS), the Huber loss with δ continuation 1 → 1e-4, or the
         logistic loss ``log(1 + exp(pu))/p`` with p continuation 10 → 10⁴.

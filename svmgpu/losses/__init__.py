@@ -10,6 +10,7 @@ Classification losses are functions of ``u = 1 - y f(x)``, regression losses of
 from svmgpu.losses._losses import (
     LOSSES,
     Huber,
+    HuberHinge,
     LeastSquares,
     Loss,
     NonconvexExp,
@@ -29,6 +30,7 @@ from svmgpu.losses._losses import (
 __all__ = [
     "LOSSES",
     "Huber",
+    "HuberHinge",
     "LeastSquares",
     "Loss",
     "NonconvexExp",

@@ -33,6 +33,7 @@ from svmgpu.backend import clip
 __all__ = [
     "LOSSES",
     "Huber",
+    "HuberHinge",
     "LeastSquares",
     "Loss",
     "NonconvexExp",
@@ -237,8 +238,9 @@ class Loss:
     def curvature(self, u, *, xp=None):
         """Generalized second derivative ``psi''(u)`` (piecewise constant), elementwise.
 
-        Only for piecewise-quadratic losses (``piecewise_quadratic``): least squares, squared
-        hinge, their truncations, Huber and truncated Huber. The jumps of ``psi'`` of the
+        For the piecewise-quadratic losses (``piecewise_quadratic``: least squares, squared
+        hinge, their truncations, the Huber hinge, Huber and truncated Huber) and the smooth
+        hinge (the logistic loss of Zhou 2013, whose ``psi''`` is smooth). The jumps of ``psi'`` of the
         truncated losses (where the loss becomes flat) are given curvature 0, the element of
         the generalized Hessian that semi-smooth Newton uses (Zhou 2013, (20)).
 
@@ -247,7 +249,7 @@ class Loss:
         NotImplementedError
             For losses that are not piecewise quadratic.
         """
-        if not self.piecewise_quadratic:
+        if not hasattr(self, "_curvature"):
             raise NotImplementedError(
                 f"loss {self.name!r} is not piecewise quadratic: no semi-smooth Newton curvature; "
                 "use the DCA solver"
@@ -456,6 +458,50 @@ class SmoothHinge(Loss):
 
     def _grad(self, u, xp, p):
         return _sigmoids(u, p, xp)[0]
+
+    def _curvature(self, u, xp, p):
+        # psi'' = p sigma(p u) sigma(-p u), smooth (Zhou 2013's logistic L'', section 4.2.4)
+        pos, neg = _sigmoids(u, p, xp)
+        return p * pos * neg
+
+
+class HuberHinge(Loss):
+    """Huber hinge, the hinge with a quadratic corner (Zhou 2013, Table 1 and (24)/(25)),
+    ``u = 1 - y f(x)``.
+
+    ``psi(u) = u`` for ``u >= delta``, ``(u + delta)^2 / (4 delta)`` for ``|u| < delta`` and ``0``
+    for ``u <= -delta``. Convex, piecewise quadratic; ``psi'' = 1/(2 delta)`` in the corner, so
+    LS-DC with ``A >= 1/(4 delta)``. Not the regression :class:`Huber` (``u = y - f(x)``,
+    symmetric): the classification one is named apart, ``"huber_hinge"``.
+
+    Parameters
+    ----------
+    delta : float, default 0.5
+        Half-width of the quadratic corner, ``delta > 0`` (Zhou 2013 follows ``delta`` from 1 down
+        to 1e-4 by continuation).
+    """
+
+    name = "huber_hinge"
+    convex = True
+    _params = {"delta": _Param(0.5, doc="half-width of the corner")}
+
+    @staticmethod
+    def _A_min(delta):
+        return 0.25 / delta
+
+    def _value(self, u, xp, delta):
+        # (q + δ)²/(4δ) + (u − q)₊ with q = clip(u, −δ, δ): no square of a huge u
+        q = clip(u, min=-delta, max=delta, xp=xp)
+        v = q + delta
+        return v * v * (0.25 / delta) + clip(u - q, min=0.0, xp=xp)
+
+    def _grad(self, u, xp, delta):
+        return (clip(u, min=-delta, max=delta, xp=xp) + delta) * (0.5 / delta)
+
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp, delta):
+        return xp.where(xp.abs(u) < delta, _full(u, 0.5 / delta, xp), _zeros(u, xp))
 
 
 class SmoothRamp(Loss):
@@ -778,6 +824,7 @@ LOSSES = {
         TruncatedLeastSquares,
         SquaredHinge,
         TruncatedSquaredHinge,
+        HuberHinge,
         SmoothHinge,
         SmoothRamp,
         SmoothRampLog,

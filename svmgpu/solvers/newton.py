@@ -8,10 +8,11 @@ The reduced problem (17) is written in the library's form
 where ``F = K(X, X_J)`` (m × r) holds the kernel columns of the reduced set ``J``, ``s`` are
 sample weights, ``B = I`` for GSVM ("M2", (16)) and ``B = K_JJ`` for the RKHS regularizer
 ("M1", (15)). ψ is the paper's loss ``L`` of Table 1 times ``κ`` with ``κ = 2`` for the least
-squares (ψ = u²) and squared hinge (ψ = u₊²) losses and ``κ = 1`` for Huber and logistic
-(ψ = L), so the paper's λ is
+squares (ψ = u²) and squared hinge (ψ = u₊²) losses and ``κ = 1`` for the Huber hinge and
+logistic (ψ = L); every ψ comes from the library's one loss registry (:mod:`svmgpu.losses`),
+so the paper's λ is
 
-    λ = 1 / (κ C):   C = 1/(2λ) (least squares, squared hinge),   C = 1/λ (Huber, logistic).
+    λ = 1 / (κ C):   C = 1/(2λ) (least squares, squared hinge),   C = 1/λ (Huber hinge, logistic).
 
 Internally the solver uses the paper's scaling ``λ/2 zᵀBz + Σ sᵢ L(uᵢ)`` (the objective
 divided by ``κ C``), so that the Newton equations are literally (20)–(26):
@@ -26,7 +27,7 @@ with ``Λ = diag(sᵢ L''(uᵢ))`` on the rows ``I`` of positive curvature. The 
 * **Squared hinge** (22): semi-smooth Newton; the Hessian ``λB + F_IᵀS F_I`` is updated with
   the rows entering and leaving the active set (23); terminates in finitely many steps when the
   active set no longer changes after a full step.
-* **Huber** (24)/(25): piecewise quadratic; δ continuation ``δ ← 0.1 δ`` from ``delta0 = 1``
+* **Huber hinge** (24)/(25): piecewise quadratic; δ continuation ``δ ← 0.1 δ`` from ``delta0 = 1``
   down to ``max(1e-4, delta_min)``; the Hessian ``λB + F_IᵀS F_I / (2δ)`` is updated like (23).
 * **Logistic** (26): stable form ``L_p(u) = u₊ + log(1 + exp(−p|u|))/p``; p continuation
   ``p ← 10 p`` from 10 to 10⁴; rows with ``L'' < τ = 1e-10`` are left out of the Hessian.
@@ -59,14 +60,20 @@ from svmgpu.backend import (
     resolve_budget,
     small_blas,
 )
+from svmgpu.losses import get_loss
 from svmgpu.lowrank import gram, rmatvec
 from svmgpu.solvers._result import SolverResult
 
-#: Loss names accepted by :func:`newton_reduced`.
-LOSSES = ("least_squares", "squared_hinge", "huber", "logistic")
+#: Loss names accepted by :func:`newton_reduced`, and the loss of the library's one registry
+#: (:mod:`svmgpu.losses`) each one is, with the name of its smoothing parameter: the paper's
+#: logistic loss ``log(1 + exp(pu))/p`` is UniSVM's smooth hinge ψ^(6), its Huber loss the
+#: classification Huber hinge (named apart from the regression Huber).
+LOSSES = ("least_squares", "squared_hinge", "huber_hinge", "logistic")
+_REGISTRY = {"least_squares": ("least_squares", None), "squared_hinge": ("squared_hinge", None),
+             "huber_hinge": ("huber_hinge", "delta"), "logistic": ("smooth_hinge", "p")}
 
 #: ψ = κ L: the library's loss over the paper's (Table 1); λ = 1 / (κ C).
-LOSS_SCALE = {"least_squares": 2.0, "squared_hinge": 2.0, "huber": 1.0, "logistic": 1.0}
+LOSS_SCALE = {"least_squares": 2.0, "squared_hinge": 2.0, "huber_hinge": 1.0, "logistic": 1.0}
 
 #: The paper's threshold τ on L' and L'' for the logistic loss (section 4.2.4).
 LOGISTIC_TAU = 1e-10
@@ -74,6 +81,11 @@ LOGISTIC_TAU = 1e-10
 
 def check_loss(loss):
     """Return ``loss`` if it is a valid loss name, else raise ``ValueError``."""
+    if loss == "huber":
+        raise ValueError(
+            "loss 'huber' is the regression Huber loss (UniSVR); the reduced SVM's Huber loss "
+            "of Zhou 2013 is the Huber hinge: use loss='huber_hinge'"
+        )
     if not isinstance(loss, str) or loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}; valid losses: {list(LOSSES)}")
     return loss
@@ -81,7 +93,7 @@ def check_loss(loss):
 
 def c_to_lambda(C, loss):
     """The paper's λ for the library's ``C``: ``λ = 1/(2C)`` (least squares, squared hinge),
-    ``λ = 1/C`` (Huber, logistic)."""
+    ``λ = 1/C`` (Huber hinge, logistic)."""
     return 1.0 / (LOSS_SCALE[check_loss(loss)] * float(C))
 
 
@@ -91,18 +103,16 @@ def lambda_to_c(lam, loss):
 
 
 # ------------------------------------------------------------------------------------ losses
-def loss_terms(loss, u, param=None, *, xp, derivatives=True):
-    """The paper's loss ``L(u)`` and its first two derivatives (Table 1, section 4.2).
+def registry_loss(loss, param=None):
+    """The registry's :class:`svmgpu.losses.Loss` ψ for a loss name of this solver and its
+    smoothing parameter (δ for the Huber hinge, p for logistic; ignored otherwise)."""
+    name, key = _REGISTRY[check_loss(loss)]
+    return get_loss(name, **({} if key is None else {key: float(param)}))
 
-    Parameters
-    ----------
-    loss : {"least_squares", "squared_hinge", "huber", "logistic"}
-    u : array of shape (m,)
-        Residuals ``1 − yᵢ f(xᵢ)`` (float64).
-    param : float
-        δ for Huber, p for logistic (ignored otherwise).
-    derivatives : bool
-        When False only ``L`` is computed (line search).
+
+def loss_terms(psi, kappa, u, *, xp, derivatives=True):
+    """The paper's loss ``L = ψ/κ`` and its first two derivatives (Table 1, section 4.2), from
+    the registry's ψ (:func:`registry_loss`) and the scale κ of :data:`LOSS_SCALE`.
 
     Returns
     -------
@@ -110,42 +120,16 @@ def loss_terms(loss, u, param=None, *, xp, derivatives=True):
         ``L(u)``, ``L'(u)``, ``L''(u)`` (the last two None when ``derivatives`` is False).
         For the piecewise losses ``L''`` is the generalized (semi-smooth) second derivative.
     """
-    one = xp.ones_like(u)
-    zero = xp.zeros_like(u)
-    if loss == "least_squares":
-        return 0.5 * u * u, (u if derivatives else None), (one if derivatives else None)
-    if loss == "squared_hinge":
-        up = xp.where(u > 0, u, zero)
-        if not derivatives:
-            return 0.5 * up * up, None, None
-        return 0.5 * up * up, up, xp.where(u > 0, one, zero)
-    if loss == "huber":
-        d = float(param)
-        inside = xp.abs(u) < d
-        pos = u >= d
-        v = u + d
-        L = xp.where(pos, u, xp.where(inside, v * v / (4.0 * d), zero))
-        if not derivatives:
-            return L, None, None
-        L1 = xp.where(pos, one, xp.where(inside, v / (2.0 * d), zero))
-        L2 = xp.where(inside, one / (2.0 * d), zero)
-        return L, L1, L2
-    if loss == "logistic":
-        p = float(param)
-        e = xp.exp(-p * xp.abs(u))  # in (0, 1]: never overflows
-        L = xp.where(u > 0, u, zero) + xp.log1p(e) / p
-        if not derivatives:
-            return L, None, None
-        den = 1.0 + e
-        L1 = xp.where(u >= 0, one, e) / den
-        L2 = p * e / (den * den)
-        return L, L1, L2
-    raise ValueError(f"unknown loss {loss!r}; valid losses: {list(LOSSES)}")
+    inv = 1.0 / kappa  # 1 or 1/2: exact in floating point
+    L = psi.value(u, xp=xp) * inv
+    if not derivatives:
+        return L, None, None
+    return L, psi.grad(u, xp=xp) * inv, psi.curvature(u, xp=xp) * inv
 
 
 def _schedule(loss, *, delta0, delta_min, p0, p_max):
     """Smoothing parameters of the continuation (one stage each); [None] for LS / SH."""
-    if loss == "huber":
+    if loss == "huber_hinge":
         final = max(1e-4, float(delta_min))
         out, d = [], float(delta0)
         while d > final * (1 + 1e-12):
@@ -169,7 +153,7 @@ def _auto_presolve_rows(m, r):
 
 def _curvature(loss, param):
     """The constant ``L''`` on the active rows of a piecewise-quadratic loss."""
-    return 1.0 / (2.0 * float(param)) if loss == "huber" else 1.0
+    return 1.0 / (2.0 * float(param)) if loss == "huber_hinge" else 1.0
 
 
 # ------------------------------------------------------------------------- blocked products
@@ -297,7 +281,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         offset), float32 or float64. All r × r algebra is done in float64.
     y : array of shape (m,)
         Labels in {−1, +1}.
-    loss : {"least_squares", "squared_hinge", "huber", "logistic"}
+    loss : {"least_squares", "squared_hinge", "huber_hinge", "logistic"}
     C : float
         Loss weight; the paper's ``λ = 1/(2C)`` (least squares, squared hinge) or ``1/C``.
     B : array of shape (r, r) or None
@@ -413,6 +397,14 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     gsvm = B is None
     budget = resolve_budget(memory_budget, array_device(F))
     piecewise = loss != "logistic"
+    kappa = LOSS_SCALE[loss]
+    psi_cache = {}
+
+    def psi_of(param):  # one registry loss per smoothing parameter of the continuation
+        if param not in psi_cache:
+            psi_cache[param] = registry_loss(loss, param)
+        return psi_cache[param]
+
     stages = _schedule(loss, delta0=delta0, delta_min=delta_min, p0=p0, p_max=p_max)
 
     info = {"lambda": lam, "presolve": None}
@@ -468,7 +460,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     def evaluate(z, o, param):
         """Everything Newton needs at z: objective, masks, rhs of (20), gradient, solver."""
         u = 1.0 - y * o
-        L, L1, L2 = loss_terms(loss, u, param, xp=xp)
+        L, L1, L2 = loss_terms(psi_of(param), kappa, u, xp=xp)
         phi = 0.5 * lam * quad(z, z) + float(xp.sum(s * L))
         hmask = (L2 > 0) if piecewise else (L2 >= LOGISTIC_TAU)
         rmask = hmask | ((L1 != 0) if piecewise else (L1 >= LOGISTIC_TAU))
@@ -485,7 +477,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
               "part": None}
         if loss == "squared_hinge":
             st["part"] = (hmask,)
-        elif loss == "huber":
+        elif loss == "huber_hinge":
             st["part"] = (hmask, L1 >= 1.0)
         if gsvm and (smw == "always" or (smw == "auto" and n_i < r)):
             with clock("hessian"):
@@ -554,7 +546,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
             for _ in range(max_backtracks + 1):
                 u_t = 1.0 - y * (o + eta * od)
                 phi_t = (0.5 * lam * (zBz + 2 * eta * zBd + eta * eta * dBd)
-                         + float(xp.sum(s * loss_terms(loss, u_t, param, xp=xp,
+                         + float(xp.sum(s * loss_terms(psi_of(param), kappa, u_t, xp=xp,
                                                         derivatives=False)[0])))
                 if phi_t <= st["phi"] + armijo * eta * slope:
                     accepted = True
@@ -604,6 +596,7 @@ __all__ = [
     "check_loss",
     "lambda_to_c",
     "loss_terms",
+    "registry_loss",
     "newton_reduced",
     "solve_smw",
     "spd_factor",
