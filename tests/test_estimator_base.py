@@ -219,3 +219,25 @@ def test_cupy_in_cupy_out_and_numpy_in_numpy_out():
     loaded = pickle.loads(pickle.dumps(clf))
     assert loaded.device_ == "cpu"
     np.testing.assert_array_equal(loaded.predict(X), cpu.predict(X))
+
+
+def test_rank_has_one_meaning_in_every_estimator():
+    """rank="auto" (the default): the full kernel for small problems that fit the budget, else
+    300; None: the full kernel (reduced-set models: every point); an int: that rank."""
+    from svmgpu import LSSVC, PSVC, ReducedSVC, UniSVC
+    from svmgpu.datasets import make_checkerboard
+
+    X, y = make_checkerboard(400, random_state=0)
+    assert UniSVC(device="cpu").rank == LSSVC().rank == ReducedSVC().rank == PSVC().rank == "auto"
+    assert UniSVC(device="cpu").fit(X, y).rank_ is None  # small: the full kernel
+    assert UniSVC(device="cpu", memory_budget="3MB").fit(X, y).rank_ == 300  # 3·400²·8 > 3 MB
+    assert LSSVC(device="cpu").fit(X, y).solver_ == "dual"
+    assert LSSVC(device="cpu", memory_budget="3MB").fit(X, y).rank_ == 300
+    assert ReducedSVC(device="cpu").fit(X, y).rank_ == 300  # reduced-set models: 300
+    assert ReducedSVC(device="cpu", rank=None).fit(X, y).support_vectors_.shape[0] == 400
+    assert PSVC(kernel="rbf", rank=None, device="cpu").fit(X, y).support_vectors_.shape[0] == 400
+    assert UniSVC(device="cpu", rank=50, random_state=0).fit(X, y).rank_ == 50
+    Xb, yb = make_checkerboard(3001, random_state=0)
+    assert UniSVC(device="cpu", random_state=0, max_iter=5).fit(Xb, yb).rank_ == 300
+    with pytest.raises(ValueError, match="'auto'"):
+        UniSVC(rank="full").fit(X, y)

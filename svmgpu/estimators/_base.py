@@ -51,6 +51,11 @@ from svmgpu.kernels import make_kernel
 from svmgpu.lowrank import nystrom, pivoted_cholesky
 
 _LOWRANK = {"nystrom": nystrom, "pivoted_cholesky": pivoted_cholesky}
+
+#: ``rank="auto"``: the full kernel up to this many samples (when it fits the memory budget) for
+#: the models that have a full-kernel form, else a factor or reduced set of ``AUTO_RANK``.
+AUTO_FULL_MAX_SAMPLES = 3000
+AUTO_RANK = 300
 _DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
            np.float32: np.float32, np.float64: np.float64}
 
@@ -75,8 +80,12 @@ class SVMBase(BaseEstimator):
     coef0 : float
     C : float
         Weight of the loss: the objective is ``½‖f‖² + C Σᵢ ψ(rᵢ)``.
-    rank : int or None
-        None: full kernel; int: low-rank factor of this rank.
+    rank : "auto", int or None
+        One meaning in every estimator: an int is the rank of the low-rank factor (or the size
+        of the reduced set); None is the full kernel (for reduced-set models: every training
+        point in the reduced set); ``"auto"`` (the default) is the full kernel for at most
+        ``AUTO_FULL_MAX_SAMPLES`` = 3,000 samples when it fits the memory budget and the model
+        has a full-kernel form, else ``AUTO_RANK`` = 300. The rank used is ``rank_``.
     lowrank : {"nystrom", "pivoted_cholesky"}
     tol : float
     max_iter : int
@@ -101,10 +110,12 @@ class SVMBase(BaseEstimator):
         C = getattr(self, "C", 1.0)
         if isinstance(C, bool) or not isinstance(C, Real) or not math.isfinite(C) or C <= 0:
             raise ValueError(f"C must be a positive finite number, got {C!r}")
-        rank = getattr(self, "rank", None)
-        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, Integral)
-                                 or rank < 1):
-            raise ValueError(f"rank must be None (full kernel) or a positive integer, got {rank!r}")
+        rank = getattr(self, "rank", "auto")
+        if rank is not None and rank != "auto" and (isinstance(rank, bool)
+                                                    or not isinstance(rank, Integral) or rank < 1):
+            raise ValueError(
+                f"rank must be 'auto', None (full kernel) or a positive integer, got {rank!r}"
+            )
         lowrank = getattr(self, "lowrank", "nystrom")
         if lowrank not in _LOWRANK:
             raise ValueError(f"unknown lowrank {lowrank!r}; valid: {sorted(_LOWRANK)}")
@@ -212,9 +223,25 @@ class SVMBase(BaseEstimator):
                            degree=getattr(self, "degree", 3), coef0=getattr(self, "coef0", 0.0),
                            X=X)
 
+    #: Whether the model has a full-kernel form that ``rank="auto"`` may choose.
+    _full_kernel_form = True
+
+    def _effective_rank(self, m, ctx):
+        """The rank this fit uses (sets ``rank_``): None for the full kernel, else an int
+        (at most ``m``), following the one meaning of ``rank`` (see the class docstring)."""
+        rank = getattr(self, "rank", "auto")
+        if rank == "auto":
+            full_fits = 3 * m * m * 8 <= ctx.budget_bytes  # K, a float64 copy, its factor
+            rank = None if (self._full_kernel_form and m <= AUTO_FULL_MAX_SAMPLES and full_fits) \
+                else AUTO_RANK
+        self.rank_ = None if rank is None else min(int(rank), m)
+        return self.rank_
+
     def _lowrank_factor(self, X, kernel, ctx):
-        """The low-rank factor of the training kernel (``rank`` landmarks)."""
-        rank = min(int(self.rank), X.shape[0])
+        """The low-rank factor of the training kernel (``rank_`` landmarks)."""
+        rank = self._effective_rank(X.shape[0], ctx)
+        if rank is None:  # pragma: no cover - callers take the full-kernel form instead
+            raise ValueError("the full kernel (rank=None) has no low-rank factor")
         if self.lowrank == "nystrom":
             return nystrom(X, kernel, rank, random_state=self.random_state,
                            memory_budget=ctx.budget_bytes)

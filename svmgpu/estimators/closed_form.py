@@ -88,9 +88,10 @@ class LSSVC(_LeastSquaresBase):
     C : float
         ``C = 1/(2λ)`` for the paper's λ.
     kernel, gamma, degree, coef0 : the kernel (see :func:`svmgpu.make_kernel`).
-    rank : int or None
+    rank : "auto", int or None
         None: full-kernel dual (8)/(9) (a ``MemoryError`` says when the m × m kernel does not fit
-        the budget); int: size of the reduced set J for (21).
+        the budget); int: size of the reduced set J for (21); "auto": the dual up to 3,000
+        samples (when it fits), else a reduced set of 300. The rank used is ``rank_``.
     reduced_set : {"random", "pivoted_cholesky"}
     fit_intercept : bool
         Offset regularized by ``½b²`` (the kernel becomes ``k + 1``). Default False, as in (8).
@@ -109,7 +110,9 @@ class LSSVC(_LeastSquaresBase):
     n_iter_, converged_ : ndarrays of shape (n_models,) (1 and True: closed forms)
     """
 
-    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=None,
+    _full_kernel_form = True  # the dual (8)/(9)
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
                  memory_budget=None, random_state=None, multi_class="ovr"):
         self.C = C
@@ -133,7 +136,7 @@ class LSSVC(_LeastSquaresBase):
         kernel = self._make_kernel(X)
         self.kernel_ = kernel
         m = X.shape[0]
-        if self.rank is None:
+        if self._effective_rank(m, ctx) is None:
             # K, the scaled copy and its Cholesky factor
             check_fits(3 * m * m * 8, budget,
                        what=f"LSSVC(rank=None): the dual (8)/(9) with the full {m} x {m} kernel",
@@ -199,8 +202,9 @@ class PSVC(_LeastSquaresBase):
     kernel : {"linear", "rbf", "poly", "laplacian"} or Kernel
         Default "linear", PSVM's main case.
     gamma, degree, coef0 : kernel parameters.
-    rank : int or None
-        Nonlinear kernels: size of the reduced set (None: ``min(300, n_samples)``).
+    rank : "auto", int or None
+        Nonlinear kernels: size of the reduced set (``"auto"``: ``min(300, n_samples)``; None:
+        every training point).
     reduced_set : {"random", "pivoted_cholesky"}
     device, dtype, memory_budget, random_state, multi_class
         As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
@@ -215,7 +219,7 @@ class PSVC(_LeastSquaresBase):
     n_iter_, converged_ : ndarrays of shape (n_models,)
     """
 
-    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank=None,
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
                  random_state=None, multi_class="ovr"):
         self.C = C
@@ -304,7 +308,7 @@ class WPSVC(PSVC):
     """
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                 rank=None, reduced_set="random", device="auto", dtype=None, memory_budget=None,
+                 rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
                  random_state=None, multi_class="ovr"):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, rank=rank,
                          reduced_set=reduced_set, device=device, dtype=dtype,

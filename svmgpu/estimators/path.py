@@ -44,12 +44,13 @@ class L2SVMPath(SVCBase):
     kernel : {"rbf", "poly", "linear", "laplacian"} or Kernel
     gamma : "scale", "auto" or float
     degree, coef0 : parameters of the polynomial kernel.
-    rank : int or None, default 200
+    rank : int, None or "auto", default 200
         int: a low-rank factor with this many landmarks (``min(rank, m)``; Proposition 3:
         each λ step costs O(m_E r² + r³)); with ``rank >= m`` the Nyström factor is the exact
         factor of K. None: the exact factor ``L Lᵀ = K + ε/2 I`` of the full kernel (memory
-        O(m²), each λ step O(m³): for a few thousand samples at most). The default is not the
-        library's usual None because the full-rank path is cubic in m at every step.
+        O(m²), each λ step O(m³): for a few thousand samples at most). "auto": the full kernel up
+        to 3,000 samples, else 300. The default is not the library's usual "auto" because the
+        full-rank path is cubic in m at every step.
     lowrank : {"nystrom", "pivoted_cholesky"}
         How the low-rank factor is built (ignored when ``rank`` is None).
     eps : float
@@ -178,7 +179,7 @@ class L2SVMPath(SVCBase):
         self.kernel_ = self._make_kernel(X)
         m = X.shape[0]
         budget = ctx.budget_bytes
-        if self.rank is None:
+        if self._effective_rank(m, ctx) is None:
             # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I.
             check_fits(4 * m * m * 8, budget, what=f"the full kernel of {m} samples",
                        hint="set rank (e.g. rank=300) for a low-rank factor")

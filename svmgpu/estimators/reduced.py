@@ -34,7 +34,8 @@ def check_choice(name, value, choices):
 
 
 def resolve_rank(rank, n_candidates, n_samples):
-    """The size of the reduced set: ``rank``, or ``min(300, n)`` for None.
+    """The size of the reduced set: ``rank``; every candidate for None (the full kernel);
+    ``min(300, n)`` for "auto".
 
     Raises
     ------
@@ -42,10 +43,12 @@ def resolve_rank(rank, n_candidates, n_samples):
         When ``rank`` is not a positive integer or exceeds the number of samples (with
         positive sample weight).
     """
-    if rank is None:
+    if rank == "auto":
         return min(DEFAULT_RANK, n_candidates)
+    if rank is None:
+        return n_candidates
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
-        raise ValueError(f"rank must be None or a positive integer, got {rank!r}")
+        raise ValueError(f"rank must be 'auto', None or a positive integer, got {rank!r}")
     if rank > n_samples:
         raise ValueError(f"rank={rank} exceeds n_samples={n_samples}; use rank <= {n_samples}")
     if rank > n_candidates:
@@ -71,12 +74,15 @@ class _ReducedModelMixin:
     """The reduced set J (chosen among the rows of positive weight) and prediction
     ``f(x) = K(x, X_J) z + b`` for all binary models at once (blockwise)."""
 
+    _full_kernel_form = False  # rank="auto" is a reduced set of min(300, m)
+
     def _reduced_set(self, X, kernel, ctx, sample_weight):
         """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
         ``support_vectors_`` and returns ``X[J]``."""
         cand = positive_rows(sample_weight, xp=ctx.xp)
         m = X.shape[0]
         rank = resolve_rank(self.rank, m if cand is None else cand.shape[0], m)
+        self.rank_ = rank
         J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
                                random_state=self.random_state, memory_budget=ctx.budget_bytes)
         self.support_, self.support_vectors_ = J, ctx.xp.take(X, J, axis=0)
@@ -131,8 +137,9 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     regularizer : {"gsvm", "rkhs"}
         ``"gsvm"``: ``½‖z‖²`` (M2, the paper's recommendation); ``"rkhs"``: ``½ zᵀK_JJ z =
         ½‖f‖²_H`` (M1) with the paper's ridge 1e-8 added to the Newton Hessian.
-    rank : int or None
-        Size of the reduced set (None: ``min(300, n_samples)``); must not exceed n_samples.
+    rank : "auto", int or None
+        Size of the reduced set: ``"auto"`` is ``min(300, n_samples)``, None every training point
+        (the full kernel); an int must not exceed n_samples. The size used is ``rank_``.
     reduced_set : {"random", "pivoted_cholesky"}
         Random choice (RC scheme) or greedy pivoted-Cholesky pivots.
     C : float
@@ -184,7 +191,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     binary problem and Newton step; for m = 1,000,000 and r = 300 it takes 2.4 GB in float64.
     """
 
-    def __init__(self, loss="squared_hinge", regularizer="gsvm", rank=None,
+    def __init__(self, loss="squared_hinge", regularizer="gsvm", rank="auto",
                  reduced_set="random", C=1.0, fit_intercept=False, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, tol=1e-6, max_iter=500, device="auto", dtype=None,
                  memory_budget=None, random_state=None, verbose=0, multi_class="ovr"):

@@ -33,17 +33,18 @@ class _UniSVMMixin:
             raise ValueError("init='squared_hinge' is for classification; use 'least_squares'")
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
-        newton_ok = self.rank is not None and self.loss_.piecewise_quadratic
+        rank = self._effective_rank(X.shape[0], ctx)
+        newton_ok = rank is not None and self.loss_.piecewise_quadratic
         if self.solver == "newton" and not newton_ok:
             raise ValueError(
                 "solver='newton' needs a low-rank model (rank=int) and a piecewise-quadratic loss "
                 "(least_squares, squared_hinge, their truncations, huber, truncated_huber); "
-                f"got rank={self.rank!r}, loss={self.loss_.name!r}: use solver='dca'"
+                f"got rank={rank!r}, loss={self.loss_.name!r}: use solver='dca'"
             )
         self.solver_ = "newton" if (self.solver == "newton" or
                                      (self.solver == "auto" and newton_ok)) else "dca"
         self.kernel_ = self._make_kernel(X)
-        if self.rank is None:
+        if rank is None:
             m = X.shape[0]  # K, its float64 copy and the Cholesky factor
             check_fits(3 * m * m * 8, ctx.budget_bytes,
                        what=f"the full kernel of {m} samples",
@@ -142,9 +143,10 @@ _DOC_PARAMS = """
     C : float
         Loss weight: the objective is ``½‖f‖² + C Σ ψ(rᵢ)``; the paper's λ is ``C = 1/(λ m)``.
     kernel, gamma, degree, coef0 : kernel and its parameters (``gamma="scale"`` as in scikit-learn).
-    rank : int or None
+    rank : "auto", int or None
         None: full kernel, form (27); int: low-rank factor of this rank, form (29)/(30) in
-        feature coordinates.
+        feature coordinates; "auto": the full kernel up to 3,000 samples (when it fits the
+        memory budget), else rank 300. The rank used is ``rank_``.
     lowrank : {"nystrom", "pivoted_cholesky"}
     lowrank_tol : float
         Trace tolerance of the pivoted Cholesky (``trace(K − PPᵀ) <= lowrank_tol · m``).
@@ -189,7 +191,7 @@ class UniSVC(_UniSVMMixin, SVCBase):
     )
 
     def __init__(self, loss="squared_hinge", *, loss_params=None, A=None, C=1.0, kernel="rbf",
-                 gamma="scale", degree=3, coef0=0.0, rank=None, lowrank="nystrom",
+                 gamma="scale", degree=3, coef0=0.0, rank="auto", lowrank="nystrom",
                  lowrank_tol=1e-3, solver="auto", accelerate=True, init="least_squares",
                  tol=1e-3, max_iter=1000, multi_class="ovr", device="auto", dtype=None,
                  memory_budget=None, random_state=None, verbose=0):
@@ -225,7 +227,7 @@ class UniSVR(_UniSVMMixin, SVRBase):
     _task = "regression"
 
     def __init__(self, loss="smooth_epsilon_insensitive", *, loss_params=None, A=None, C=1.0,
-                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=None,
+                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  lowrank="nystrom", lowrank_tol=1e-3, solver="auto", accelerate=True,
                  init="least_squares", tol=1e-3, max_iter=1000, device="auto", dtype=None, memory_budget=None,
                  random_state=None, verbose=0):
