@@ -164,11 +164,14 @@ def _parse_gamma(text):
 def _parse_rank(text):
     if text.lower() in ("none", "full"):
         return None
+    if text.lower() == "auto":
+        return "auto"
     try:
         r = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"rank must be a positive integer or 'none' (full kernel), got {text!r}") from None
+            f"rank must be a positive integer, 'auto' or 'none' (full kernel), got {text!r}"
+        ) from None
     if r < 1:
         raise argparse.ArgumentTypeError(f"rank must be >= 1, got {text!r}")
     return r
@@ -497,7 +500,8 @@ def build_parser():
     t.add_argument("--loss", help="loss name (uni, unisvr, reduced)")
     t.add_argument("-C", "--C", dest="C", type=_positive_float, help="loss weight C")
     t.add_argument("--gamma", type=_parse_gamma, help="kernel width: number, 'scale' or 'auto'")
-    t.add_argument("--rank", type=_parse_rank, help="low-rank / reduced-set size, or 'none'")
+    t.add_argument("--rank", type=_parse_rank,
+                   help="low-rank / reduced-set size, 'auto' (the estimator's default) or 'none'")
     t.add_argument("--kernel", choices=["rbf", "poly", "linear", "laplacian"])
     t.add_argument("--multi-class", dest="multi_class", choices=["ovr", "ovo"])
     t.add_argument("--solver", help="solver (uni: auto, dca, newton)")
