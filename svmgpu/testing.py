@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+# NumPy: the comparisons of a test run on the host (after the namespace/device/dtype checks).
 import numpy as np
 
 from svmgpu.backend import array_device, get_device, get_namespace, numpy_dtype, to_numpy

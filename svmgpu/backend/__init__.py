@@ -6,19 +6,26 @@ below for the few operations the Python array API standard lacks (triangular sol
 factor/solve, in-place elementwise updates) or for device facts (free memory).
 """
 
+#: The exception of a failed factorization on every backend (NumPy's; the backend raises it for
+#: CuPy and other namespaces too).
+from numpy.linalg import LinAlgError  # noqa: E402
+
 from svmgpu.backend._context import ComputeContext, compute_context
 from svmgpu.backend._device import (
     Device,
     array_device,
     asarray,
     cupy_available,
+    float_eps,
     get_device,
     get_namespace,
+    host_array,
     is_cupy,
     is_foreign_array,
     is_numpy,
     numpy_dtype,
     random_subset,
+    seed_from,
     to_device,
     to_host,
     to_numpy,
@@ -46,44 +53,52 @@ from svmgpu.backend._ops import (
     clip,
     exp_neg_clipped_inplace,
     fetch_scalars,
+    fortran_order,
     matmul_into,
     nonzero_indices,
+    power_inplace,
     set_rows,
 )
 from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
-    "ComputeContext",
-    "Device",
     "array_device",
     "asarray",
     "available_memory",
     "block_rows",
     "check_fits",
     "cho_factor",
-    "clip",
-    "compute_context",
     "cho_solve",
     "cholesky",
+    "clip",
+    "compute_context",
+    "ComputeContext",
     "cupy_available",
+    "Device",
     "exp_neg_clipped_inplace",
     "fetch_scalars",
+    "float_eps",
+    "fortran_order",
     "get_device",
     "get_namespace",
     "greedy_pivoted_cholesky",
+    "host_array",
     "is_cupy",
     "is_foreign_array",
     "is_numpy",
     "jittered_cholesky",
+    "LinAlgError",
     "matmul_into",
     "nonzero_indices",
     "numpy_dtype",
     "parse_bytes",
     "peak_host_bytes",
     "pivoted_cholesky_dense",
+    "power_inplace",
     "random_subset",
     "resolve_budget",
+    "seed_from",
     "serial_blas",
     "set_rows",
     "small_blas",

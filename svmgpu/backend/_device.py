@@ -256,6 +256,24 @@ def random_subset(n: int, k: int, *, seed, device):
     return to_device(idx.astype(np.int64), device)
 
 
+def host_array(values, dtype):
+    """A NumPy array of host values (per-problem iteration counts, flags, path summaries): what
+    scikit-learn's conventions expect of fitted metadata, whatever the fit's device."""
+    return np.asarray(values, dtype=dtype)
+
+
+def seed_from(random_state) -> int:
+    """A reproducible int seed drawn from ``random_state`` (None: 0)."""
+    if random_state is None:
+        return 0
+    return int(np.random.default_rng(random_state).integers(2**31))
+
+
+def float_eps(dtype) -> float:
+    """Machine epsilon of a floating dtype of any namespace."""
+    return float(np.finfo(numpy_dtype(dtype)).eps)
+
+
 def numpy_dtype(dtype) -> np.dtype:
     """The NumPy dtype of an array dtype of any namespace (NumPy, CuPy, array-api-strict)."""
     try:

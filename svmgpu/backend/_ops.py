@@ -23,6 +23,25 @@ def matmul_into(a, b, out, *, xp):
 _EXP_FLOOR = {"d": -700.0, "f": -86.0, "e": -9.7}
 
 
+def power_inplace(z, exponent: int, *, xp):
+    """``z ** exponent`` (a positive integer), in place on NumPy; returns the result."""
+    if is_numpy(xp):
+        import numpy as np  # noqa: PLC0415
+
+        return np.power(z, exponent, out=z)
+    return z**exponent
+
+
+def fortran_order(a, *, xp):
+    """``a`` in column-major order on NumPy (what BLAS ``trmm`` reads without a copy; do it
+    once, not per block); other namespaces return ``a``."""
+    if is_numpy(xp):
+        import numpy as np  # noqa: PLC0415
+
+        return np.asfortranarray(a)
+    return a
+
+
 def exp_neg_clipped_inplace(z, *, xp):
     """``z := exp(min(z, 0))`` in place where supported; returns the result.
 

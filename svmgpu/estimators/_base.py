@@ -24,6 +24,9 @@ import math
 from numbers import Integral, Real
 
 import array_api_compat
+
+# NumPy here is the host edge of the estimators: scikit-learn's validation of host input and the
+# encoding of host labels of any type (strings, objects). Device input never goes through it.
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -58,6 +61,13 @@ AUTO_FULL_MAX_SAMPLES = 3000
 AUTO_RANK = 300
 _DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
            np.float32: np.float32, np.float64: np.float64}
+
+
+def check_bool(name, value):
+    """``value`` as a bool if it is one (Python or NumPy), else a ValueError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def _is_device_array(x) -> bool:
@@ -348,6 +358,19 @@ class SVCBase(ClassifierMixin, SVMBase):
         self.pairs_ = pairs
         self._after_fit(shared)
         return self
+
+    def _class_counts(self, y, rows):
+        """How many of the training rows ``rows`` fall in each class (``n_support_``), where
+        the labels ``y`` (as given to ``fit``) live."""
+        k = int(self.classes_.shape[0])
+        if _is_device_array(y):
+            xp = self._ctx.xp
+            _, y_idx = self._encode_labels(to_device(y, self._device), xp=xp)
+            sub = xp.take(y_idx, rows)
+            return np.array([int(xp.count_nonzero(sub == c)) for c in range(k)])
+        _, y_idx = np.unique(np.asarray(y).reshape(-1), return_inverse=True)
+        host_rows = to_host(rows, why="host labels are counted on the host")
+        return np.bincount(y_idx[host_rows], minlength=k)
 
     @staticmethod
     def _encode_labels(y, *, xp):

@@ -20,10 +20,11 @@ Regularization: ``C = 1/(2λ)`` for Zhou's λ (LSSVC), ``C = ν/2`` for PSVM's �
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from numbers import Real
 
 from svmgpu.backend import check_fits, get_namespace, set_rows
-from svmgpu.estimators._base import SVCBase
+from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
     _ReducedModelMixin,
@@ -37,12 +38,6 @@ from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
 RKHS_RIDGE = 1e-8
-
-
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def _with_intercept(coef, b, fit_intercept, *, xp):
@@ -132,7 +127,7 @@ class LSSVC(_LeastSquaresBase):
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp, budget = ctx.xp, ctx.budget_bytes
         check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
-        _check_bool("fit_intercept", self.fit_intercept)
+        check_bool("fit_intercept", self.fit_intercept)
         kernel = self._make_kernel(X)
         self.kernel_ = kernel
         m = X.shape[0]
@@ -318,8 +313,7 @@ class WPSVC(PSVC):
 
     def _check_extra(self):
         q = self.q
-        if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not q > 0 \
-                or not np.isfinite(q):
+        if isinstance(q, bool) or not isinstance(q, Real) or not q > 0 or not math.isfinite(q):
             raise ValueError(f"q must be a positive finite number, got {q!r}")
 
     def _weights(self, shared, rows, y, sample_weight, *, xp):

@@ -6,10 +6,7 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 
 from __future__ import annotations
 
-import numpy as np
-from array_api_compat import is_cupy_array
-
-from svmgpu.backend import is_foreign_array, set_rows, to_device, to_host
+from svmgpu.backend import host_array, set_rows
 from svmgpu.estimators._base import SVCBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.stagewise import check_stagewise_params, greedy_stagewise
@@ -144,15 +141,7 @@ class GreedySVC(SVCBase):
             ``batch < 1``, or an unknown kernel, device or ``multi_class``.
         """
         super().fit(X, y)
-        xp, k = self._ctx.xp, int(self.classes_.shape[0])
-        if is_foreign_array(y) or is_cupy_array(y):
-            _, y_idx = self._encode_labels(to_device(y, self._device), xp=xp)
-            sup_idx = xp.take(y_idx, self.support_)
-            self.n_support_ = np.array([int(xp.count_nonzero(sup_idx == c)) for c in range(k)])
-        else:  # host labels: count on the host
-            _, y_idx = np.unique(np.asarray(y).reshape(-1), return_inverse=True)
-            sup = to_host(self.support_, why="n_support_ of host labels is counted on the host")
-            self.n_support_ = np.bincount(y_idx[sup], minlength=k)
+        self.n_support_ = self._class_counts(y, self.support_)
         return self
 
     def _validate_common(self):
@@ -190,10 +179,10 @@ class GreedySVC(SVCBase):
         self.support_ = support
         self.support_vectors_ = xp.take(X, support, axis=0)
         self.dual_coef_ = xp.stack(dual, axis=0)
-        self.n_iter_ = np.array([m["n_iter"] for m in self.models_], dtype=np.int64)
-        self.converged_ = np.array([m["converged"] for m in self.models_], dtype=bool)
+        self.n_iter_ = host_array([m["n_iter"] for m in self.models_], "int64")
+        self.converged_ = host_array([m["converged"] for m in self.models_], "bool")
         self.objective_history_ = [m["history"] for m in self.models_]
-        self.implicit_margin_ = np.array([m["implicit_margin"] for m in self.models_])
+        self.implicit_margin_ = host_array([m["implicit_margin"] for m in self.models_], "float64")
         self.n_kernel_evals_ = int(sum(m["n_kernel_evals"] for m in self.models_))
         self.models_ = [{"row": p} for p in range(len(self.models_))]
 

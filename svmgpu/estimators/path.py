@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from svmgpu.backend import (
-    check_fits,
-    cho_solve,
-    jittered_cholesky,
-)
-from svmgpu.estimators._base import SVCBase
+from svmgpu.backend import check_fits, cho_solve, host_array, jittered_cholesky
+from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.path import check_path_params, l2svm_path
 
@@ -170,8 +165,7 @@ class L2SVMPath(SVCBase):
             )
         check_path_params(eps=self.eps, lambda_min=self.lambda_min, lambda_max=self.lambda_max,
                           tol=self.tol, max_iter=self.max_iter, criterion=self.criterion)
-        if not isinstance(self.refit, (bool, np.bool_)):
-            raise ValueError(f"refit must be True or False, got {self.refit!r}")
+        check_bool("refit", self.refit)
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp = ctx.xp
@@ -216,11 +210,11 @@ class L2SVMPath(SVCBase):
         info = res.info
         rm = info["radius_margin"]
         path = {
-            "lambdas": np.asarray(info["lambdas"], dtype=np.float64),
-            "loo_error": np.asarray(info["loo_error"], dtype=np.float64),
-            "radius_margin": None if rm[0] is None else np.asarray(rm, dtype=np.float64),
-            "n_active": np.asarray(info["n_active"], dtype=np.int64),
-            "intercepts": np.asarray(info["intercepts"], dtype=np.float64),
+            "lambdas": host_array(info["lambdas"], "float64"),
+            "loo_error": host_array(info["loo_error"], "float64"),
+            "radius_margin": None if rm[0] is None else host_array(rm, "float64"),
+            "n_active": host_array(info["n_active"], "int64"),
+            "intercepts": host_array(info["intercepts"], "float64"),
         }
         model = {"path": path, "lambda": float(info["best_lambda"]), "b": float(info["intercept"]),
                  "n_iter": res.n_iter, "converged": res.converged, "timings": res.timings,
@@ -284,19 +278,19 @@ class L2SVMPath(SVCBase):
                 setattr(self, attr, mdl["path"][k])
             self.best_lambda_ = mdl["lambda"]
             self.best_C_ = 1.0 / mdl["lambda"]
-            self.intercept_ = np.array([mdl["b"]])
+            self.intercept_ = host_array([mdl["b"]], "float64")
             self.support_ = mdl["support"]
             self.n_iter_ = mdl["n_iter"]
             self.converged_ = mdl["converged"]
         else:
             for attr, k in keys.items():
                 setattr(self, attr, [mdl["path"][k] for mdl in models])
-            self.best_lambda_ = np.array([mdl["lambda"] for mdl in models])
+            self.best_lambda_ = host_array([mdl["lambda"] for mdl in models], "float64")
             self.best_C_ = 1.0 / self.best_lambda_
-            self.intercept_ = np.array([mdl["b"] for mdl in models])
+            self.intercept_ = host_array([mdl["b"] for mdl in models], "float64")
             self.support_ = [mdl["support"] for mdl in models]
-            self.n_iter_ = np.array([mdl["n_iter"] for mdl in models])
-            self.converged_ = np.array([mdl["converged"] for mdl in models])
+            self.n_iter_ = host_array([mdl["n_iter"] for mdl in models], "int64")
+            self.converged_ = host_array([mdl["converged"] for mdl in models], "bool")
 
     # ------------------------------------------------------------------ plot
     def plot_path(self, ax=None, problem=0):
@@ -334,7 +328,7 @@ class L2SVMPath(SVCBase):
         lam = path["lambdas"]
         ax.plot(lam, path["loo_error"], label="leave-one-out span estimate")
         if path["radius_margin"] is not None:
-            ax.plot(lam, np.minimum(path["radius_margin"], 1.0),
+            ax.plot(lam, [min(v, 1.0) for v in path["radius_margin"]],
                     label="radius-margin bound (truncated to 1)")
         ax.plot(lam, path["n_active"] / mdl["m"], label="|E| / m")
         ax.axvline(mdl["lambda"], color="k", linestyle="--",

@@ -11,10 +11,10 @@ estimators, :mod:`svmgpu.estimators.closed_form`).
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral
 
-from svmgpu.backend import get_namespace
-from svmgpu.estimators._base import SVCBase
+from svmgpu.backend import get_namespace, host_array
+from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.kernels import kernel_columns, kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, select_reduced_set
 from svmgpu.solvers.newton import check_loss, newton_reduced
@@ -47,7 +47,7 @@ def resolve_rank(rank, n_candidates, n_samples):
         return min(DEFAULT_RANK, n_candidates)
     if rank is None:
         return n_candidates
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+    if isinstance(rank, bool) or not isinstance(rank, Integral) or rank < 1:
         raise ValueError(f"rank must be 'auto', None or a positive integer, got {rank!r}")
     if rank > n_samples:
         raise ValueError(f"rank={rank} exceeds n_samples={n_samples}; use rank <= {n_samples}")
@@ -219,8 +219,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         check_loss(self.loss)
         check_choice("regularizer", self.regularizer, REGULARIZERS)
         check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        check_bool("fit_intercept", self.fit_intercept)
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp = ctx.xp
@@ -266,8 +265,8 @@ def finish_models(est, *, xp, r):
         est.intercept_ = W[:, r]
     else:
         est.intercept_ = xp.zeros((W.shape[0],), dtype=W.dtype, device=getattr(W, "device", None))
-    est.n_iter_ = np.asarray([m["n_iter"] for m in est.models_], dtype=np.int64)
-    est.converged_ = np.asarray([m["converged"] for m in est.models_], dtype=bool)
+    est.n_iter_ = host_array([m["n_iter"] for m in est.models_], "int64")
+    est.converged_ = host_array([m["converged"] for m in est.models_], "bool")
 
 
 __all__ = ["REDUCED_SETS", "REGULARIZERS", "ReducedSVC"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from svmgpu.backend import check_fits
+from svmgpu.backend import check_fits, host_array, seed_from
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
@@ -82,8 +80,7 @@ class _UniSVMMixin:
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,
                                      sample_weight=sample_weight, warm_start=warm,
                                      max_iter=self.max_iter, tol=self.tol,
-                                     random_state=0 if self.random_state is None else
-                                     int(np.random.default_rng(self.random_state).integers(2**31)),
+                                     random_state=seed_from(self.random_state),
                                      memory_budget=budget, verbose=self.verbose, xp=xp)
         else:
             def run(loss, warm):
@@ -126,8 +123,8 @@ class _UniSVMMixin:
         else:
             same = all(m["coef"].shape == models[0]["coef"].shape for m in models)
             self.coef_ = xp.stack([m["coef"] for m in models]) if same else [m["coef"] for m in models]
-            self.n_iter_ = np.array([m["n_iter"] for m in models])
-            self.converged_ = np.array([m["converged"] for m in models])
+            self.n_iter_ = host_array([m["n_iter"] for m in models], "int64")
+            self.converged_ = host_array([m["converged"] for m in models], "bool")
             self.objective_history_ = [m["objective_history"] for m in models]
 
 

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 
-from svmgpu.backend import exp_neg_clipped_inplace, get_namespace, is_numpy, matmul_into
+from svmgpu.backend import exp_neg_clipped_inplace, get_namespace, matmul_into, power_inplace
 
 
 @dataclass(frozen=True)
@@ -200,11 +200,7 @@ class Polynomial(Kernel):
         G = _gram(A, B, xp=xp, out=out)
         G *= self.gamma
         G += self.coef0
-        if is_numpy(xp):
-            import numpy as np  # noqa: PLC0415
-
-            return np.power(G, self.degree, out=G)
-        return G**self.degree
+        return power_inplace(G, self.degree, xp=xp)
 
     def diag(self, X):
         xp = get_namespace(X)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from numbers import Integral
 
+# NumPy by design: the k-d tree is built and walked on the host (GS-SVM's pruned columns, a
+# named host exception of the device-residency tests); device data never comes here.
 import numpy as np
 
 #: Default rows per block: large enough that a block is one efficient kernel evaluation, small

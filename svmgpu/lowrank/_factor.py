@@ -15,19 +15,21 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-
-import numpy as np
+from numbers import Integral
 
 from svmgpu.backend import (
     Device,
     array_device,
     asarray,
     block_rows,
+    float_eps,
+    fortran_order,
     get_device,
     greedy_pivoted_cholesky,
-    is_numpy,
+    host_array,
     numpy_dtype,
     pivoted_cholesky_dense,
+    random_subset,
     resolve_budget,
     set_rows,
     tri_inv,
@@ -38,7 +40,7 @@ from svmgpu.kernels import Kernel, iter_kernel_blocks, make_kernel
 
 def _rank_tol(dtype) -> float:
     """Relative pivot threshold: residual diagonals below ``tol · max diag`` are noise."""
-    return 100.0 * float(np.finfo(numpy_dtype(dtype)).eps)
+    return 100.0 * float_eps(dtype)
 
 
 @dataclass
@@ -51,8 +53,9 @@ class LowRankFactor:
         Features of the training points (device-resident). A fitted estimator keeps its
         factor without them (:meth:`without_features`): prediction needs the landmarks and
         ``L_inv`` only, and P is m × r (2.4 GB at a million points and r = 300).
-    landmarks : ndarray of shape (r,)
-        Indices ``B`` of the landmark rows in the training set (host, int64), in pivot order.
+    landmarks : array of shape (r,)
+        Indices ``B`` of the landmark rows in the training set (int64, on the device of the
+        data), in pivot order.
     landmark_X : array of shape (r, n_features)
         The landmark points.
     kernel : Kernel
@@ -65,7 +68,7 @@ class LowRankFactor:
     """
 
     P: object
-    landmarks: np.ndarray
+    landmarks: object
     landmark_X: object
     kernel: Kernel
     L_inv: object
@@ -161,8 +164,7 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget):
     blocked loop is multiplied by ``L_invᵀ`` in place (BLAS ``trmm`` on NumPy)."""
     xp = device.xp
     out = xp.empty((X.shape[0], Z.shape[0]), dtype=X.dtype, device=getattr(X, "device", None))
-    if is_numpy(xp):
-        L_inv = np.asfortranarray(L_inv)
+    L_inv = fortran_order(L_inv, xp=xp)  # once: trmm reads it without a copy per block
     for s, e, blk in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget, center=center,
                                         out=out):
         res = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
@@ -186,7 +188,7 @@ def _prepare_input(X, kernel, *, device, dtype, gamma="scale"):
 
 
 def _check_rank(rank, m, name):
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+    if isinstance(rank, bool) or not isinstance(rank, Integral) or rank < 1:
         raise ValueError(f"{name} must be a positive integer, got {rank!r}")
     if rank > m:
         raise ValueError(f"{name}={rank} exceeds the number of samples ({m}); use {name} <= {m}")
@@ -195,10 +197,10 @@ def _check_rank(rank, m, name):
 
 def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, trace=None):
     """Build the factor from the landmark Cholesky ``L`` (r × r lower triangular, rows and
-    columns in the order of ``landmarks``, a host int64 array of training-row indices)."""
+    columns in the order of ``landmarks``, an int64 array of training-row indices on the
+    device)."""
     xp = device.xp
-    landmarks = np.asarray(landmarks, dtype=np.int64)
-    lm_idx = asarray(landmarks, device=device)
+    lm_idx = landmarks
     landmark_X = xp.take(X, lm_idx, axis=0)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
     center = kernel.center_of(landmark_X, xp=xp)
@@ -247,15 +249,14 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, devi
     xp = device.xp
     m = X.shape[0]
     rank = _check_rank(rank, m, "rank")
-    rng = np.random.default_rng(random_state)
-    B = np.sort(rng.choice(m, size=rank, replace=False))
+    B = random_subset(m, rank, seed=random_state, device=device)  # sorted, on the device
     # K_BB in float64 whatever X's dtype: the factorization decides which landmarks are
     # independent, and float32 rounding of K_BB (~1e-7) would hide a good part of the spectrum.
-    Z64 = xp.astype(xp.take(X, asarray(B, device=device), axis=0), xp.float64)
+    Z64 = xp.astype(xp.take(X, B, axis=0), xp.float64)
     K64 = kernel.block(Z64, Z64)
     K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
     L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
-    return _finish(X, kernel, L, B[piv], device=device,
+    return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
                    memory_budget=memory_budget, method="nystrom")
 
 
@@ -303,9 +304,9 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
         kernel.diag(X), column, max_rank, stop_trace=float(tol) * m,
         rel_tol=_rank_tol(X.dtype), xp=xp,
     )
-    L = xp.matrix_transpose(xp.take(Pt, asarray(np.asarray(piv, dtype=np.int64), device=device),
-                                    axis=1))
-    return _finish(X, kernel, L, np.asarray(piv, dtype=np.int64), device=device,
+    piv = asarray(host_array(piv, "int64"), device=device)
+    L = xp.matrix_transpose(xp.take(Pt, piv, axis=1))
+    return _finish(X, kernel, L, piv, device=device,
                    memory_budget=memory_budget, method="pivoted_cholesky",
                    P=xp.matrix_transpose(Pt), trace=trace)
 

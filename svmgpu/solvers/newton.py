@@ -53,6 +53,7 @@ import math
 import time
 
 from svmgpu.backend import (
+    LinAlgError,
     array_device,
     cho_solve,
     cholesky,
@@ -243,12 +244,10 @@ def solve_smw(U, lam_diag, lam, b, *, xp):
 
 def spd_factor(H, *, xp, allow_jitter):
     """Lower Cholesky factor of an SPD matrix; a jittered factor when ``allow_jitter``."""
-    import numpy as np  # noqa: PLC0415 - only for the LinAlgError type raised by the backend
-
     with small_blas(H.shape[0], xp=xp):
         try:
             return cholesky(H, lower=True, xp=xp)
-        except np.linalg.LinAlgError:
+        except LinAlgError:
             if not allow_jitter:
                 raise
             return jittered_cholesky(H, lower=True, xp=xp)[0]
