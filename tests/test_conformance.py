@@ -213,3 +213,45 @@ def test_save_load_onto_device(backend, case, tmp_path):
     got, want = _outputs(loaded, Xt, backend), _outputs(est, Xt, backend)
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12)
+
+
+#: The documented host round trips of a fit or a prediction on device data (``to_host`` and its
+#: reason): the only ones allowed. Anything else that reads device data to the host fails
+#: here, and any conversion without ``to_host`` raises on array-api-strict's device1 anyway.
+ALLOWED_HOST_READS = {
+    "the objective history is a host list",  # GS-SVM: one value per stage, read at the end
+}
+
+
+def _record_host_reads(monkeypatch):
+    import sys
+
+    import svmgpu.backend._device as dev
+
+    reasons = []
+    real = dev.to_numpy
+
+    def to_numpy(x):
+        caller = sys._getframe(1)
+        if caller.f_code.co_name == "to_host" and dev.is_foreign_array(caller.f_locals["x"]):
+            reasons.append(caller.f_locals["why"])
+        return real(x)
+
+    monkeypatch.setattr(dev, "to_numpy", to_numpy)
+    return reasons
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_device_fit_and_predict_read_only_named_host_data(case, monkeypatch):
+    """On device1, a fit (multi-class, one-vs-rest) and its predictions read device data to the
+    host only for the named reasons of ``ALLOWED_HOST_READS``."""
+    name, make, task, _sw, _ = case
+    X, y = _data(task, 3 if task == "clf" else 2)
+    reasons = _record_host_reads(monkeypatch)
+    est = _fit(make, STRICT_DEVICE1, X, y)
+    Xd = to_device(X[:50], STRICT_DEVICE1)
+    out = est.predict(Xd)
+    assert array_device(out) == STRICT_DEVICE1
+    assert set(reasons) <= ALLOWED_HOST_READS, reasons
+    if name == "GreedySVC":  # the recorder sees the one named read (3 binary problems)
+        assert reasons == ["the objective history is a host list"] * 3
