@@ -139,8 +139,8 @@ class LSSVC(_LeastSquaresBase):
             self.solver_ = "dual"
             self.support_ = xp.arange(m, dtype=xp.int64, device=ctx.native_device)
             self.support_vectors_ = X
-            G = kernel_columns(kernel, X, X, memory_budget=budget)
-            return {"G": G, "m": m}
+            K = kernel_columns(kernel, X, X, memory_budget=budget)
+            return {"K": K, "m": m}
         self.solver_ = "reduced"
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         F = kernel_columns(kernel, X, Z, memory_budget=budget)
@@ -148,13 +148,13 @@ class LSSVC(_LeastSquaresBase):
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         fit_b = bool(self.fit_intercept)
-        if "G" in shared:
-            xp = get_namespace(shared["G"])
+        if "K" in shared:  # the m × m kernel matrix (G is the r × r PᵀP everywhere else)
+            xp = get_namespace(shared["K"])
             check_two_classes(y, sample_weight, xp=xp)
-            G = shared["G"]
+            K = shared["K"]
             if rows is not None:
-                G = xp.take(xp.take(G, rows, axis=0), rows, axis=1)
-            res = least_squares(y, C=float(self.C), kernel_matrix=G, fit_intercept=fit_b,
+                K = xp.take(xp.take(K, rows, axis=0), rows, axis=1)
+            res = least_squares(y, C=float(self.C), kernel_matrix=K, fit_intercept=fit_b,
                                 sample_weight=sample_weight, xp=xp,
                                 memory_budget=self._ctx.budget_bytes,
                                 factor=self._cached_factor(shared, rows, sample_weight))
@@ -257,7 +257,7 @@ class PSVC(_LeastSquaresBase):
         res = least_squares(y, C=float(self.C), features=F, fit_intercept=True,
                             sample_weight=ls_weight, xp=xp,
                             memory_budget=self._ctx.budget_bytes,
-                                factor=self._cached_factor(shared, rows, ls_weight))
+                            factor=self._cached_factor(shared, rows, ls_weight))
         self._store_factor(shared, rows, ls_weight, res)
         coef = _with_intercept(res.coef, res.info["intercept"], True, xp=xp)
         model = {"coef": xp.astype(coef, getattr(xp, self.fit_dtype_)), "n_iter": 1,
