@@ -5,7 +5,56 @@ from __future__ import annotations
 # NumPy: the comparisons of a test run on the host (after the namespace/device/dtype checks).
 import numpy as np
 
-from svmgpu.backend import array_device, get_device, get_namespace, numpy_dtype, to_numpy
+from svmgpu.backend import (
+    Device,
+    array_device,
+    get_device,
+    get_namespace,
+    numpy_dtype,
+    to_host,
+)
+
+#: The backends every test matrix runs: NumPy; array-api-strict arrays on its second device
+#: ``Device("device1")``, the CPU stand-in for a GPU (mixing devices and converting to NumPy
+#: raise there); CuPy under the ``gpu`` marker. Names for :func:`backend_device`.
+BACKEND_NAMES = ("numpy", "strict-device1", "cupy")
+
+
+def backend_device(name: str) -> Device:
+    """The :class:`~svmgpu.backend.Device` of a backend of :data:`BACKEND_NAMES`."""
+    if name == "numpy":
+        return get_device("cpu")
+    if name == "cupy":
+        return get_device("cuda")
+    if name == "strict-device1":
+        import array_api_strict  # noqa: PLC0415 - a test dependency
+
+        return Device("array_api", namespace=array_api_strict,
+                      native=array_api_strict.Device("device1"))
+    raise ValueError(f"unknown backend {name!r}; valid: {list(BACKEND_NAMES)}")
+
+
+def backend_params():
+    """``pytest.param`` objects for :data:`BACKEND_NAMES` (CuPy marked ``gpu``)."""
+    import pytest  # noqa: PLC0415 - a test dependency
+
+    return [pytest.param(n, id=n, marks=(pytest.mark.gpu,) if n == "cupy" else ())
+            for n in BACKEND_NAMES]
+
+
+def namespace_name(device) -> str:
+    """The namespace name a backend's results have ("numpy", "cupy", "array_api_strict"), for
+    :func:`assert_allclose`'s ``namespace``."""
+    if device.kind == "cpu":
+        return "numpy"
+    if device.kind == "cuda":
+        return "cupy"
+    return device.xp.__name__
+
+
+def host(x):
+    """A NumPy copy of a result of any backend, for a test's comparisons."""
+    return to_host(x, why="a test compares results on the host")
 
 #: Default (rtol, atol) per dtype name for comparisons with a float64 reference.
 TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (2e-5, 2e-6)}
@@ -21,7 +70,8 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
     expected : array-like
         The reference (converted to NumPy float64).
     namespace : {"numpy", "cupy", "array_api_strict"}, optional
-        Expected kind of ``actual``.
+        Expected kind of ``actual`` (values of every kind, array-api-strict on any of its
+        devices included, are compared after :func:`host`).
     device : str or Device, optional
     dtype : str or dtype, optional
         Expected dtype of ``actual``; also picks the default tolerances.
@@ -32,7 +82,7 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
     if namespace is not None:
         name = get_namespace(actual).__name__
         assert namespace in name, f"expected a {namespace} array, got namespace {name}"
-    if device is not None and namespace != "array_api_strict":
+    if device is not None:
         assert array_device(actual) == get_device(device), (
             f"expected device {device}, got {array_device(actual)}"
         )
@@ -43,8 +93,7 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
     if shape is not None:
         assert tuple(actual.shape) == tuple(shape), f"expected shape {shape}, got {actual.shape}"
     r0, a0 = TOLERANCES.get(dt_name, (1e-7, 1e-9))
-    a = np.asarray(to_numpy(actual), dtype=np.float64) if namespace != "array_api_strict" else \
-        np.asarray(actual.__array__() if hasattr(actual, "__array__") else actual, dtype=np.float64)
-    np.testing.assert_allclose(a, np.asarray(to_numpy(expected), dtype=np.float64),
+    a = np.asarray(host(actual), dtype=np.float64)
+    np.testing.assert_allclose(a, np.asarray(host(expected), dtype=np.float64),
                                rtol=r0 if rtol is None else rtol, atol=a0 if atol is None else atol,
                                err_msg=err_msg)

@@ -9,13 +9,11 @@ import os
 
 import pytest
 
-from svmgpu.backend import cupy_available, get_device
+from svmgpu.backend import cupy_available
 from svmgpu.backend._device import _import_cupy
+from svmgpu.testing import backend_device, backend_params
 
-BACKENDS = [
-    pytest.param("cpu", id="numpy"),
-    pytest.param("cuda", id="cupy", marks=pytest.mark.gpu),
-]
+BACKENDS = backend_params()  # numpy, strict-device1, cupy (gpu)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -34,8 +32,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=BACKENDS)
 def device(request):
-    """A :class:`svmgpu.backend.Device` for each available backend."""
-    return get_device(request.param)
+    """A :class:`svmgpu.backend.Device` for each backend of the matrix."""
+    return backend_device(request.param)
 
 
 @pytest.fixture

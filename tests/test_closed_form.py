@@ -7,12 +7,12 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu.backend import get_device, to_device, to_numpy
+from svmgpu.backend import get_device, to_device
 from svmgpu.estimators.closed_form import LSSVC, PSVC, WPSVC
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 from svmgpu.solvers.newton import newton_reduced
-from svmgpu.testing import assert_allclose
+from svmgpu.testing import assert_allclose, host
 
 NXP = get_device("cpu").xp
 
@@ -214,8 +214,8 @@ def test_sklearn_compatible(estimator, check):
 def test_numpy_and_device_agree(device, cls, kw):
     X, y = _binary(seed=7)
     ref = cls(device="cpu", **kw).fit(X, y)
-    clf = cls(device=str(device), **kw).fit(to_device(X, device), y)
+    clf = cls(device=device, **kw).fit(to_device(X, device), y)
     out = clf.decision_function(to_device(X, device))
     assert_allclose(out, ref.decision_function(X), device=device, dtype="float64", rtol=1e-7,
                     atol=1e-7)
-    np.testing.assert_allclose(to_numpy(clf.coef_), ref.coef_, rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(host(clf.coef_), ref.coef_, rtol=1e-7, atol=1e-7)

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-from svmgpu.backend import to_device, to_numpy
+from svmgpu.backend import to_device
 from svmgpu.kernels import RBF, Laplacian, Polynomial
 from svmgpu.lowrank import gram, nystrom, pivoted_cholesky
-from svmgpu.testing import assert_allclose
+from svmgpu.testing import assert_allclose, host
 
 
 def _data(m=300, d=3, seed=0):
@@ -38,18 +38,18 @@ def test_reproduces_visited_rows_and_transform(device, method, dtype):
         f = nystrom(Xd, "rbf", 60, gamma=2.0, random_state=0)
     else:
         f = pivoted_cholesky(Xd, "rbf", 60, tol=1e-8, gamma=2.0)
-    P = to_numpy(f.P).astype(np.float64)
-    B = to_numpy(f.landmarks)
+    P = host(f.P).astype(np.float64)
+    B = host(f.landmarks)
     assert f.rank == P.shape[1] and P.shape[0] == 300 and len(set(B.tolist())) == f.rank
     tol = 1e-10 if dtype == "float64" else 2e-5
     assert_allclose(f.P, P, device=device, dtype=dtype)
     np.testing.assert_allclose(P[B] @ P.T, K[B], atol=tol)            # P_B Pᵀ = K_B
     np.testing.assert_allclose(np.triu(P[B], 1), 0, atol=tol)           # P_B lower triangular
     # features of the training points are the rows of P; of new points p(x)ᵀp(z) ≈ k(x, z)
-    assert_allclose(f.transform(Xd[:25]), P[:25], device=device, dtype=dtype, atol=10 * tol,
+    assert_allclose(f.transform(Xd[:25, ...]), P[:25], device=device, dtype=dtype, atol=10 * tol,
                     rtol=10 * tol)
     Xn = _data(40, seed=9)
-    F = to_numpy(f.transform(to_device(Xn.astype(dtype), device))).astype(np.float64)
+    F = host(f.transform(to_device(Xn.astype(dtype), device))).astype(np.float64)
     np.testing.assert_allclose(F @ F[:, :].T, rbf_kernel(Xn, gamma=2.0), atol=0.05)
     # exact on landmarks: p(x_b)ᵀ p(z) = k(x_b, z)
     np.testing.assert_allclose(P[B] @ F.T, rbf_kernel(X[B], Xn, gamma=2.0), atol=10 * tol)
@@ -62,10 +62,10 @@ def test_full_rank_is_exact(device):
     X = _data(50)
     K = rbf_kernel(X, gamma=1.0)
     f = nystrom(to_device(X, device), RBF(1.0), 50, random_state=1)
-    P = to_numpy(f.P)
+    P = host(f.P)
     # landmarks that are numerically dependent are dropped; K is still reproduced
     np.testing.assert_allclose(P @ P.T, K, atol=1e-6)
-    F = to_numpy(f.transform(to_device(_data(7, seed=3), device)))
+    F = host(f.transform(to_device(_data(7, seed=3), device)))
     np.testing.assert_allclose(F @ P.T, rbf_kernel(_data(7, seed=3), X, gamma=1.0), atol=1e-6)
 
 
@@ -76,7 +76,7 @@ def test_pivoted_cholesky_matches_dense_transcription_and_trace_rule():
         Pref, piv = _dense_pivoted_cholesky(K, max_rank, tol)
         f = pivoted_cholesky(X, RBF(5.0), max_rank, tol=tol)
         assert f.landmarks.tolist() == piv
-        np.testing.assert_allclose(to_numpy(f.P), Pref, atol=1e-10)
+        np.testing.assert_allclose(host(f.P), Pref, atol=1e-10)
         assert f.trace_residual <= tol * 200 or f.rank == max_rank
         if f.rank < max_rank:  # stopped by the trace rule, not earlier
             assert np.trace(K - Pref[:, :-1] @ Pref[:, :-1].T) > tol * 200
@@ -86,7 +86,7 @@ def test_duplicates_are_dropped_not_jittered():
     X = np.repeat(_data(20, seed=5), 3, axis=0)  # every point three times
     f = nystrom(X, RBF(3.0), 50, random_state=0)
     assert f.rank <= 20
-    P = to_numpy(f.P)
+    P = host(f.P)
     K = rbf_kernel(X, gamma=3.0)
     np.testing.assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-9)
     g = pivoted_cholesky(X, RBF(3.0), 60, tol=0)
@@ -98,7 +98,7 @@ def test_other_kernels(kernel):
     X = _data(120, 2, seed=6)
     K = kernel.block(X, X)
     for f in (nystrom(X, kernel, 30, random_state=0), pivoted_cholesky(X, kernel, 30, tol=0)):
-        P = to_numpy(f.P)
+        P = host(f.P)
         np.testing.assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-8)
 
 
@@ -106,8 +106,8 @@ def test_blocked_features_equal_one_block(device):
     X = to_device(_data(500, seed=7), device)
     a = nystrom(X, RBF(2.0), 40, random_state=3, memory_budget=20_000)  # dozens of blocks
     b = nystrom(X, RBF(2.0), 40, random_state=3, memory_budget="1GB")
-    assert_allclose(a.P, to_numpy(b.P), device=device, rtol=1e-12, atol=1e-12)
-    assert_allclose(a.transform(X, memory_budget=20_000), to_numpy(b.P), atol=1e-12)
+    assert_allclose(a.P, host(b.P), device=device, rtol=1e-12, atol=1e-12)
+    assert_allclose(a.transform(X, memory_budget=20_000), host(b.P), atol=1e-12)
 
 
 def test_gamma_scale_and_auto_device():
@@ -145,7 +145,7 @@ def test_gram_blocked_equals_dense(device, dtype):
                     device=device, dtype="float64", shape=(7, 7),
                     rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-3 if dtype == "float32" else 1e-9)
     f = nystrom(to_device(_data(200).astype(dtype), device), "rbf", 20, random_state=0)
-    Pn = to_numpy(f.P).astype(np.float64)
+    Pn = host(f.P).astype(np.float64)
     assert_allclose(gram(f.P), Pn.T @ Pn, rtol=1e-5, atol=1e-4)
 
 

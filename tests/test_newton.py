@@ -8,7 +8,7 @@ from sklearn.datasets import load_iris, make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu.backend import get_device, to_device, to_numpy
+from svmgpu.backend import get_device, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.lowrank import gram as lowrank_gram
@@ -23,7 +23,7 @@ from svmgpu.solvers.newton import (
     registry_loss,
     solve_smw,
 )
-from svmgpu.testing import assert_allclose
+from svmgpu.testing import assert_allclose, host
 
 NXP = get_device("cpu").xp
 # fixed smoothing parameters, so that the objective is one function scipy can minimize
@@ -361,10 +361,10 @@ def test_numpy_and_device_agree(device, loss):
     X, y = make_checkerboard(800, random_state=4)
     kw = dict(loss=loss, rank=60, C=20.0, gamma=16.0, random_state=0)
     ref = ReducedSVC(device="cpu", **kw).fit(X, y)
-    clf = ReducedSVC(device=str(device), **kw).fit(to_device(X, device), y)
+    clf = ReducedSVC(device=device, **kw).fit(to_device(X, device), y)
     assert clf.device_ == str(device)
     assert_allclose(clf.coef_, ref.coef_, device=device, dtype="float64", rtol=1e-6, atol=1e-6)
     out = clf.decision_function(to_device(X, device))
     assert_allclose(out, ref.decision_function(X), device=device, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(to_numpy(clf.decision_function(X)), ref.decision_function(X),
+    np.testing.assert_allclose(host(clf.decision_function(X)), ref.decision_function(X),
                                atol=1e-6)

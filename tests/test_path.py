@@ -13,11 +13,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from svmgpu.backend import to_device, to_numpy
+from svmgpu.backend import to_device
 from svmgpu.estimators.path import L2SVMPath
 from svmgpu.kernels import RBF
 from svmgpu.lowrank import nystrom
 from svmgpu.solvers.path import _Radius, l2svm_path
+from svmgpu.testing import host
 
 EPS = 1e-8
 
@@ -393,7 +394,7 @@ def test_sklearn_compatible(estimator, check):
 def test_numpy_and_cupy_agree(device, rank):
     X, y = make_classification(90, 4, random_state=4)
     cpu = L2SVMPath(device="cpu", rank=rank, random_state=0, gamma=0.3).fit(X, y)
-    est = L2SVMPath(device=str(device), rank=rank, random_state=0, gamma=0.3)
+    est = L2SVMPath(device=device, rank=rank, random_state=0, gamma=0.3)
     est.fit(to_device(X, device), y)
     np.testing.assert_allclose(est.lambdas_, cpu.lambdas_, rtol=1e-6)
     np.testing.assert_array_equal(est.n_active_, cpu.n_active_)
@@ -401,5 +402,5 @@ def test_numpy_and_cupy_agree(device, rank):
     assert est.best_lambda_ == pytest.approx(cpu.best_lambda_, rel=1e-6)
     out = est.decision_function(to_device(X, device))
     assert type(out) is type(to_device(X, device))
-    np.testing.assert_allclose(to_numpy(out), cpu.decision_function(X), atol=1e-5)
+    np.testing.assert_allclose(host(out), cpu.decision_function(X), atol=1e-5)
     np.testing.assert_allclose(est.decision_function(X), cpu.decision_function(X), atol=1e-5)

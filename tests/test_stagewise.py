@@ -17,11 +17,11 @@ from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import svmgpu.solvers.stagewise as stagewise
-from svmgpu.backend import asarray, to_numpy
+from svmgpu.backend import asarray
 from svmgpu.estimators.greedy import GreedySVC
 from svmgpu.kernels import RBF, Kernel, Laplacian, Linear, Polynomial
 from svmgpu.solvers.stagewise import greedy_stagewise
-from svmgpu.testing import assert_allclose
+from svmgpu.testing import assert_allclose, host, namespace_name
 
 
 def algorithm1(K, y, *, tol=0.0, max_support=None):
@@ -354,25 +354,25 @@ def test_numpy_and_cupy_agree(device):
     """The same fit on every backend (the cupy parameter is skipped without a GPU)."""
     X, y = make_moons(300, noise=0.2, random_state=3)
     ref = GreedySVC(gamma=2.0, device="cpu").fit(X, y)
-    clf = GreedySVC(gamma=2.0, device=str(device)).fit(X, y)
+    clf = GreedySVC(gamma=2.0, device=device).fit(X, y)
     assert clf.device_ == str(device)
-    np.testing.assert_array_equal(clf.support_, ref.support_)
-    assert_allclose(clf.dual_coef_, ref.dual_coef_, namespace="cupy" if device.kind == "cuda"
-                    else "numpy", device=device, dtype="float64", rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(host(clf.support_), ref.support_)
+    assert_allclose(clf.dual_coef_, ref.dual_coef_, namespace=namespace_name(device),
+                    device=device, dtype="float64", rtol=1e-9, atol=1e-12)
     # NumPy in, NumPy out; device arrays in, device arrays out
     d = clf.decision_function(X)
     assert isinstance(d, np.ndarray)
     np.testing.assert_allclose(d, ref.decision_function(X), rtol=1e-9, atol=1e-12)
     Xd = asarray(X, device=device)
     dd = clf.decision_function(Xd)
-    assert_allclose(dd, ref.decision_function(X), namespace="cupy" if device.kind == "cuda"
-                    else "numpy", device=device, rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(to_numpy(clf.predict(Xd)), ref.predict(X))
+    assert_allclose(dd, ref.decision_function(X), namespace=namespace_name(device),
+                    device=device, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(host(clf.predict(Xd)), ref.predict(X))
     # the solver on device arrays, batch variation included
     yd = asarray(np.where(y == 1, 1.0, -1.0), device=device)
     for batch in (1, 4):
         r_dev = greedy_stagewise(Xd, yd, RBF(2.0), xp=device.xp, batch=batch, tol=1e-3)
         r_np = greedy_stagewise(X, np.where(y == 1, 1.0, -1.0), RBF(2.0), xp=np, batch=batch,
                                 tol=1e-3)
-        np.testing.assert_array_equal(to_numpy(r_dev.info["support"]), r_np.info["support"])
-        np.testing.assert_allclose(to_numpy(r_dev.coef), r_np.coef, rtol=1e-9)
+        np.testing.assert_array_equal(host(r_dev.info["support"]), r_np.info["support"])
+        np.testing.assert_allclose(host(r_dev.coef), r_np.coef, rtol=1e-9)

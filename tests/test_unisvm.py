@@ -5,12 +5,13 @@ import scipy.optimize
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu.backend import to_device, to_numpy
+from svmgpu.backend import to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.losses import LOSSES, get_loss
 from svmgpu.lowrank import pivoted_cholesky
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
+from svmgpu.testing import host
 
 
 def _toy(m=80, seed=0):
@@ -41,7 +42,7 @@ def test_convex_losses_reach_scipy_optimum(loss_name, accelerate):
     X, y = _toy()
     K = rbf_kernel(X, gamma=2.0)
     f = pivoted_cholesky(X, "rbf", 80, tol=0, gamma=2.0)
-    P = to_numpy(f.P)
+    P = host(f.P)
     loss = get_loss(loss_name)
     C = 5.0
     best = _scipy_optimum(P, y, loss, C)
@@ -69,7 +70,7 @@ def test_least_squares_equals_closed_form():
 
 def test_squared_hinge_newton_finite_termination():
     X, y = _toy(200, seed=2)
-    P = to_numpy(pivoted_cholesky(X, "rbf", 60, tol=0, gamma=2.0).P)
+    P = host(pivoted_cholesky(X, "rbf", 60, tol=0, gamma=2.0).P)
     res = unisvm_newton(y, get_loss("squared_hinge"), C=10.0, P=P, xp=npx, tol=1e-13)
     assert res.converged and res.n_iter < 20
     # the last Newton step was taken with the active set of the solution: exact termination
@@ -99,7 +100,7 @@ def test_dca_never_increases_objective_regression(loss_name):
     x = rng.uniform(-3, 3, 200)
     y = np.sinc(x) + 0.1 * rng.standard_normal(200)
     y[:10] += 3  # outliers
-    P = to_numpy(pivoted_cholesky(x[:, None], "rbf", 40, tol=0, gamma=1.0).P)
+    P = host(pivoted_cholesky(x[:, None], "rbf", 40, tol=0, gamma=1.0).P)
     res = unisvm(y, get_loss(loss_name, task="regression"), C=10.0, P=P, task="regression",
                  xp=npx, max_iter=200, tol=1e-12)
     h = np.array(res.objective_history)
@@ -225,8 +226,8 @@ def test_numpy_cupy_agree(device):
     X, y = make_checkerboard(2000, random_state=14)
     Xd = to_device(X, device)
     ref = UniSVC(C=100.0, gamma=16.0, rank=80, random_state=0, device="cpu").fit(X, y)
-    got = UniSVC(C=100.0, gamma=16.0, rank=80, random_state=0, device=str(device)).fit(Xd, y)
-    np.testing.assert_allclose(to_numpy(got.decision_function(Xd)), ref.decision_function(X),
+    got = UniSVC(C=100.0, gamma=16.0, rank=80, random_state=0, device=device).fit(Xd, y)
+    np.testing.assert_allclose(host(got.decision_function(Xd)), ref.decision_function(X),
                                atol=1e-6)
 
 

@@ -52,6 +52,12 @@ class Device:
     namespace: object = None
     native: object = None
 
+    def __copy__(self):
+        return self  # immutable (and holds a module, which cannot be copied)
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __str__(self) -> str:
         if self.kind == "cpu":
             return "cpu"
@@ -241,7 +247,7 @@ def asarray(x, *, device, dtype=None):
     device = get_device(device)
     x = to_device(x, device)
     if dtype is not None and x.dtype != dtype:
-        x = x.astype(dtype)
+        x = device.xp.astype(x, dtype)
     return x
 
 

@@ -276,10 +276,10 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
             pos[j:j + 1] = xp.astype(i, xp.int64)
             a_rec[j:j + 1] = a
             d_rec[j:j + 1] = xp.where(on, -0.5 * s_i * s_i, zero)
-            w_C[i] = xp.take(w_C, i) + a
+            w_C = set_rows(w_C, i, xp.take(w_C, i) + a, xp=xp)
             # the pool's gradients after this selection, from the b × b block
             S_C = S_C + (a * xp.take(y_C, i)) * yk_C * xp.take(K_CC, i, axis=1)[:, 0]
-            S_C[i] = xp.where(on, inf, xp.take(S_C, i))
+            S_C = set_rows(S_C, i, xp.where(on, inf, xp.take(S_C, i)), xp=xp)
         update(C, PC, w_C * y_C)
         S = set_rows(S, C, xp.where(w_C > 0, inf, xp.take(S, C)), xp=xp)
         return xp.take(C, pos), a_rec, d_rec
