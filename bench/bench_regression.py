@@ -134,6 +134,8 @@ def main(argv=None):
     cases = [c for c in args.cases.split(",") if c]
     if "covtype" in cases and not args.covtype:
         ap.error("the covtype case needs --covtype PATH")
+    if args.covtype:  # the fits run in a temporary directory
+        args.covtype = str(Path(args.covtype).resolve())
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.before],
                          capture_output=True, text=True, check=True).stdout.strip()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],

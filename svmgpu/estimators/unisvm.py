@@ -74,7 +74,8 @@ class _UniSVMMixin:
                         shared["G"] = gram(P, memory_budget=budget)
                     data["G"] = shared["G"]
                 else:
-                    data["G"] = gram(P, weights=sample_weight, memory_budget=budget)
+                    data["G"] = gram(P, weights=sample_weight, nonnegative=True,
+                                     memory_budget=budget)
         if self.solver_ == "newton":
             def run(loss, warm):
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,

@@ -96,9 +96,9 @@ class LowRankFactor:
                          device=device, memory_budget=memory_budget)
 
 
-#: Rows of a block of ``gram`` and ``rmatvec``: large enough for BLAS efficiency, small enough
-#: to stream.
-_GRAM_BLOCK_ROWS = 1 << 16
+#: Bytes of a (float64) row block of ``gram`` and ``rmatvec``: large enough for BLAS efficiency,
+#: small enough that a gathered block and its weighted copy stay small next to P.
+_GRAM_BLOCK_BYTES = 32 << 20
 
 
 def _row_blocks(P, rows, n_cols, *, memory_budget, reserved=0):
@@ -111,7 +111,7 @@ def _row_blocks(P, rows, n_cols, *, memory_budget, reserved=0):
     budget = resolve_budget(memory_budget, device)
     # the block as gathered (P's dtype), its float64 copy and a weighted copy
     step = block_rows(n_cols, numpy_dtype(P.dtype).itemsize + 16, max(budget - reserved, 0),
-                      max_rows=_GRAM_BLOCK_ROWS)
+                      max_rows=max(_GRAM_BLOCK_BYTES // (8 * max(n_cols, 1)), 256))
     for s in range(0, n, step):
         e = min(s + step, n)
         if rows is None:
@@ -125,7 +125,7 @@ def _at(v, where, *, xp):
     return v[where, ...] if isinstance(where, slice) else xp.take(v, where, axis=0)
 
 
-def gram(P, *, weights=None, rows=None, memory_budget=None):
+def gram(P, *, weights=None, rows=None, nonnegative=False, memory_budget=None):
     """``PᵀP`` (or ``Pᵀ diag(weights) P``, over the rows ``rows`` if given) for ``P`` of shape
     (m, r), as a float64 array of shape (r, r).
 
@@ -137,13 +137,23 @@ def gram(P, *, weights=None, rows=None, memory_budget=None):
     on a CPU about twice as slow). ``weights`` has shape (m,) (indexed by row, also with
     ``rows``; any sign, e.g. a change of curvature); ``rows`` is an integer index array: only
     those rows are gathered, a block at a time, so memory stays within the block size.
+    ``nonnegative=True`` promises weights >= 0: each block is then scaled by ``√w`` and its Gram
+    matrix ``AᵀA`` is a symmetric rank-k update (BLAS ``syrk`` on NumPy: half the flops of the
+    general product that signed weights need).
     """
     xp = array_device(P).xp
     r = P.shape[1]
     G = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
     for Pb, where in _row_blocks(P, rows, r, memory_budget=memory_budget, reserved=3 * r * r * 8):
-        Wb = Pb if weights is None else Pb * xp.astype(_at(weights, where, xp=xp), xp.float64)[:, None]
-        G += xp.matmul(xp.matrix_transpose(Wb), Pb)
+        if weights is None:
+            G += xp.matmul(xp.matrix_transpose(Pb), Pb)
+            continue
+        wb = xp.astype(_at(weights, where, xp=xp), xp.float64)
+        if nonnegative:
+            Ab = Pb * xp.sqrt(wb)[:, None]
+            G += xp.matmul(xp.matrix_transpose(Ab), Ab)
+        else:
+            G += xp.matmul(xp.matrix_transpose(Pb * wb[:, None]), Pb)
     return G
 
 

@@ -133,7 +133,8 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
                 c, q = FW[:, 0], FW[:, 1]
             else:
                 c = rmatvec(features, sy, memory_budget=memory_budget)
-            Q = gram(features, weights=s, memory_budget=memory_budget) if factor is None else None
+            Q = gram(features, weights=s, nonnegative=True, memory_budget=memory_budget) \
+                if factor is None else None
         if fit_intercept:
             c = xp.concat([c, xp.reshape(xp.sum(sy), (1,))])
         if factor is None:

@@ -193,7 +193,8 @@ class ActiveGram:
 
     def _gram(self, mask):
         idx = self.xp.nonzero(mask)[0]
-        return gram(self.F, weights=self.s, rows=idx, memory_budget=self.memory_budget)
+        return gram(self.F, weights=self.s, rows=idx, nonnegative=True,
+                    memory_budget=self.memory_budget)
 
     def update(self, mask, mode="auto"):
         """Make ``Q`` the Gram matrix of the rows in ``mask`` (bool array of shape (m,))."""
@@ -490,7 +491,8 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
                 if piecewise:
                     Hl = _curvature(loss, param) * active_gram.update(hmask, mode=hessian_update)
                 else:
-                    Hl = gram(F, weights=s * L2, rows=xp.nonzero(hmask)[0], memory_budget=budget)
+                    Hl = gram(F, weights=s * L2, rows=xp.nonzero(hmask)[0], nonnegative=True,
+                              memory_budget=budget)
             H = Hl + (lam * _identity(r, xp=xp, device=dev) if gsvm else lam * B)
             Hz = xp.matmul(H, z)
             st.update(mode="cholesky", H=H)

@@ -353,8 +353,8 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         rows = nonzero_indices(mask, n, xp=xp) if n * 4 < m else None
         return rmatvec(P, u, rows=rows, memory_budget=budget)
 
-    def weighted_gram(kappa, idx):
-        return gram(P, weights=kappa, rows=idx, memory_budget=budget)
+    def weighted_gram(kappa, idx, nonnegative):
+        return gram(P, weights=kappa, rows=idx, nonnegative=nonnegative, memory_budget=budget)
 
     y64 = xp.astype(y, xp.float64)
     w64 = None if w is None else xp.astype(w, xp.float64)
@@ -388,9 +388,10 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         v = C * rmatvec_rows(u, u_mask, n_u)
         grad = beta - v
         if n_ch > n_act:  # cheaper to rebuild from the active rows
-            M = weighted_gram(k_new, nonzero_indices(act_mask, n_act, xp=xp))
+            M = weighted_gram(k_new, nonzero_indices(act_mask, n_act, xp=xp), True)
         elif n_ch:
-            M = M + weighted_gram(k_new - kappa, nonzero_indices(ch_mask, n_ch, xp=xp))  # (23)/(25)
+            M = M + weighted_gram(k_new - kappa, nonzero_indices(ch_mask, n_ch, xp=xp),  # (23)/(25)
+                                  False)
         kappa = k_new
         d = -cho_solve(cho_factor(eye + C * M, check=False, xp=xp), grad, xp=xp)
         Pd = matvec(d)
