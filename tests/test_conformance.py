@@ -244,7 +244,8 @@ def _record_host_reads(monkeypatch):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_device_fit_and_predict_read_only_named_host_data(case, monkeypatch):
     """On device1, a fit (multi-class, one-vs-rest) and its predictions read device data to the
-    host only for the named reasons of ``ALLOWED_HOST_READS``."""
+    host only for the named reasons of ``ALLOWED_HOST_READS``; ``score`` on device data is
+    computed there and equals scikit-learn's score of the same model on host data."""
     name, make, task, _sw, _ = case
     X, y = _data(task, 3 if task == "clf" else 2)
     reasons = _record_host_reads(monkeypatch)
@@ -255,3 +256,13 @@ def test_device_fit_and_predict_read_only_named_host_data(case, monkeypatch):
     assert set(reasons) <= ALLOWED_HOST_READS, reasons
     if name == "GreedySVC":  # the recorder sees the one named read (3 binary problems)
         assert reasons == ["the objective history is a host list"] * 3
+    # score where the data lives (host input: the one documented read of the predictions)
+    if task == "clf":
+        Xt, yt = _data(task, 3, m=150, seed=1)
+        ref = est.score(Xt, yt)  # host input: scikit-learn's accuracy_score
+        assert est.score(to_device(Xt, STRICT_DEVICE1), to_device(yt, STRICT_DEVICE1)) == \
+            pytest.approx(ref, abs=1e-12)
+    else:
+        ref = est.score(X, y)
+        assert est.score(to_device(X, STRICT_DEVICE1), to_device(y, STRICT_DEVICE1)) == \
+            pytest.approx(ref, rel=1e-10)

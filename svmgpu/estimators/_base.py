@@ -299,6 +299,14 @@ class SVMBase(BaseEstimator):
         return to_host(out, why="the caller passed host data and gets NumPy back")
 
 
+def _weighted_mean(v, sample_weight, *, xp) -> float:
+    """The (weighted) mean of a device array ``v``, read as a Python float."""
+    if sample_weight is None:
+        return float(xp.mean(v))
+    w = xp.astype(to_device(sample_weight, array_device(v)), xp.float64)
+    return float(xp.sum(w * v) / xp.sum(w))
+
+
 class SVCBase(ClassifierMixin, SVMBase):
     """Classifier base: label encoding and one-vs-rest / one-vs-one over a binary solver.
 
@@ -399,6 +407,18 @@ class SVCBase(ClassifierMixin, SVMBase):
             )
         return classes, y_idx
 
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted by ``sample_weight``).
+
+        Host input: scikit-learn's ``accuracy_score``. Device input is scored where it lives
+        (one scalar read)."""
+        if not _is_device_array(X):
+            return super().score(X, y, sample_weight=sample_weight)
+        pred = self.predict(X)
+        xp = array_api_compat.array_namespace(pred)
+        hit = xp.astype(pred == to_device(y, array_device(pred)), xp.float64)
+        return _weighted_mean(hit, sample_weight, xp=xp)
+
     def _after_fit(self, shared):
         """Hook: set fitted attributes derived from ``self.models_`` (coef_, n_iter_, ...)."""
 
@@ -496,6 +516,23 @@ class SVRBase(RegressorMixin, SVMBase):
                                          sw)]
         self._after_fit(shared)
         return self
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R² of ``predict(X)`` (weighted by ``sample_weight``).
+
+        Host input: scikit-learn's ``r2_score``. Device input is scored where it lives."""
+        if not _is_device_array(X):
+            return super().score(X, y, sample_weight=sample_weight)
+        pred = self.predict(X)
+        xp = array_api_compat.array_namespace(pred)
+        y = xp.astype(to_device(y, array_device(pred)), xp.float64)
+        pred = xp.astype(pred, xp.float64)
+        mean = _weighted_mean(y, sample_weight, xp=xp)
+        ss_res = _weighted_mean((y - pred) ** 2, sample_weight, xp=xp)
+        ss_tot = _weighted_mean((y - mean) ** 2, sample_weight, xp=xp)
+        if ss_tot == 0.0:
+            return 1.0 if ss_res == 0.0 else 0.0
+        return 1.0 - ss_res / ss_tot
 
     def _after_fit(self, shared):
         """Hook: set fitted attributes derived from ``self.models_``."""
