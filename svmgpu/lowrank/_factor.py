@@ -22,11 +22,13 @@ from svmgpu.backend import (
     array_device,
     asarray,
     block_rows,
+    fetch_scalars,
     float_eps,
     fortran_order,
     get_device,
     greedy_pivoted_cholesky,
     host_array,
+    nonzero_indices,
     numpy_dtype,
     pivoted_cholesky_dense,
     random_subset,
@@ -155,6 +157,60 @@ def gram(P, *, weights=None, rows=None, nonnegative=False, memory_budget=None):
         else:
             G += xp.matmul(xp.matrix_transpose(Pb * wb[:, None]), Pb)
     return G
+
+
+class CurvatureGram:
+    """``M = Pᵀ diag(κ) P`` for per-row weights ``κ >= 0`` (curvatures times sample weights),
+    kept up to date with the rows whose weight changed (Zhou 2013, (23)/(25)) instead of being
+    rebuilt: the incremental Hessian of both semi-smooth Newton solvers.
+
+    :meth:`update` adds ``Pᵀ diag(κ_new − κ) P`` over the rows that changed; it rebuilds ``M``
+    from the rows with ``κ_new ≠ 0`` on the first call, when that is cheaper (more rows changed
+    than are active), or when asked to (``mode="recompute"``).
+
+    Parameters
+    ----------
+    P : array of shape (m, r)
+    memory_budget : int
+        Bytes for the row blocks of :func:`gram`.
+    """
+
+    def __init__(self, P, *, memory_budget):
+        self.P, self.memory_budget = P, memory_budget
+        self.xp = xp = array_device(P).xp
+        m, r = P.shape
+        self.kappa = xp.zeros((m,), dtype=xp.float64, device=getattr(P, "device", None))
+        self.M = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
+        self.fresh = True
+        self.n_incremental = 0
+        self.n_recompute = 0
+
+    def update(self, kappa, *, mode="auto", changed=None, active=None, n_changed=None,
+               n_active=None):
+        """Make ``M`` the Gram matrix for the weights ``kappa`` (shape (m,), >= 0); returns it.
+
+        ``changed``/``active`` (``kappa ≠ self.kappa``, ``kappa ≠ 0``) and their counts may be
+        passed by a caller that has already read them (in one batched read with others, so a
+        Newton iteration keeps its two synchronisations); otherwise they are computed here (one
+        read). ``mode``: "auto", "incremental" (after the first build) or "recompute".
+        """
+        xp = self.xp
+        if changed is None:
+            changed, active = kappa != self.kappa, kappa != 0
+            n_changed, n_active = (int(c) for c in fetch_scalars(
+                xp.count_nonzero(changed), xp.count_nonzero(active), xp=xp))
+        rebuild = self.fresh or mode == "recompute" or (mode == "auto" and n_changed > n_active)
+        if rebuild:
+            self.M = gram(self.P, weights=kappa, rows=nonzero_indices(active, n_active, xp=xp),
+                          nonnegative=True, memory_budget=self.memory_budget)
+            self.n_recompute += 1
+        elif n_changed:
+            self.M = self.M + gram(self.P, weights=kappa - self.kappa,
+                                   rows=nonzero_indices(changed, n_changed, xp=xp),
+                                   memory_budget=self.memory_budget)
+            self.n_incremental += 1
+        self.kappa, self.fresh = kappa, False
+        return self.M
 
 
 def rmatvec(P, u, *, rows=None, memory_budget=None):

@@ -62,7 +62,7 @@ from svmgpu.backend import (
     small_blas,
 )
 from svmgpu.losses import get_loss
-from svmgpu.lowrank import gram, rmatvec
+from svmgpu.lowrank import CurvatureGram, gram, rmatvec
 from svmgpu.solvers._result import SolverResult
 
 #: Loss names accepted by :func:`newton_reduced`, and the loss of the library's one registry
@@ -152,11 +152,6 @@ def _auto_presolve_rows(m, r):
     return n if 8 * n <= m else None
 
 
-def _curvature(loss, param):
-    """The constant ``L''`` on the active rows of a piecewise-quadratic loss."""
-    return 1.0 / (2.0 * float(param)) if loss == "huber_hinge" else 1.0
-
-
 # ------------------------------------------------------------------------- blocked products
 def _count(mask, xp):
     return int(xp.sum(xp.astype(mask, xp.int64)))
@@ -165,55 +160,6 @@ def _count(mask, xp):
 def _matvec(F, z, *, xp):
     """``F z`` of shape (m,) in float64 (the product itself in F's dtype)."""
     return xp.astype(xp.matmul(F, xp.astype(z, F.dtype)), xp.float64)
-
-
-class ActiveGram:
-    """``Q = F_Iᵀ S_I F_I`` for an active set I, kept up to date incrementally ((23), (25)).
-
-    :meth:`update` adds the rows entering I and subtracts the rows leaving it; it recomputes
-    ``Q`` from scratch when that is cheaper (more rows changed than remain active) or when
-    asked to (``mode="recompute"``).
-
-    Parameters
-    ----------
-    F : array of shape (m, r)
-    s : array of shape (m,)
-        Row weights (sample weights, float64).
-    memory_budget : int
-        Bytes for the row blocks of the accumulation (:func:`svmgpu.lowrank.gram`).
-    """
-
-    def __init__(self, F, s, *, xp, memory_budget):
-        self.F, self.s, self.xp = F, s, xp
-        self.memory_budget = memory_budget
-        self.mask = None
-        self.Q = None
-        self.n_incremental = 0
-        self.n_recompute = 0
-
-    def _gram(self, mask):
-        idx = self.xp.nonzero(mask)[0]
-        return gram(self.F, weights=self.s, rows=idx, nonnegative=True,
-                    memory_budget=self.memory_budget)
-
-    def update(self, mask, mode="auto"):
-        """Make ``Q`` the Gram matrix of the rows in ``mask`` (bool array of shape (m,))."""
-        xp = self.xp
-        if self.mask is not None and mode != "recompute":
-            enter = mask & ~self.mask
-            leave = self.mask & ~mask
-            n_change = _count(enter, xp) + _count(leave, xp)
-            if n_change == 0:
-                return self.Q
-            if mode == "incremental" or n_change <= _count(mask, xp):
-                self.Q = self.Q + self._gram(enter) - self._gram(leave)
-                self.mask = mask
-                self.n_incremental += 1
-                return self.Q
-        self.Q = self._gram(mask)
-        self.mask = mask
-        self.n_recompute += 1
-        return self.Q
 
 
 def _identity(n, *, xp, device):
@@ -452,7 +398,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     else:
         gscale = float(xp.linalg.vector_norm(rmatvec(F, s * y, memory_budget=budget)))
     gscale = max(gscale, 1e-300)
-    active_gram = ActiveGram(F, s, xp=xp, memory_budget=budget) if piecewise else None
+    active_gram = CurvatureGram(F, memory_budget=budget) if piecewise else None
 
     def quad(a, b_):
         return float(xp.vecdot(a, b_ if gsvm else xp.matmul(B, b_)))
@@ -489,7 +435,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         else:
             with clock("hessian"):
                 if piecewise:
-                    Hl = _curvature(loss, param) * active_gram.update(hmask, mode=hessian_update)
+                    Hl = active_gram.update(s * L2, mode=hessian_update)  # (23)/(25)
                 else:
                     Hl = gram(F, weights=s * L2, rows=xp.nonzero(hmask)[0], nonnegative=True,
                               memory_budget=budget)
@@ -592,7 +538,6 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
 __all__ = [
     "LOSSES",
     "LOSS_SCALE",
-    "ActiveGram",
     "c_to_lambda",
     "check_loss",
     "lambda_to_c",

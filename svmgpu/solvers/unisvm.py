@@ -45,7 +45,7 @@ from svmgpu.backend import (
     random_subset,
     resolve_budget,
 )
-from svmgpu.lowrank import gram, rmatvec
+from svmgpu.lowrank import CurvatureGram, gram, rmatvec
 from svmgpu.solvers._result import SolverResult
 
 
@@ -353,9 +353,6 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         rows = nonzero_indices(mask, n, xp=xp) if n * 4 < m else None
         return rmatvec(P, u, rows=rows, memory_budget=budget)
 
-    def weighted_gram(kappa, idx, nonnegative):
-        return gram(P, weights=kappa, rows=idx, nonnegative=nonnegative, memory_budget=budget)
-
     y64 = xp.astype(y, xp.float64)
     w64 = None if w is None else xp.astype(w, xp.float64)
 
@@ -370,8 +367,7 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     f = matvec(beta) if warm_start is not None else xp.zeros((m,), dtype=xp.float64, device=dev)
     res, F = objective_parts(beta, f)
     F = fetch_scalars(F, xp=xp)[0]
-    kappa = xp.zeros((m,), dtype=xp.float64, device=dev)  # w ψ'' of the current Hessian
-    M = xp.zeros((r, r), dtype=xp.float64, device=dev)
+    hessian = CurvatureGram(P, memory_budget=budget)  # Pᵀ diag(w ψ'') P, updated (23)/(25)
     history, active_sizes = [F], []
     converged, n_back, it, kkt = False, 0, 0, float("inf")
     # Two device->host reads per iteration: the row counts (which rows enter the gradient and
@@ -382,17 +378,13 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         k_new = loss.curvature(res, xp=xp)
         if w is not None:
             k_new = w64 * k_new
-        u_mask, ch_mask, act_mask = u != 0, k_new != kappa, k_new != 0
+        u_mask, ch_mask, act_mask = u != 0, k_new != hessian.kappa, k_new != 0
         n_u, n_ch, n_act = (int(c) for c in fetch_scalars(
             xp.count_nonzero(u_mask), xp.count_nonzero(ch_mask), xp.count_nonzero(act_mask), xp=xp))
         v = C * rmatvec_rows(u, u_mask, n_u)
         grad = beta - v
-        if n_ch > n_act:  # cheaper to rebuild from the active rows
-            M = weighted_gram(k_new, nonzero_indices(act_mask, n_act, xp=xp), True)
-        elif n_ch:
-            M = M + weighted_gram(k_new - kappa, nonzero_indices(ch_mask, n_ch, xp=xp),  # (23)/(25)
-                                  False)
-        kappa = k_new
+        M = hessian.update(k_new, changed=ch_mask, active=act_mask, n_changed=n_ch,
+                           n_active=n_act)
         d = -cho_solve(cho_factor(eye + C * M, check=False, xp=xp), grad, xp=xp)
         Pd = matvec(d)
         res_t, F_t = objective_parts(beta + d, f + Pd)
