@@ -367,3 +367,19 @@ def test_numpy_and_device_agree(device, loss):
     assert_allclose(out, ref.decision_function(X), device=device, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(host(clf.decision_function(X)), ref.decision_function(X),
                                atol=1e-6)
+
+
+def test_armijo_line_search():
+    from svmgpu.solvers._linesearch import armijo
+
+    calls = []
+
+    def phi(eta):
+        calls.append(eta)
+        return eta * eta - eta  # φ(0) = 0, φ'(0) = -1
+
+    assert armijo(phi, 0.0, -1.0) == (0.5, -0.25, 1, True)
+    assert calls == [1.0, 0.5]
+    assert armijo(phi, 0.0, -1.0, phi1=0.0, sigma=0.4)[:3] == (0.5, -0.25, 1)  # φ(1) given
+    eta, _, k, ok = armijo(lambda e: 1.0, 0.0, -1.0, max_backtracks=5)  # never decreases
+    assert (eta, k, ok) == (0.5**5, 5, False)

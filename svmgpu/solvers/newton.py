@@ -63,6 +63,7 @@ from svmgpu.backend import (
 )
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import CurvatureGram, gram, rmatvec
+from svmgpu.solvers._linesearch import armijo as armijo_search
 from svmgpu.solvers._result import SolverResult
 
 #: Loss names accepted by :func:`newton_reduced`, and the loss of the library's one registry
@@ -487,18 +488,19 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         # ---- backtracking Armijo line search; margins are linear in the step
         slope = float(xp.vecdot(st["g"], d))
         zBz, zBd, dBd = quad(z, z), quad(z, d), quad(d, d)
+
+        def along(eta, o=o, od=od, zBz=zBz, zBd=zBd, dBd=dBd, param=param):
+            """The objective at z + eta d (margins are linear in eta)."""
+            u_t = 1.0 - y * (o + eta * od)
+            return (0.5 * lam * (zBz + 2 * eta * zBd + eta * eta * dBd)
+                    + float(xp.sum(s * loss_terms(psi_of(param), kappa, u_t, xp=xp,
+                                                  derivatives=False)[0])))
+
         eta, accepted = 1.0, False
         t_ls = time.perf_counter()
         if slope < 0:
-            for _ in range(max_backtracks + 1):
-                u_t = 1.0 - y * (o + eta * od)
-                phi_t = (0.5 * lam * (zBz + 2 * eta * zBd + eta * eta * dBd)
-                         + float(xp.sum(s * loss_terms(psi_of(param), kappa, u_t, xp=xp,
-                                                        derivatives=False)[0])))
-                if phi_t <= st["phi"] + armijo * eta * slope:
-                    accepted = True
-                    break
-                eta *= backtrack
+            eta, _, _, accepted = armijo_search(along, st["phi"], slope, sigma=armijo,
+                                                factor=backtrack, max_backtracks=max_backtracks)
         tm["line_search"] = tm.get("line_search", 0.0) + time.perf_counter() - t_ls
         if not accepted:
             stage_log.append({"param": param, "n_iter": n_stage})

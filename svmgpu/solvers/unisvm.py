@@ -46,6 +46,7 @@ from svmgpu.backend import (
     resolve_budget,
 )
 from svmgpu.lowrank import CurvatureGram, gram, rmatvec
+from svmgpu.solvers._linesearch import armijo
 from svmgpu.solvers._result import SolverResult
 
 
@@ -401,14 +402,16 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
                 f"the Newton step is not finite at iteration {it} (the Hessian I + C·PᵀΛP with "
                 f"C={C:g} could not be factored); lower C or use dtype='float64'")
         active_sizes.append(n_act)
-        step = 1.0
-        for _ in range(40):
-            if F_t <= F + 1e-4 * step * slope:
-                break
-            step *= 0.5
-            n_back += 1
-            res_t, F_t = objective_parts(beta + step * d, f + step * Pd)
-            F_t = fetch_scalars(F_t, xp=xp)[0]
+        trial = {1.0: res_t}
+
+        def along(eta, trial=trial, beta=beta, d=d, f=f, Pd=Pd):
+            """The objective at beta + eta d (margins are linear in eta)."""
+            trial[eta], F_eta = objective_parts(beta + eta * d, f + eta * Pd)
+            return fetch_scalars(F_eta, xp=xp)[0]
+
+        step, F_t, k, _ = armijo(along, F, slope, phi1=F_t)
+        n_back += k
+        res_t = trial[step]
         beta = beta + step * d
         f = f + step * Pd
         if it % 20 == 0:  # refresh f against drift of the incremental updates
