@@ -186,3 +186,30 @@ def test_nonzero_indices_and_fetch_scalars():
     a = xs.asarray([1.5, -2.0])
     assert B.fetch_scalars(xs.sum(a), 3, xs.max(a), xp=xs) == [-0.5, 3.0, 1.5]
     assert B.fetch_scalars(2, 4.5, xp=nxp) == [2.0, 4.5]
+
+
+@pytest.mark.gpu
+def test_cupy_names_the_backend_calls_exist():
+    """Every CuPy / cupyx / array-api-compat-for-CuPy name the backend and the solvers call
+    exists with the arguments used (checked on CuPy 14.2 without a GPU too, see the session
+    note; the names come from ``grep -rn "xp\\.\\|cupy" svmgpu``)."""
+    import inspect
+
+    import array_api_compat.cupy as cxp
+    import cupy
+    import cupyx.scipy.linalg
+
+    for name in ("unique_inverse", "unique_values", "cumulative_sum", "count_nonzero", "vecdot",
+                 "matrix_transpose", "take", "astype", "isdtype", "searchsorted", "argsort",
+                 "sort", "concat", "stack", "where", "maximum", "minimum", "nonzero", "argmax",
+                 "argmin", "reshape", "full_like", "zeros_like", "eye", "empty", "arange",
+                 "log1p", "exp", "sqrt", "abs", "sum", "mean", "max", "min", "all", "any"):
+        assert hasattr(cxp, name), name
+    for name in ("cholesky", "vector_norm", "diagonal", "solve", "trace"):
+        assert hasattr(cxp.linalg, name), name
+    params = inspect.signature(cupyx.scipy.linalg.solve_triangular).parameters
+    assert {"a", "b", "trans", "lower"} <= set(params)
+    for fn in (cupy.minimum, cupy.exp):
+        assert callable(fn)
+    assert callable(cupy.cuda.runtime.getDeviceCount) and callable(cupy.cuda.runtime.memGetInfo)
+    assert hasattr(cupy.get_default_memory_pool(), "free_bytes")
