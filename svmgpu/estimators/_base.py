@@ -101,8 +101,8 @@ class SVMBase(BaseEstimator):
     max_iter : int
     device : {"auto", "cpu", "cuda", "cuda:N"}
         Where the fit runs and the fitted arrays live. ``"auto"``: where ``X`` lives when it
-        is a device array (CuPy, or any array-API namespace such as PyTorch or
-        array-api-strict), else the first CUDA GPU when CuPy sees one, else the CPU.
+        is a device array (CuPy, array-api-strict, or another array-API namespace with the
+        linalg extension), else the first CUDA GPU when CuPy sees one, else the CPU.
     dtype : {None, "float32", "float64"}
         None keeps float32 input as float32 and computes everything else in float64.
     memory_budget : int, str or None
