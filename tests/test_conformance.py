@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import warnings
 
-import array_api_strict
 import numpy as np
 import pytest
 
@@ -31,9 +30,10 @@ from svmgpu import (
     UniSVC,
     UniSVR,
 )
-from svmgpu.backend import Device, array_device, get_device, to_device, to_host
+from svmgpu.backend import array_device, get_device, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.io import load_model, save_model
+from svmgpu.testing import backend_device, backend_params, host
 
 #: (id, estimator factory, task, accepts sample_weight, coefficients identifiable). Coefficients
 #: are compared where the problem pins them down to rounding (feature coordinates β, a strongly
@@ -71,24 +71,12 @@ CASES = [
 ]
 IDS = [c[0] for c in CASES]
 
-STRICT_DEVICE1 = Device("array_api", namespace=array_api_strict,
-                        native=array_api_strict.Device("device1"))
-
-BACKENDS = [
-    pytest.param("cpu", id="numpy"),
-    pytest.param("strict", id="strict-device1"),
-    pytest.param("cuda", id="cupy", marks=pytest.mark.gpu),
-]
+STRICT_DEVICE1 = backend_device("strict-device1")
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=backend_params())
 def backend(request):
-    return STRICT_DEVICE1 if request.param == "strict" else get_device(request.param)
-
-
-def to_numpy(x):
-    """The test's own reads of results (not the library's)."""
-    return to_host(x, why="the test compares results on the host")
+    return backend_device(request.param)
 
 
 def _device_param(device):
@@ -125,7 +113,7 @@ def _outputs(est, X, device):
         out = getattr(est, name)(Xd)
         assert array_device(out) == device, f"{name} returned on {array_device(out)}"
         assert type(out) is type(Xd), f"{name} returned {type(out).__name__}, not {type(Xd).__name__}"
-        outs[name] = np.asarray(to_numpy(out))
+        outs[name] = np.asarray(host(out))
     return outs
 
 
@@ -148,7 +136,7 @@ def _coef(est):
     c = getattr(est, "coef_", None)
     if c is None or isinstance(c, list):
         return None
-    return np.asarray(to_numpy(c), dtype=np.float64)
+    return np.asarray(host(c), dtype=np.float64)
 
 
 MATRIX = [pytest.param(c, k, id=f"{c[0]}-{'binary' if k == 2 else 'multiclass'}")
@@ -164,7 +152,7 @@ def test_backend_matches_numpy(backend, case, classes):
     got = _fit(make, backend, X, y)
     assert got.device_ == str(backend)
     if hasattr(ref, "classes_"):
-        np.testing.assert_array_equal(to_numpy(got.classes_), ref.classes_)
+        np.testing.assert_array_equal(host(got.classes_), ref.classes_)
     _compare(_outputs(got, Xt, backend), _outputs(ref, Xt, get_device("cpu")))
     c_ref, c_got = _coef(ref), _coef(got)
     if coef_identifiable and c_ref is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from svmgpu.backend._device import Device, array_device, get_device, is_cupy, is_numpy, numpy_dtype
-from svmgpu.backend._memory import block_rows, resolve_budget
+from svmgpu.backend._memory import resolve_budget
 
 
 @dataclass(frozen=True)
@@ -47,32 +47,9 @@ class ComputeContext:
         """The device object the namespace's creation functions take."""
         return self.device.native_device
 
-    @property
-    def itemsize(self) -> int:
-        return numpy_dtype(self.dtype).itemsize
-
     def zeros(self, shape, *, dtype=None):
         return self.xp.zeros(shape, dtype=self.dtype if dtype is None else dtype,
                              device=self.native_device)
-
-    def empty(self, shape, *, dtype=None):
-        return self.xp.empty(shape, dtype=self.dtype if dtype is None else dtype,
-                             device=self.native_device)
-
-    def eye(self, n, *, dtype=None):
-        return self.xp.eye(n, dtype=self.dtype if dtype is None else dtype,
-                           device=self.native_device)
-
-    def block_rows(self, n_cols: int, *, itemsize: int | None = None, n_buffers: int = 1,
-                   reserved: int = 0, max_rows: int | None = None) -> int:
-        """Rows of an ``(rows, n_cols)`` block within the budget less ``reserved`` bytes
-        (see :func:`svmgpu.backend.block_rows`)."""
-        return block_rows(n_cols, self.itemsize if itemsize is None else itemsize,
-                          max(self.budget_bytes - int(reserved), 0), n_buffers=n_buffers,
-                          max_rows=max_rows)
-
-    def with_dtype(self, dtype) -> ComputeContext:
-        return ComputeContext(self.xp, self.device, dtype, self.budget_bytes)
 
 
 def compute_context(X=None, *, device=None, dtype=None, memory_budget=None) -> ComputeContext:

@@ -174,9 +174,8 @@ def is_foreign_array(x) -> bool:
         return False
     if array_api_compat.is_numpy_array(x) or array_api_compat.is_cupy_array(x):
         return False
-    import numpy  # noqa: PLC0415 - NumPy scalars count as arrays for array-api-compat
-
-    return array_api_compat.is_array_api_obj(x) and not isinstance(x, numpy.generic)
+    # (NumPy scalars count as arrays for array-api-compat)
+    return array_api_compat.is_array_api_obj(x) and not isinstance(x, np.generic)
 
 
 def array_device(x) -> Device:

@@ -266,8 +266,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
     columns in the order of ``landmarks``, an int64 array of training-row indices on the
     device)."""
     xp = device.xp
-    lm_idx = landmarks
-    landmark_X = xp.take(X, lm_idx, axis=0)
+    landmark_X = xp.take(X, landmarks, axis=0)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
     center = kernel.center_of(landmark_X, xp=xp)
     if P is None:
@@ -275,7 +274,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
                       memory_budget=memory_budget)
         # The landmark rows are L itself: set them exactly (rounding in K_BB L⁻ᵀ would
         # otherwise leave a tiny upper triangle).
-        P = set_rows(P, lm_idx, xp.astype(L, X.dtype), xp=xp)
+        P = set_rows(P, landmarks, xp.astype(L, X.dtype), xp=xp)
     if trace is None:  # row norms, no (m, r) temporary
         trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(xp.vecdot(P, P)))
     return LowRankFactor(P=P, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
