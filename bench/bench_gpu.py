@@ -400,7 +400,7 @@ def part_syncs(args, device="cuda"):
     from svmgpu.datasets import make_checkerboard
     from svmgpu.kernels import RBF
     from svmgpu.losses import get_loss
-    from svmgpu.lowrank import gram, nystrom
+    from svmgpu.lowrank import nystrom
     from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
     X, y = make_checkerboard(200_000, random_state=0)
@@ -408,7 +408,7 @@ def part_syncs(args, device="cuda"):
     Xd, yd = to_device(X, device), to_device(y.astype(np.float64), device)
     cp = array_device(Xd).xp  # array-api-compat's CuPy namespace
     f = nystrom(Xd, RBF(16.0), 300, random_state=0)
-    G = gram(f.P)
+    G = f.features().gram()
     C = 1.0 / (LAMBDA_CB * X.shape[0])
     solver_cases = [
         ("unisvm_newton (presolve off)", lambda: unisvm_newton(yd, get_loss("squared_hinge"), C=C, P=f.P,

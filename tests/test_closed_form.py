@@ -135,12 +135,12 @@ def test_core_primal_matches_newton_and_reuses_the_factor():
     X, y = _binary(seed=5)
     F = rbf_kernel(X, X[:30], gamma=0.5)
     s = np.random.default_rng(1).uniform(0.5, 1.5, len(y))
-    a = least_squares(y, C=2.0, features=F, sample_weight=s, xp=NXP)
+    a = least_squares(y, C=2.0, P=F, sample_weight=s, xp=NXP)
     b = newton_reduced(F, y, loss="least_squares", C=2.0, sample_weight=s, xp=NXP)
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
     y2 = -y
-    c = least_squares(y2, C=2.0, features=F, sample_weight=s, factor=a.info["factor"], xp=NXP)
-    d = least_squares(y2, C=2.0, features=F, sample_weight=s, xp=NXP)
+    c = least_squares(y2, C=2.0, P=F, sample_weight=s, factor=a.info["factor"], xp=NXP)
+    d = least_squares(y2, C=2.0, P=F, sample_weight=s, xp=NXP)
     np.testing.assert_allclose(c.coef, d.coef, rtol=1e-12)
     with pytest.raises(ValueError, match="exactly one"):
         least_squares(y, C=1.0, xp=NXP)

@@ -4,7 +4,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from svmgpu.backend import to_device
 from svmgpu.kernels import RBF, Laplacian, Polynomial
-from svmgpu.lowrank import gram, nystrom, pivoted_cholesky
+from svmgpu.lowrank import FeatureOperator, nystrom, pivoted_cholesky
 from svmgpu.testing import assert_allclose, host
 
 
@@ -136,17 +136,16 @@ def test_bad_input(call, exc, match):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_gram_blocked_equals_dense(device, dtype):
-    from svmgpu.lowrank import gram
-
     rng = np.random.default_rng(10)
     P = rng.standard_normal((1000, 7))
-    G = gram(to_device(P.astype(dtype), device), memory_budget=7 * 8 * 50 + 3 * 49 * 8)
+    G = FeatureOperator(to_device(P.astype(dtype), device),
+                        memory_budget=7 * 8 * 50 + 3 * 49 * 8).gram()
     assert_allclose(G, P.astype(dtype).astype(np.float64).T @ P.astype(dtype).astype(np.float64),
                     device=device, dtype="float64", shape=(7, 7),
                     rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-3 if dtype == "float32" else 1e-9)
     f = nystrom(to_device(_data(200).astype(dtype), device), "rbf", 20, random_state=0)
     Pn = host(f.P).astype(np.float64)
-    assert_allclose(gram(f.P), Pn.T @ Pn, rtol=1e-5, atol=1e-4)
+    assert_allclose(f.features().gram(), Pn.T @ Pn, rtol=1e-5, atol=1e-4)
 
 
 def test_gram_of_float32_features_is_formed_in_float64():
@@ -161,6 +160,6 @@ def test_gram_of_float32_features_is_formed_in_float64():
     for kw, ref in [({}, P64.T @ P64),
                     ({"weights": w}, P64.T @ (w[:, None] * P64)),
                     ({"weights": w, "rows": rows}, P64[rows].T @ (w[rows, None] * P64[rows]))]:
-        G = gram(P, memory_budget=2**20, **kw)  # several row blocks
+        G = FeatureOperator(P, memory_budget=2**20).gram(**kw)  # several row blocks
         assert G.dtype == np.float64
         np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())

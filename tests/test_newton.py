@@ -11,8 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from svmgpu.backend import get_device, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.reduced import ReducedSVC
-from svmgpu.lowrank import CurvatureGram, rmatvec
-from svmgpu.lowrank import gram as lowrank_gram
+from svmgpu.lowrank import CurvatureGram, FeatureOperator
 from svmgpu.solvers.newton import (
     LOSS_SCALE,
     c_to_lambda,
@@ -156,7 +155,7 @@ def test_incremental_hessian_equals_recomputed():
     rng = np.random.default_rng(1)
     F = rng.standard_normal((500, 12))
     s = rng.uniform(0.1, 3.0, 500)
-    gram = CurvatureGram(F, memory_budget=37 * 12 * 24 + 3 * 12 * 12 * 8)  # 37-row blocks
+    gram = CurvatureGram(FeatureOperator(F, memory_budget=37 * 12 * 24 + 3 * 12 * 12 * 8))
     mask = rng.random(500) < 0.6
     for step in range(8):
         flip = rng.random(500) < (0.05 if step else 0.0)
@@ -165,10 +164,10 @@ def test_incremental_hessian_equals_recomputed():
         ref = (F[mask] * s[mask, None]).T @ F[mask]
         np.testing.assert_allclose(Q, ref, rtol=1e-11, atol=1e-11)
     assert gram.n_incremental == 7 and gram.n_recompute == 1
-    np.testing.assert_allclose(lowrank_gram(F, weights=s, memory_budget=64 * 12 * 24 + 3456),
+    np.testing.assert_allclose(FeatureOperator(F, memory_budget=64 * 12 * 24 + 3456).gram(s),
                                (F * s[:, None]).T @ F, rtol=1e-12)
-    np.testing.assert_allclose(rmatvec(F, np.stack([s, -s], 1), rows=np.arange(3, 400, 2),
-                                       memory_budget=64 * 12 * 24),
+    np.testing.assert_allclose(FeatureOperator(F, memory_budget=64 * 12 * 24).rmatvec(
+                                   np.stack([s, -s], 1), rows=np.arange(3, 400, 2)),
                                F[3:400:2].T @ np.stack([s, -s], 1)[3:400:2], rtol=1e-12)
     # the solver gives the same iterates with both Hessian updates
     F, y, _, s = _problem(m=600, r=30)

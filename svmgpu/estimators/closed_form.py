@@ -34,6 +34,7 @@ from svmgpu.estimators.reduced import (
     rkhs_matrix,
 )
 from svmgpu.kernels import Linear, kernel_columns
+from svmgpu.lowrank import FeatureOperator, reduced_kernel_features
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
@@ -143,8 +144,8 @@ class LSSVC(_LeastSquaresBase):
             return {"K": K, "m": m}
         self.solver_ = "reduced"
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        F = kernel_columns(kernel, X, Z, memory_budget=budget)
-        return {"F": F, "B": rkhs_matrix(kernel, Z, xp=xp)}
+        P = reduced_kernel_features(X, kernel, Z, memory_budget=budget)
+        return {"P": P, "B": rkhs_matrix(kernel, Z, xp=xp)}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         fit_b = bool(self.fit_intercept)
@@ -154,7 +155,7 @@ class LSSVC(_LeastSquaresBase):
             K = shared["K"]
             if rows is not None:
                 K = xp.take(xp.take(K, rows, axis=0), rows, axis=1)
-            res = least_squares(y, C=float(self.C), kernel_matrix=K, fit_intercept=fit_b,
+            res = least_squares(y, C=float(self.C), K=K, fit_intercept=fit_b,
                                 sample_weight=sample_weight, xp=xp,
                                 memory_budget=self._ctx.budget_bytes,
                                 factor=self._cached_factor(shared, rows, sample_weight))
@@ -165,10 +166,10 @@ class LSSVC(_LeastSquaresBase):
                 alpha = set_rows(full, rows, alpha, xp=xp)
             coef = alpha
         else:
-            xp = get_namespace(shared["F"])
+            xp = self._ctx.xp
             check_two_classes(y, sample_weight, xp=xp)
-            F = shared["F"] if rows is None else xp.take(shared["F"], rows, axis=0)
-            res = least_squares(y, C=float(self.C), features=F, B=shared["B"], ridge=RKHS_RIDGE,
+            P = shared["P"] if rows is None else shared["P"].take(rows)
+            res = least_squares(y, C=float(self.C), P=P, B=shared["B"], ridge=RKHS_RIDGE,
                                 fit_intercept=fit_b, sample_weight=sample_weight, xp=xp,
                                 memory_budget=self._ctx.budget_bytes,
                                 factor=self._cached_factor(shared, rows, sample_weight))
@@ -237,10 +238,10 @@ class PSVC(_LeastSquaresBase):
         self.kernel_ = kernel
         if isinstance(kernel, Linear):
             self.support_ = self.support_vectors_ = None
-            return {"F": X, "X": X}
+            return {"P": FeatureOperator(X, memory_budget=ctx.budget_bytes), "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        F = kernel_columns(kernel, X, Z, memory_budget=ctx.budget_bytes)
-        return {"F": F, "X": X}
+        return {"P": reduced_kernel_features(X, kernel, Z, memory_budget=ctx.budget_bytes),
+                "X": X}
 
     def _check_extra(self):
         """Hook for the parameters of subclasses."""
@@ -250,11 +251,11 @@ class PSVC(_LeastSquaresBase):
         return sample_weight, None
 
     def _fit_binary(self, shared, rows, y, sample_weight):
-        xp = get_namespace(shared["F"])
+        xp = self._ctx.xp
         check_two_classes(y, sample_weight, xp=xp)
-        F = shared["F"] if rows is None else xp.take(shared["F"], rows, axis=0)
+        P = shared["P"] if rows is None else shared["P"].take(rows)
         ls_weight, reported = self._weights(shared, rows, y, sample_weight, xp=xp)
-        res = least_squares(y, C=float(self.C), features=F, fit_intercept=True,
+        res = least_squares(y, C=float(self.C), P=P, fit_intercept=True,
                             sample_weight=ls_weight, xp=xp,
                             memory_budget=self._ctx.budget_bytes,
                             factor=self._cached_factor(shared, rows, ls_weight))

@@ -251,15 +251,15 @@ class L2SVMPath(SVCBase):
 
     # ------------------------------------------------------------------ predict
     def _prepare_predict(self, X, *, ctx):
-        F = None
+        P = None
         if any(m["form"] == "features" for m in self.models_):
-            F = self.factor_.transform(X, memory_budget=ctx.budget_bytes)
-        return {"X": X, "F": F, "budget": ctx.budget_bytes}
+            P = self.factor_.transform(X, memory_budget=ctx.budget_bytes)
+        return {"X": X, "P": P, "budget": ctx.budget_bytes}
 
     def _decision_binary(self, model, feats, *, xp):
         if model["form"] == "features":
-            F = feats["F"]
-            return xp.matmul(F, xp.astype(model["w"], F.dtype)) + model["b"]
+            P = feats["P"]
+            return xp.matmul(P, xp.astype(model["w"], P.dtype)) + model["b"]
         X = feats["X"]
         coef = xp.astype(model["dual_coef"], X.dtype)
         Z = xp.astype(model["X_support"], X.dtype)

@@ -5,7 +5,7 @@ training points, chosen at random (the papers' RC scheme) or by greedy pivoted C
 coefficients solve the reduced problem (17) by :func:`svmgpu.solvers.newton.newton_reduced`.
 
 The reduced set comes from :func:`svmgpu.lowrank.select_reduced_set`, the kernel columns
-``K(X, X_J)`` from :func:`svmgpu.kernels.kernel_columns` (shared with the closed-form
+``K(X, X_J)`` from :func:`svmgpu.lowrank.reduced_kernel_features` (shared with the closed-form
 estimators, :mod:`svmgpu.estimators.closed_form`).
 """
 
@@ -15,8 +15,8 @@ from numbers import Integral
 
 from svmgpu.backend import get_namespace, host_array
 from svmgpu.estimators._base import SVCBase, check_bool
-from svmgpu.kernels import kernel_columns, kernel_matvec
-from svmgpu.lowrank import REDUCED_SETS, select_reduced_set
+from svmgpu.kernels import kernel_matvec
+from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.newton import check_loss, newton_reduced
 
 #: Regularizers of the reduced problem (17): ``B = I`` (GSVM, M2) or ``B = K_JJ`` (RKHS, M1).
@@ -226,25 +226,24 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         self._validate_params_reduced()
         kernel = self._make_kernel(X)
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        F = kernel_columns(kernel, X, Z, memory_budget=ctx.budget_bytes,
-                           intercept=bool(self.fit_intercept))
+        P = reduced_kernel_features(X, kernel, Z, intercept=bool(self.fit_intercept),
+                                    memory_budget=ctx.budget_bytes)
         B = None
         if self.regularizer == "rkhs":
             B = rkhs_matrix(kernel, Z, xp=xp, intercept=bool(self.fit_intercept))
         self.kernel_ = kernel
-        return {"F": F, "B": B}
+        return {"P": P, "B": B}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
-        xp = get_namespace(shared["F"])
-        F = shared["F"] if rows is None else xp.take(shared["F"], rows, axis=0)
+        xp = self._ctx.xp
+        P = shared["P"] if rows is None else shared["P"].take(rows)
         check_two_classes(y, sample_weight, xp=xp)
-        res = newton_reduced(F, y, loss=self.loss, C=float(self.C), B=shared["B"],
+        res = newton_reduced(P, y, loss=self.loss, C=float(self.C), B=shared["B"],
                              sample_weight=sample_weight, tol=float(self.tol),
-                             max_iter=int(self.max_iter), memory_budget=self._ctx.budget_bytes,
-                             verbose=self.verbose, xp=xp)
+                             max_iter=int(self.max_iter), verbose=self.verbose, xp=xp)
         info = {k: v for k, v in res.info.items() if k != "margins"}
         info["timings"] = res.timings
-        return {"coef": xp.astype(res.coef, F.dtype), "n_iter": res.n_iter,
+        return {"coef": xp.astype(res.coef, P.dtype), "n_iter": res.n_iter,
                 "converged": res.converged, "objective_history": res.objective_history,
                 "info": info, "index": None}
 

@@ -6,7 +6,6 @@ from svmgpu.backend import check_fits, host_array, seed_from
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
-from svmgpu.lowrank import gram
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
 _INITS = ("least_squares", "squared_hinge")
@@ -52,11 +51,11 @@ class _UniSVMMixin:
             return {"K": self.kernel_.block(X, X)}
         self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
         self.X_fit_ = None
-        return {"P": self.factor_.P, "G": None}
+        return {"P": self.factor_.features(memory_budget=ctx.budget_bytes), "G": None}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         ctx = self._ctx
-        xp, budget = ctx.xp, ctx.budget_bytes
+        xp = ctx.xp
         kw = dict(C=self.C, A=self.A_, task=self._task, sample_weight=sample_weight,
                   max_iter=self.max_iter, tol=self.tol, accelerate=self.accelerate,
                   verbose=self.verbose, xp=xp)
@@ -66,23 +65,22 @@ class _UniSVMMixin:
                 K = xp.take(xp.take(K, rows, axis=0), rows, axis=1)
             data = {"K": K}
         else:
-            P = shared["P"] if rows is None else xp.take(shared["P"], rows, axis=0)
+            P = shared["P"] if rows is None else shared["P"].take(rows)
             data = {"P": P}
             if self.solver_ == "dca":  # (Newton builds its Hessian from the active rows only)
                 if rows is None and sample_weight is None:
                     if shared["G"] is None:
-                        shared["G"] = gram(P, memory_budget=budget)
+                        shared["G"] = P.gram()
                     data["G"] = shared["G"]
                 else:
-                    data["G"] = gram(P, weights=sample_weight, nonnegative=True,
-                                     memory_budget=budget)
+                    data["G"] = P.gram(sample_weight, nonnegative=True)
         if self.solver_ == "newton":
             def run(loss, warm):
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,
                                      sample_weight=sample_weight, warm_start=warm,
                                      max_iter=self.max_iter, tol=self.tol,
                                      random_state=seed_from(self.random_state),
-                                     memory_budget=budget, verbose=self.verbose, xp=xp)
+                                     verbose=self.verbose, xp=xp)
         else:
             def run(loss, warm):
                 return unisvm(y, loss, **data, warm_start=warm,

@@ -1,14 +1,9 @@
-"""Low-rank kernel factors ``K ≈ P Pᵀ``: Nyström (uniform landmarks) and pivoted Cholesky."""
+"""Low-rank kernel factors ``K ≈ P Pᵀ`` (Nyström, pivoted Cholesky), reduced sets, and the one
+operator that every solver reads the m × r feature matrix ``P`` through."""
 
-from svmgpu.lowrank._factor import (
-    CurvatureGram,
-    LowRankFactor,
-    gram,
-    nystrom,
-    pivoted_cholesky,
-    rmatvec,
-)
-from svmgpu.lowrank._reduced import REDUCED_SETS, select_reduced_set
+from svmgpu.lowrank._factor import LowRankFactor, nystrom, pivoted_cholesky
+from svmgpu.lowrank._operator import CurvatureGram, FeatureOperator, as_operator
+from svmgpu.lowrank._reduced import REDUCED_SETS, reduced_kernel_features, select_reduced_set
 
-__all__ = ["REDUCED_SETS", "CurvatureGram", "LowRankFactor", "gram", "nystrom", "pivoted_cholesky", "rmatvec",
-           "select_reduced_set"]
+__all__ = ["REDUCED_SETS", "CurvatureGram", "FeatureOperator", "LowRankFactor", "as_operator",
+           "nystrom", "pivoted_cholesky", "reduced_kernel_features", "select_reduced_set"]

@@ -13,6 +13,7 @@ a rank-deficient ``K_BB``) instead of adding a jitter that would break ``P_B P�
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -22,13 +23,11 @@ from svmgpu.backend import (
     array_device,
     asarray,
     block_rows,
-    fetch_scalars,
     float_eps,
     fortran_order,
     get_device,
     greedy_pivoted_cholesky,
     host_array,
-    nonzero_indices,
     numpy_dtype,
     pivoted_cholesky_dense,
     random_subset,
@@ -38,6 +37,7 @@ from svmgpu.backend import (
     tri_inv_matmul_inplace,
 )
 from svmgpu.kernels import Kernel, iter_kernel_blocks, make_kernel
+from svmgpu.lowrank._operator import FeatureOperator
 
 
 def _rank_tol(dtype) -> float:
@@ -86,6 +86,18 @@ class LowRankFactor:
         """This factor without the training features ``P`` (what prediction needs)."""
         return dataclasses.replace(self, P=None)
 
+    def features(self, X=None, *, memory_budget=None) -> FeatureOperator:
+        """The training features as a :class:`FeatureOperator`: ``P`` in memory, or, for a
+        factor without ``P``, recomputed per row block from the training points ``X`` (the same
+        map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding)."""
+        fmap = functools.partial(self.transform, memory_budget=memory_budget)
+        if self.P is not None:
+            return FeatureOperator(self.P, feature_map=fmap, memory_budget=memory_budget)
+        if X is None:
+            raise ValueError("this factor holds no training features: pass the training X to "
+                             "recompute them per block")
+        return FeatureOperator(X=X, feature_map=fmap, rank=self.rank, memory_budget=memory_budget)
+
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
         device = array_device(self.landmark_X)
@@ -96,133 +108,6 @@ class LowRankFactor:
             )
         return _features(self.kernel, X_new, self.landmark_X, self.L_inv, self._center,
                          device=device, memory_budget=memory_budget)
-
-
-#: Bytes of a (float64) row block of ``gram`` and ``rmatvec``: large enough for BLAS efficiency,
-#: small enough that a gathered block and its weighted copy stay small next to P.
-_GRAM_BLOCK_BYTES = 32 << 20
-
-
-def _row_blocks(P, rows, n_cols, *, memory_budget, reserved=0):
-    """``(block of P in float64, row indices or slice)`` over row blocks of ``P`` (all rows, or
-    the rows ``rows``, gathered a block at a time): the one reduction loop of the m × r matrix
-    (a Dask backend supplies these blocks from partitions)."""
-    device = array_device(P)
-    xp = device.xp
-    n = P.shape[0] if rows is None else int(rows.shape[0])
-    budget = resolve_budget(memory_budget, device)
-    # the block as gathered (P's dtype), its float64 copy and a weighted copy
-    step = block_rows(n_cols, numpy_dtype(P.dtype).itemsize + 16, max(budget - reserved, 0),
-                      max_rows=max(_GRAM_BLOCK_BYTES // (8 * max(n_cols, 1)), 256))
-    for s in range(0, n, step):
-        e = min(s + step, n)
-        if rows is None:
-            yield xp.astype(P[s:e, ...], xp.float64, copy=False), slice(s, e)
-        else:
-            idx = rows[s:e]
-            yield xp.astype(xp.take(P, idx, axis=0), xp.float64, copy=False), idx
-
-
-def _at(v, where, *, xp):
-    return v[where, ...] if isinstance(where, slice) else xp.take(v, where, axis=0)
-
-
-def gram(P, *, weights=None, rows=None, nonnegative=False, memory_budget=None):
-    """``PᵀP`` (or ``Pᵀ diag(weights) P``, over the rows ``rows`` if given) for ``P`` of shape
-    (m, r), as a float64 array of shape (r, r).
-
-    Computed as ``Σ_b P_bᵀ W_b P_b`` over row blocks (the form a row-partitioned, e.g. Dask,
-    array needs). Each block is converted to float64 before its product: float32 products err
-    by about ``√n · eps32 · ‖PᵀP‖``, and the Newton Hessian ``I + C·PᵀΛP`` then loses positive
-    definiteness once ``C`` times that error passes 1 (seen on Covtype at C ≈ 3e3). The cost is a
-    float64 product (on a GPU with float64 tensor cores, such as the H100, as fast as float32;
-    on a CPU about twice as slow). ``weights`` has shape (m,) (indexed by row, also with
-    ``rows``; any sign, e.g. a change of curvature); ``rows`` is an integer index array: only
-    those rows are gathered, a block at a time, so memory stays within the block size.
-    ``nonnegative=True`` promises weights >= 0: each block is then scaled by ``√w`` and its Gram
-    matrix ``AᵀA`` is a symmetric rank-k update (BLAS ``syrk`` on NumPy: half the flops of the
-    general product that signed weights need).
-    """
-    xp = array_device(P).xp
-    r = P.shape[1]
-    G = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
-    for Pb, where in _row_blocks(P, rows, r, memory_budget=memory_budget, reserved=3 * r * r * 8):
-        if weights is None:
-            G += xp.matmul(xp.matrix_transpose(Pb), Pb)
-            continue
-        wb = xp.astype(_at(weights, where, xp=xp), xp.float64)
-        if nonnegative:
-            Ab = Pb * xp.sqrt(wb)[:, None]
-            G += xp.matmul(xp.matrix_transpose(Ab), Ab)
-        else:
-            G += xp.matmul(xp.matrix_transpose(Pb * wb[:, None]), Pb)
-    return G
-
-
-class CurvatureGram:
-    """``M = Pᵀ diag(κ) P`` for per-row weights ``κ >= 0`` (curvatures times sample weights),
-    kept up to date with the rows whose weight changed (Zhou 2013, (23)/(25)) instead of being
-    rebuilt: the incremental Hessian of both semi-smooth Newton solvers.
-
-    :meth:`update` adds ``Pᵀ diag(κ_new − κ) P`` over the rows that changed; it rebuilds ``M``
-    from the rows with ``κ_new ≠ 0`` on the first call, when that is cheaper (more rows changed
-    than are active), or when asked to (``mode="recompute"``).
-
-    Parameters
-    ----------
-    P : array of shape (m, r)
-    memory_budget : int
-        Bytes for the row blocks of :func:`gram`.
-    """
-
-    def __init__(self, P, *, memory_budget):
-        self.P, self.memory_budget = P, memory_budget
-        self.xp = xp = array_device(P).xp
-        m, r = P.shape
-        self.kappa = xp.zeros((m,), dtype=xp.float64, device=getattr(P, "device", None))
-        self.M = xp.zeros((r, r), dtype=xp.float64, device=getattr(P, "device", None))
-        self.fresh = True
-        self.n_incremental = 0
-        self.n_recompute = 0
-
-    def update(self, kappa, *, mode="auto", changed=None, active=None, n_changed=None,
-               n_active=None):
-        """Make ``M`` the Gram matrix for the weights ``kappa`` (shape (m,), >= 0); returns it.
-
-        ``changed``/``active`` (``kappa ≠ self.kappa``, ``kappa ≠ 0``) and their counts may be
-        passed by a caller that has already read them (in one batched read with others, so a
-        Newton iteration keeps its two synchronisations); otherwise they are computed here (one
-        read). ``mode``: "auto", "incremental" (after the first build) or "recompute".
-        """
-        xp = self.xp
-        if changed is None:
-            changed, active = kappa != self.kappa, kappa != 0
-            n_changed, n_active = (int(c) for c in fetch_scalars(
-                xp.count_nonzero(changed), xp.count_nonzero(active), xp=xp))
-        rebuild = self.fresh or mode == "recompute" or (mode == "auto" and n_changed > n_active)
-        if rebuild:
-            self.M = gram(self.P, weights=kappa, rows=nonzero_indices(active, n_active, xp=xp),
-                          nonnegative=True, memory_budget=self.memory_budget)
-            self.n_recompute += 1
-        elif n_changed:
-            self.M = self.M + gram(self.P, weights=kappa - self.kappa,
-                                   rows=nonzero_indices(changed, n_changed, xp=xp),
-                                   memory_budget=self.memory_budget)
-            self.n_incremental += 1
-        self.kappa, self.fresh = kappa, False
-        return self.M
-
-
-def rmatvec(P, u, *, rows=None, memory_budget=None):
-    """``Pᵀ u`` in float64 for ``P`` of shape (m, r) and ``u`` of shape (m,) or (m, k) (indexed
-    by row), over the rows ``rows`` only if given; shape (r,) or (r, k). Summed over row blocks
-    like :func:`gram`, one pass over ``P`` for all k columns of ``u``."""
-    xp = array_device(P).xp
-    r = P.shape[1]
-    out = xp.zeros((r,) + tuple(u.shape[1:]), dtype=xp.float64, device=getattr(P, "device", None))
-    for Pb, where in _row_blocks(P, rows, r, memory_budget=memory_budget):
-        out += xp.matmul(xp.matrix_transpose(Pb), xp.astype(_at(u, where, xp=xp), xp.float64))
-    return out
 
 
 def _features(kernel, X, Z, L_inv, center, *, device, memory_budget):

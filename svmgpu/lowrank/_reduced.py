@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 from svmgpu.backend import array_device, asarray, get_namespace, random_subset
+from svmgpu.kernels import kernel_columns
 from svmgpu.lowrank._factor import pivoted_cholesky
+from svmgpu.lowrank._operator import FeatureOperator
 
 #: Reduced-set selection schemes.
 REDUCED_SETS = ("random", "pivoted_cholesky")
@@ -44,3 +48,29 @@ def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state
         factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
         pos = asarray(factor.landmarks, device=device)
     return pos if candidates is None else xp.take(candidates, pos)
+
+
+def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
+                            memory_budget=None) -> FeatureOperator:
+    """The features ``P = K(X, Z)`` (or ``[K(X, Z), 1]`` with ``intercept``, the offset as a
+    constant attribute) of the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM,
+    PSVM) as a :class:`FeatureOperator` whose map also gives the features of new points.
+
+    Parameters
+    ----------
+    X : array of shape (m, n_features)
+    kernel : Kernel
+    Z : array of shape (r, n_features)
+        The reduced set's points ``X_J``.
+    intercept : bool
+    in_memory : bool
+        Compute the m × r(+1) matrix once and hold it (default), or recompute its rows per
+        block at every pass (for a matrix larger than the memory budget).
+    memory_budget : int or str, optional
+    """
+    fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
+                             memory_budget=memory_budget)
+    if in_memory:
+        return FeatureOperator(fmap(X), feature_map=fmap, memory_budget=memory_budget)
+    return FeatureOperator(X=X, feature_map=fmap, rank=Z.shape[0] + int(bool(intercept)),
+                           memory_budget=memory_budget)

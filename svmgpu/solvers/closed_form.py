@@ -7,23 +7,23 @@ All three minimize a weighted, regularized least-squares problem
 (ψ(u) = u², the library's convention) and differ only in the model of ``f``, the norm and the
 weights; :func:`least_squares` solves every case in one of two forms:
 
-* **Primal / feature form**, ``f(x) = φ(x)ᵀw (+ b)`` with ``m × r`` features ``F``:
+* **Primal / feature form**, ``f(x) = φ(x)ᵀw (+ b)`` with ``m × r`` features ``P``:
 
-      (λ B + Fᵀ S F) w = Fᵀ S y,   λ = 1/(2C),                                   (Zhou (21))
+      (λ B + Pᵀ S P) w = Pᵀ S y,   λ = 1/(2C),                                   (Zhou (21))
 
   with ``B = I`` or ``B = K_JJ`` (plus the ridge ``ε I`` on ``λB``); an offset ``b`` enters as
   a constant feature 1 regularized by ``½ b²`` and is accumulated analytically (no column of
-  ones is materialized). ``FᵀSF`` and ``FᵀSy`` are sums over row blocks.
+  ones is materialized). ``PᵀSP`` and ``PᵀSy`` are sums over row blocks.
 
-  - PSVM, linear (Fung & Mangasarian; WPSVM paper (3)–(10)): ``F = A`` (the data), ``B = I``
+  - PSVM, linear (Fung & Mangasarian; WPSVM paper (3)–(10)): ``P = A`` (the data), ``B = I``
     with the offset. Their (9) is the SMW form of (7); both reduce ``(I/ν + HHᵀ)⁻¹`` (m × m)
     to the (n+1) × (n+1) system solved here: ``[w; −r] = (I/ν + HᵀH)⁻¹ Hᵀ e`` with
     ``H = D[A −e]``, i.e. this primal system with ``λ = 1/ν`` (``C = ν/2``).
-  - PSVM, nonlinear with a reduced kernel (13)–(16): ``F = K(A, Ā)`` (m × m̄), ``B = I``.
+  - PSVM, nonlinear with a reduced kernel (13)–(16): ``P = K(A, Ā)`` (m × m̄), ``B = I``.
   - WPSVM (17)–(29): as PSVM with weights ``sᵢ²``: (17) penalizes ``ν/2 ‖S ξ‖²``. (The
     printed (18) lacks the inverse and (26) has ``S e`` for ``e`` on the right; the forms
     here follow from the KKT conditions (19)/(24)–(25).)
-  - reduced LS-SVM (Zhou (21)): ``F = K(X, X_J)``, ``B = K_JJ`` with the ridge.
+  - reduced LS-SVM (Zhou (21)): ``P = K(X, X_J)``, ``B = K_JJ`` with the ridge.
 
 * **Dual / kernel form** (LS-SVM, Zhou (8)/(9), the stable form): ``f = K α`` with
   ``α = S^½ (λ I + S^½ K S^½)⁻¹ S^½ y``, an m × m SPD system whose eigenvalues are >= λ;
@@ -39,11 +39,11 @@ import math
 import time
 
 from svmgpu.backend import clip, serial_blas
-from svmgpu.lowrank import gram, rmatvec
+from svmgpu.lowrank import as_operator
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.newton import spd_factor, spd_solve
 
-#: Feature counts up to which the passes over F run on one BLAS thread (memory-bound).
+#: Feature counts up to which the passes over P run on one BLAS thread (memory-bound).
 _SERIAL_COLUMNS = 64
 
 
@@ -54,13 +54,12 @@ def _check_positive(name, value):
     return float(value)
 
 
-def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8,
+def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
                   fit_intercept=False, sample_weight=None, factor=None, memory_budget=None, xp):
     """The least-squares core shared by LS-SVM, PSVM and WPSVM.
 
-    Minimizes ``½ wᵀBw (+ ½ b²) + C Σᵢ sᵢ (yᵢ − Fᵢ w (− b))²`` (primal, given ``features``), or
-    ``½ ‖f‖²_K (+ ½ b²) + C Σᵢ sᵢ (yᵢ − f(xᵢ))²`` over ``f = K α (+ b)`` (dual, given
-    ``kernel_matrix``).
+    Minimizes ``½ wᵀBw (+ ½ b²) + C Σᵢ sᵢ (yᵢ − Fᵢ w (− b))²`` (primal, given ``P``), or
+    ``½ ‖f‖²_K (+ ½ b²) + C Σᵢ sᵢ (yᵢ − f(xᵢ))²`` over ``f = K α (+ b)`` (dual, given ``K``).
 
     Parameters
     ----------
@@ -68,10 +67,10 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
         Targets (labels ±1 for classification).
     C : float
         Loss weight; ``λ = 1/(2C)`` is the paper's regularization parameter (``ν = 2C`` of PSVM).
-    features : array of shape (m, r), optional
-        ``F`` for the primal form (any float dtype; the r × r system is float64).
-    kernel_matrix : array of shape (m, m), optional
-        ``K`` for the dual form (exactly one of ``features`` / ``kernel_matrix``).
+    P : FeatureOperator or array of shape (m, r), optional
+        The features of the primal form (any float dtype; the r × r system is float64).
+    K : array of shape (m, m), optional
+        The kernel matrix of the dual form (exactly one of ``P`` / ``K``).
     B : array of shape (r, r), optional
         Regularizer of the primal form (None: identity). When given, ``ridge`` is added to
         ``λB`` (Zhou 2013's ε for M1).
@@ -82,10 +81,10 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
     sample_weight : array of shape (m,), optional
         Non-negative weights ``sᵢ``.
     factor : object, optional
-        The ``info["factor"]`` of an earlier call with the same ``features`` / ``kernel_matrix``,
+        The ``info["factor"]`` of an earlier call with the same ``P`` / ``K``,
         ``B``, ``C`` and weights: only the right-hand side is computed (one-vs-rest).
     memory_budget : int, str or None
-        Bytes for the row blocks of ``FᵀSF`` and ``FᵀSy`` (None: half the free memory).
+        Bytes for the row blocks of ``PᵀSP`` and ``PᵀSy`` (None: half the free memory).
     xp : namespace
 
     Returns
@@ -97,13 +96,14 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
     """
     t0 = time.perf_counter()
     C = _check_positive("C", C)
-    if (features is None) == (kernel_matrix is None):
-        raise ValueError("pass exactly one of features= (primal form) or kernel_matrix= (dual)")
+    if (P is None) == (K is None):
+        raise ValueError("pass exactly one of P= (primal form) and K= (dual form)")
+    if P is not None:
+        P = as_operator(P, memory_budget=memory_budget)
     lam = 1.0 / (2.0 * C)
     f64 = xp.float64
-    A = features if features is not None else kernel_matrix
-    m = A.shape[0]
-    dev = getattr(A, "device", None)
+    m = (P if P is not None else K).shape[0]
+    dev = P.device.native_device if P is not None else getattr(K, "device", None)
     y = xp.astype(y, f64)
     if y.shape != (m,):
         raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
@@ -115,26 +115,25 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
         if not bool(xp.all(s >= 0)):
             raise ValueError("sample_weight must be non-negative")
     sy = y if s is None else s * y
-    info = {"lambda": lam, "method": "primal" if features is not None else "dual"}
+    info = {"lambda": lam, "method": "primal" if P is not None else "dual"}
 
-    if features is not None:
-        r = features.shape[1]
+    if P is not None:
+        r = P.shape[1]
         if B is not None and tuple(B.shape) != (r, r):
             raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
         n = r + int(bool(fit_intercept))
-        # Few columns: the passes over F are memory-bound, and one BLAS thread is as fast
+        # Few columns: the passes over P are memory-bound, and one BLAS thread is as fast
         # (and far faster on a loaded machine, see backend.serial_blas).
         passes = serial_blas(xp=xp) if r <= _SERIAL_COLUMNS else contextlib.nullcontext()
         with passes:
-            if fit_intercept and factor is None:  # Fᵀ[Sy, s] in one pass over F
+            if fit_intercept and factor is None:  # Pᵀ[Sy, s] in one pass over P
                 W = xp.stack([sy, xp.ones((m,), dtype=f64, device=dev) if s is None else s],
                              axis=1)
-                FW = rmatvec(features, W, memory_budget=memory_budget)  # (r, 2)
-                c, q = FW[:, 0], FW[:, 1]
+                PW = P.rmatvec(W)  # (r, 2)
+                c, q = PW[:, 0], PW[:, 1]
             else:
-                c = rmatvec(features, sy, memory_budget=memory_budget)
-            Q = gram(features, weights=s, nonnegative=True, memory_budget=memory_budget) \
-                if factor is None else None
+                c = P.rmatvec(sy)
+            Q = P.gram(s, nonnegative=True) if factor is None else None
         if fit_intercept:
             c = xp.concat([c, xp.reshape(xp.sum(sy), (1,))])
         if factor is None:
@@ -151,11 +150,11 @@ def least_squares(y, *, C, features=None, kernel_matrix=None, B=None, ridge=1e-8
         coef = w[:r]
         info["intercept"] = float(w[r]) if fit_intercept else 0.0
     else:
-        if tuple(kernel_matrix.shape) != (m, m):
-            raise ValueError(f"kernel_matrix must be square, got {tuple(kernel_matrix.shape)}")
+        if tuple(K.shape) != (m, m):
+            raise ValueError(f"K must be square, got {tuple(K.shape)}")
         sq = None if s is None else xp.sqrt(s)
         if factor is None:
-            K = xp.astype(kernel_matrix, f64)  # a copy: K is kept by the caller
+            K = xp.astype(K, f64)  # a copy: K is kept by the caller
             if fit_intercept:
                 K = K + 1.0
             if sq is not None:

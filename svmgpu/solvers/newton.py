@@ -3,9 +3,9 @@
 
 The reduced problem (17) is written in the library's form
 
-    min_z  ½ zᵀ B z + C Σᵢ sᵢ ψ(uᵢ),      uᵢ = 1 − yᵢ Fᵢ z,                         (17)
+    min_z  ½ zᵀ B z + C Σᵢ sᵢ ψ(uᵢ),      uᵢ = 1 − yᵢ Pᵢ z,                         (17)
 
-where ``F = K(X, X_J)`` (m × r) holds the kernel columns of the reduced set ``J``, ``s`` are
+where ``P = K(X, X_J)`` (m × r, the paper's F) holds the kernel columns of the reduced set ``J``, ``s`` are
 sample weights, ``B = I`` for GSVM ("M2", (16)) and ``B = K_JJ`` for the RKHS regularizer
 ("M1", (15)). ψ is the paper's loss ``L`` of Table 1 times ``κ`` with ``κ = 2`` for the least
 squares (ψ = u²) and squared hinge (ψ = u₊²) losses and ``κ = 1`` for the Huber hinge and
@@ -17,18 +17,18 @@ so the paper's λ is
 Internally the solver uses the paper's scaling ``λ/2 zᵀBz + Σ sᵢ L(uᵢ)`` (the objective
 divided by ``κ C``), so that the Newton equations are literally (20)–(26):
 
-    (λB + F_Iᵀ Λ F_I) z̄ = Σ_{i ∈ I ∪ I₊} sᵢ yᵢ (L''(uᵢ)(1 − uᵢ) + L'(uᵢ)) Fᵢ            (20)
+    (λB + P_Iᵀ Λ P_I) z̄ = Σ_{i ∈ I ∪ I₊} sᵢ yᵢ (L''(uᵢ)(1 − uᵢ) + L'(uᵢ)) Pᵢ            (20)
 
 with ``Λ = diag(sᵢ L''(uᵢ))`` on the rows ``I`` of positive curvature. The full step
 ``z̄`` is taken when it passes the Armijo test, otherwise a backtracking line search along
 ``z̄ − z`` (whose margins are linear in the step, so each trial costs O(m)).
 
 * **Least squares** (21): one Newton step solves the problem.
-* **Squared hinge** (22): semi-smooth Newton; the Hessian ``λB + F_IᵀS F_I`` is updated with
+* **Squared hinge** (22): semi-smooth Newton; the Hessian ``λB + P_IᵀS P_I`` is updated with
   the rows entering and leaving the active set (23); terminates in finitely many steps when the
   active set no longer changes after a full step.
 * **Huber hinge** (24)/(25): piecewise quadratic; δ continuation ``δ ← 0.1 δ`` from ``delta0 = 1``
-  down to ``max(1e-4, delta_min)``; the Hessian ``λB + F_IᵀS F_I / (2δ)`` is updated like (23).
+  down to ``max(1e-4, delta_min)``; the Hessian ``λB + P_IᵀS P_I / (2δ)`` is updated like (23).
 * **Logistic** (26): stable form ``L_p(u) = u₊ + log(1 + exp(−p|u|))/p``; p continuation
   ``p ← 10 p`` from 10 to 10⁴; rows with ``L'' < τ = 1e-10`` are left out of the Hessian.
 
@@ -38,7 +38,7 @@ is smaller than r (cost O(r|I|²) instead of O(r³)); this is not possible for `
 **Offset.** Following the paper (section 1, and Steinwart et al. on kernels such as the
 Gaussian), the model has no offset: ``f(x) = Σ_{j∈J} z_j k(x, x_j)``. An offset is obtained
 by giving every sample an extra constant attribute 1 (the paper's remark, after Keerthi et
-al. [5]): append a column of ones to ``F`` and extend ``B`` by a diagonal entry 1, i.e. the
+al. [5]): append a column of ones to ``P`` and extend ``B`` by a diagonal entry 1, i.e. the
 offset is regularized by ``½ b²`` as in PSVM. The estimators do this for ``fit_intercept``.
 
 **RKHS ridge.** As in the paper's experiments, a ridge ``ε I`` (``ridge``, default 1e-8) is
@@ -54,15 +54,13 @@ import time
 
 from svmgpu.backend import (
     LinAlgError,
-    array_device,
     cho_solve,
     cholesky,
     jittered_cholesky,
-    resolve_budget,
     small_blas,
 )
 from svmgpu.losses import get_loss
-from svmgpu.lowrank import CurvatureGram, gram, rmatvec
+from svmgpu.lowrank import CurvatureGram, as_operator
 from svmgpu.solvers._linesearch import armijo as armijo_search
 from svmgpu.solvers._result import SolverResult
 
@@ -158,11 +156,6 @@ def _count(mask, xp):
     return int(xp.sum(xp.astype(mask, xp.int64)))
 
 
-def _matvec(F, z, *, xp):
-    """``F z`` of shape (m,) in float64 (the product itself in F's dtype)."""
-    return xp.astype(xp.matmul(F, xp.astype(z, F.dtype)), xp.float64)
-
-
 def _identity(n, *, xp, device):
     return xp.eye(n, dtype=xp.float64, device=device)
 
@@ -175,7 +168,7 @@ def solve_smw(U, lam_diag, lam, b, *, xp):
     Parameters
     ----------
     U : array of shape (n, r), float64
-        The active rows ``F_I``.
+        The active rows ``P_I``.
     lam_diag : array of shape (n,)
         The positive diagonal of Λ.
     lam : float
@@ -214,7 +207,7 @@ def _factor_solve(H, rhs, *, xp, allow_jitter):
 
 
 # ----------------------------------------------------------------------------- the solver
-def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
+def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
                    z0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
                    armijo=1e-4, backtrack=0.5, max_backtracks=50, memory_budget=None, verbose=0,
@@ -223,8 +216,8 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
 
     Parameters
     ----------
-    F : array of shape (m, r)
-        Kernel columns of the reduced set, ``F = K(X, X_J)`` (a column of ones appended for an
+    P : FeatureOperator or array of shape (m, r)
+        Kernel columns of the reduced set, ``P = K(X, X_J)`` (a column of ones appended for an
         offset), float32 or float64. All r × r algebra is done in float64.
     y : array of shape (m,)
         Labels in {−1, +1}.
@@ -240,7 +233,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     z0 : array of shape (r,), optional
         Starting point (default 0, or a pre-solve, see ``presolve``).
     tol : float
-        Stop when ``‖g‖ <= tol · ‖g₀‖`` (g₀: the gradient at z = 0, ``−Σ sᵢ yᵢ Fᵢ`` for every
+        Stop when ``‖g‖ <= tol · ‖g₀‖`` (g₀: the gradient at z = 0, ``−Σ sᵢ yᵢ Pᵢ`` for every
         loss; estimated on the subset after a pre-solve) in the final smoothing stage, or —
         for the piecewise-quadratic losses — when a full Newton step leaves the active sets
         unchanged (the exact minimizer).
@@ -256,7 +249,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         SMW solve (28) for GSVM: when ``|I| < r`` ("auto"), at every step ("always", for
         testing) or never.
     hessian_update : {"auto", "incremental", "recompute"}
-        How ``F_Iᵀ S F_I`` follows the active set (LS, SH, Huber): (23)/(25) when fewer rows
+        How ``P_Iᵀ S P_I`` follows the active set (LS, SH, Huber): (23)/(25) when fewer rows
         change than remain active ("auto"), always incrementally, or recomputed every step.
     presolve : {"auto"} or int or None
         Warm start for large m: first solve the problem on an evenly strided subset of this
@@ -270,10 +263,10 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         Armijo constant σ, step reduction factor and maximum reductions of the line search.
     memory_budget : int, str or None
         Bytes for the row blocks of the Hessian and right-hand-side accumulations (None: half
-        the free memory of F's device, read once here).
+        the free memory of P's device, read once here).
     verbose : int
     xp : namespace
-        Array namespace of ``F`` (resolved by the caller).
+        Array namespace of ``P`` (resolved by the caller).
 
     Returns
     -------
@@ -285,7 +278,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         iterate), ``plus_set_sizes`` (|I₊|, Huber/logistic), ``step_sizes``, ``grad_norms``,
         ``stages`` (smoothing parameter and Newton steps of each stage), ``smw_steps``,
         ``hessian_incremental`` / ``hessian_recomputed``, ``n_margin_violators``
-        (``#{i : yᵢ f(xᵢ) <= 1}``), ``margins`` (``F z``, float64, rows with positive weight)
+        (``#{i : yᵢ f(xᵢ) <= 1}``), ``margins`` (``P z``, float64, rows with positive weight)
         and ``presolve`` (the pre-solve's result info, or None).
 
     Raises
@@ -309,13 +302,12 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-    if F.ndim != 2:
-        raise ValueError(f"F must be 2-D of shape (m, r), got shape {tuple(F.shape)}")
-    m, r = F.shape
+    P = as_operator(P, memory_budget=memory_budget)  # the budget is read once, here
+    m, r = P.shape
     if y.shape != (m,):
         raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
     f64 = xp.float64
-    dev = getattr(F, "device", None)
+    dev = P.device.native_device
     y = xp.astype(y, f64)
     if not bool(xp.all((y == 1.0) | (y == -1.0))):
         raise ValueError("y must hold labels -1 and +1 only")
@@ -330,8 +322,8 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         keep = s > 0
         if not bool(xp.all(keep)):
             idx = xp.nonzero(keep)[0]
-            F, y, s = xp.take(F, idx, axis=0), xp.take(y, idx, axis=0), xp.take(s, idx, axis=0)
-            m = F.shape[0]
+            P, y, s = P.take(idx), xp.take(y, idx, axis=0), xp.take(s, idx, axis=0)
+            m = P.shape[0]
         if m == 0:
             raise ValueError("all sample weights are zero")
     lam = c_to_lambda(C, loss)
@@ -342,7 +334,6 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
             raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
         B = xp.astype(B, f64) + (float(ridge) / lam) * _identity(r, xp=xp, device=dev)
     gsvm = B is None
-    budget = resolve_budget(memory_budget, array_device(F))
     piecewise = loss != "logistic"
     kappa = LOSS_SCALE[loss]
     psi_cache = {}
@@ -379,12 +370,12 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         s_sub = xp.take(s, sub, axis=0)
         scale = float(xp.sum(s)) / float(xp.sum(s_sub))
         pre = newton_reduced(
-            xp.take(F, sub, axis=0), xp.take(y, sub, axis=0), loss=loss, C=C * scale,
+            P.take(sub), xp.take(y, sub, axis=0), loss=loss, C=C * scale,
             B=B_user, ridge=ridge / scale, sample_weight=s_sub, tol=max(tol, 1e-3),
             max_iter=max_iter, stage_tol=stage_tol, delta0=delta0, delta_min=delta_min, p0=p0,
             p_max=p_max, smw=smw, hessian_update=hessian_update,
             presolve="auto" if presolve == "auto" else None, armijo=armijo, backtrack=backtrack,
-            max_backtracks=max_backtracks, memory_budget=budget, verbose=verbose, xp=xp)
+            max_backtracks=max_backtracks, verbose=verbose, xp=xp)
         z0 = pre.coef
         stage = len(stages) - 1
         info["presolve"] = {"rows": int(sub.shape[0]), "n_iter": pre.n_iter,
@@ -393,13 +384,13 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(xp.asarray(z0), f64)
     if z.shape != (r,):
         raise ValueError(f"z0 must have shape ({r},), got {tuple(z.shape)}")
-    o = _matvec(F, z, xp=xp)
-    if n_pre is not None:  # ‖g₀‖ estimated from the strided subset: saves a pass over F
+    o = P.matvec(z)
+    if n_pre is not None:  # ‖g₀‖ estimated from the strided subset: saves a pass over P
         gscale = pre.info["grad_scale"] * scale
     else:
-        gscale = float(xp.linalg.vector_norm(rmatvec(F, s * y, memory_budget=budget)))
+        gscale = float(xp.linalg.vector_norm(P.rmatvec(s * y)))
     gscale = max(gscale, 1e-300)
-    active_gram = CurvatureGram(F, memory_budget=budget) if piecewise else None
+    active_gram = CurvatureGram(P) if piecewise else None
 
     def quad(a, b_):
         return float(xp.vecdot(a, b_ if gsvm else xp.matmul(B, b_)))
@@ -416,9 +407,9 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         n_r = ridx.shape[0]
         with clock("rhs"):
             if 2 * n_r > m:
-                rhs = rmatvec(F, xp.where(rmask, w, xp.zeros_like(w)), memory_budget=budget)
+                rhs = P.rmatvec(xp.where(rmask, w, xp.zeros_like(w)))
             else:
-                rhs = rmatvec(F, w, rows=ridx, memory_budget=budget)
+                rhs = P.rmatvec(w, rows=ridx)
         n_i = _count(hmask, xp)
         st = {"u": u, "phi": phi, "rhs": rhs, "n_active": n_i, "n_plus": n_r - n_i,
               "part": None}
@@ -429,7 +420,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         if gsvm and (smw == "always" or (smw == "auto" and n_i < r)):
             with clock("hessian"):
                 hidx = xp.nonzero(hmask)[0]
-                U = xp.astype(xp.take(F, hidx, axis=0), f64)
+                U = P.take(hidx).to_array(f64)
                 lw = xp.take(s * L2, hidx, axis=0)
             Hz = lam * z + xp.matmul(lw * xp.matmul(U, z), U)
             st.update(mode="smw", U=U, lw=lw)
@@ -438,8 +429,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
                 if piecewise:
                     Hl = active_gram.update(s * L2, mode=hessian_update)  # (23)/(25)
                 else:
-                    Hl = gram(F, weights=s * L2, rows=xp.nonzero(hmask)[0], nonnegative=True,
-                              memory_budget=budget)
+                    Hl = P.gram(s * L2, rows=xp.nonzero(hmask)[0], nonnegative=True)
             H = Hl + (lam * _identity(r, xp=xp, device=dev) if gsvm else lam * B)
             Hz = xp.matmul(H, z)
             st.update(mode="cholesky", H=H)
@@ -484,7 +474,7 @@ def newton_reduced(F, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
                 zbar = _factor_solve(st["H"], st["rhs"], xp=xp, allow_jitter=True)
         d = zbar - z
         with clock("matvec"):
-            od = _matvec(F, zbar, xp=xp) - o
+            od = P.matvec(zbar) - o
         # ---- backtracking Armijo line search; margins are linear in the step
         slope = float(xp.vecdot(st["g"], d))
         zBz, zBd, dBd = quad(z, z), quad(z, d), quad(d, d)

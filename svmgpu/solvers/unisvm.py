@@ -36,16 +36,14 @@ import math
 import time
 
 from svmgpu.backend import (
-    array_device,
     cho_factor,
     cho_solve,
     fetch_scalars,
     is_numpy,
     nonzero_indices,
     random_subset,
-    resolve_budget,
 )
-from svmgpu.lowrank import CurvatureGram, gram, rmatvec
+from svmgpu.lowrank import CurvatureGram, as_operator
 from svmgpu.solvers._linesearch import armijo
 from svmgpu.solvers._result import SolverResult
 
@@ -56,7 +54,7 @@ class _LowRankForm:
     ``step`` returns the new β and ``Pᵀ u``; the gradient of F is ``β − 2AC·Pᵀu``."""
 
     def __init__(self, P, G, c, *, xp):
-        self.P, self.xp = P, xp
+        self.P, self.xp = P, xp  # P: FeatureOperator
         self.G = G  # float64 (r, r): Pᵀ W P
         r = G.shape[0]
         self.chol = cho_factor(G + c * xp.eye(r, dtype=G.dtype, device=getattr(G, "device", None)),
@@ -65,11 +63,10 @@ class _LowRankForm:
 
     def zero(self):
         return self.xp.zeros((self.P.shape[1],), dtype=self.xp.float64,
-                             device=getattr(self.P, "device", None))
+                             device=self.P.device.native_device)
 
     def values(self, coef):
-        xp = self.xp
-        return xp.matmul(self.P, xp.astype(coef, self.dtype))
+        return self.xp.astype(self.P.matvec(coef), self.dtype, copy=False)
 
     def penalty(self, coef, f):
         return 0.5 * float(self.xp.vecdot(coef, coef))
@@ -77,11 +74,7 @@ class _LowRankForm:
     def step(self, coef, f, u):
         xp = self.xp
         nz = xp.nonzero(u)[0]
-        if nz.shape[0] * 4 < u.shape[0]:
-            Pu = xp.matmul(xp.matrix_transpose(xp.take(self.P, nz, axis=0)), xp.take(u, nz))
-        else:
-            Pu = xp.matmul(xp.matrix_transpose(self.P), u)
-        Pu = xp.astype(Pu, xp.float64)
+        Pu = self.P.rmatvec(u, rows=nz if nz.shape[0] * 4 < u.shape[0] else None)
         return cho_solve(self.chol, xp.matmul(self.G, coef) + Pu, xp=xp), Pu
 
 
@@ -151,12 +144,12 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
         Any LS-DC loss (Table 5).
     C : float
         Loss weight, ``C = 1/(λ m)`` for the paper's λ.
-    P : array of shape (m, r), optional
+    P : FeatureOperator or array of shape (m, r), optional
         Low-rank features with ``K ≈ P Pᵀ`` (form (29)/(30)).
     K : array of shape (m, m), optional
         The full kernel matrix (form (27)); exactly one of ``P`` and ``K``.
     G : array of shape (r, r), optional
-        ``Pᵀ W P`` in float64 if already computed (see :func:`svmgpu.lowrank.gram`).
+        ``Pᵀ W P`` in float64 if already computed (:meth:`FeatureOperator.gram`).
     A : float, optional
         LS-DC constant (default: the loss's lower bound ``loss.A_min``).
     task : {"classification", "regression"}
@@ -197,8 +190,9 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     t0 = time.perf_counter()
     w = sample_weight
     if P is not None:
+        P = as_operator(P)
         if G is None:
-            G = gram(P, weights=w)
+            G = P.gram(w)
         form = _LowRankForm(P, G, c, xp=xp)
     else:
         form = _FullForm(K, w, c, xp=xp)
@@ -295,7 +289,7 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     loss : Loss
         A loss with ``piecewise_quadratic`` (see :meth:`svmgpu.losses.Loss.curvature`).
     C : float
-    P : array of shape (m, r)
+    P : FeatureOperator or array of shape (m, r)
     task, sample_weight, warm_start, max_iter, verbose, xp
         As in :func:`unisvm`.
     tol : float
@@ -323,36 +317,34 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     if not getattr(loss, "piecewise_quadratic", False):
         raise ValueError(f"the Newton solver needs a piecewise-quadratic loss, not {loss.name!r}")
     t0 = time.perf_counter()
+    P = as_operator(P, memory_budget=memory_budget)  # the budget is read once, here
     m, r = P.shape
     cls = task == "classification"
     C = float(C)
     w = sample_weight
-    dev = getattr(P, "device", None)
+    dev = P.device.native_device
     eye = xp.eye(r, dtype=xp.float64, device=dev)
     n_presolve = 0
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
     if presolve == "auto":
         presolve = is_numpy(xp)
-    budget = resolve_budget(memory_budget, array_device(P))  # read once, not per Gram
     if presolve and warm_start is None and m > _PRESOLVE_MIN_ROWS:
         k = int(m * _PRESOLVE_FRACTION)
-        sub = random_subset(m, k, seed=random_state, device=array_device(P))
-        pre = unisvm_newton(xp.take(y, sub), loss, C=C * m / k, P=xp.take(P, sub, axis=0),
+        sub = random_subset(m, k, seed=random_state, device=P.device)
+        pre = unisvm_newton(xp.take(y, sub), loss, C=C * m / k, P=P.take(sub),
                             task=task, sample_weight=None if w is None else xp.take(w, sub),
                             max_iter=max_iter, tol=max(tol, 1e-2), presolve=True,
-                            random_state=random_state + 1, memory_budget=budget,
+                            random_state=random_state + 1,
                             verbose=verbose, xp=xp)
         warm_start = pre.coef
         n_presolve = pre.n_iter + pre.info.get("n_presolve_iter", 0)
 
-    def matvec(v):
-        return xp.astype(xp.matmul(P, xp.astype(v, P.dtype)), xp.float64)
+    matvec = P.matvec
 
     def rmatvec_rows(u, mask, n):
         """Pᵀ u using only the ``n`` rows where ``mask`` (u ≠ 0) is set."""
-        rows = nonzero_indices(mask, n, xp=xp) if n * 4 < m else None
-        return rmatvec(P, u, rows=rows, memory_budget=budget)
+        return P.rmatvec(u, rows=nonzero_indices(mask, n, xp=xp) if n * 4 < m else None)
 
     y64 = xp.astype(y, xp.float64)
     w64 = None if w is None else xp.astype(w, xp.float64)
@@ -368,7 +360,7 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     f = matvec(beta) if warm_start is not None else xp.zeros((m,), dtype=xp.float64, device=dev)
     res, F = objective_parts(beta, f)
     F = fetch_scalars(F, xp=xp)[0]
-    hessian = CurvatureGram(P, memory_budget=budget)  # Pᵀ diag(w ψ'') P, updated (23)/(25)
+    hessian = CurvatureGram(P)  # Pᵀ diag(w ψ'') P, updated (23)/(25)
     history, active_sizes = [F], []
     converged, n_back, it, kkt = False, 0, 0, float("inf")
     # Two device->host reads per iteration: the row counts (which rows enter the gradient and

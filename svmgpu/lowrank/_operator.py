@@ -1,0 +1,257 @@
+"""The m × r feature matrix ``P`` as one operator, however it was built.
+
+``P`` is the Nyström / pivoted-Cholesky factor (``K ≈ P Pᵀ``, UniSVM section 4.2) or the
+reduced-kernel columns ``K(X, X_J)`` of the GSVM / RKHS models (Zhou 2013, (17)). Every solver
+reads it through the few products below, each a sum over row blocks:
+
+    P v,   Pᵀ u = Σ_b P_bᵀ u_b,   Pᵀ W P = Σ_b P_bᵀ W_b P_b,
+
+so the rows may sit in memory, be recomputed from ``X`` per block when ``P`` does not fit, or
+(for a Dask backend) come from partitions. The r × r results are float64 whatever ``P``'s dtype.
+"""
+
+from __future__ import annotations
+
+from svmgpu.backend import (
+    array_device,
+    block_rows,
+    fetch_scalars,
+    nonzero_indices,
+    numpy_dtype,
+    resolve_budget,
+)
+
+#: Bytes of a (float64) row block of ``gram`` and ``rmatvec``: large enough for BLAS efficiency,
+#: small enough that a gathered block and its weighted copy stay small next to P.
+_BLOCK_BYTES = 32 << 20
+
+
+def _at(v, where, *, xp):
+    return v[where, ...] if isinstance(where, slice) else xp.take(v, where, axis=0)
+
+
+class FeatureOperator:
+    """The m × r feature matrix ``P`` of a kernel model, read through row-block products.
+
+    Either the rows are held in memory (``P``), or they are recomputed from the training points
+    ``X`` by ``feature_map`` for each block that a product visits (when the m × r matrix does not
+    fit the budget; each pass then costs a kernel evaluation of the block). ``repr`` says which.
+
+    Parameters
+    ----------
+    P : array of shape (m, r), optional
+        The rows, in memory.
+    X : array of shape (m, n_features), optional
+        The training points, with ``feature_map`` and ``rank`` instead of ``P``.
+    feature_map : callable, optional
+        ``feature_map(X_block) -> array of shape (n, r)``: the features of any points (the
+        Nyström map ``K(x, X_B) L⁻ᵀ`` or the kernel columns ``K(x, X_J)``); also serves
+        :meth:`transform`. Optional with ``P`` (then :meth:`transform` is unavailable).
+    rank : int, optional
+        r, needed with ``X`` (the map's output width).
+    memory_budget : int or str, optional
+        Bytes for the row blocks, resolved once here (default: half the free memory of the
+        device).
+
+    Attributes
+    ----------
+    shape, dtype, xp, device, budget_bytes, in_memory
+    """
+
+    def __init__(self, P=None, *, X=None, feature_map=None, rank=None, memory_budget=None):
+        if (P is None) == (X is None):
+            raise ValueError("pass exactly one of P (rows in memory) and X (rows recomputed)")
+        if X is not None and (feature_map is None or rank is None):
+            raise ValueError("recomputed rows need feature_map and rank")
+        data = P if P is not None else X
+        if data.ndim != 2:
+            raise ValueError(f"{'P' if P is not None else 'X'} must be 2-D, got shape "
+                             f"{tuple(data.shape)}")
+        self._P, self._X, self._map = P, X, feature_map
+        self.device = array_device(data)
+        self.xp = self.device.xp
+        self.shape = (int(data.shape[0]), int(P.shape[1] if P is not None else rank))
+        self.dtype = data.dtype
+        self.budget_bytes = resolve_budget(memory_budget, self.device)
+
+    # ------------------------------------------------------------------------ description
+    @property
+    def in_memory(self) -> bool:
+        """True when the rows are held in memory, False when recomputed per block."""
+        return self._P is not None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the m × r matrix (held, or what holding it would take)."""
+        return self.shape[0] * self.shape[1] * numpy_dtype(self.dtype).itemsize
+
+    def __repr__(self):
+        m, r = self.shape
+        how = "in memory" if self.in_memory else \
+            f"recomputed per block from X of {self._X.shape[1]} features"
+        return f"FeatureOperator({m} × {r}, {numpy_dtype(self.dtype).name}, {how})"
+
+    # ------------------------------------------------------------------------- row blocks
+    def _rows(self, where):
+        """Rows ``where`` (a slice or an index array) in P's dtype."""
+        xp = self.xp
+        if self._P is not None:
+            return _at(self._P, where, xp=xp)
+        return self._map(_at(self._X, where, xp=xp))
+
+    def blocks(self, rows=None, *, reserved=0):
+        """Yield ``(block in float64, where)`` over row blocks of P (all rows, or the rows of
+        the index array ``rows``, gathered a block at a time); ``where`` is the slice or index
+        array of the block's rows. The one reduction loop of the m × r matrix: a Dask backend
+        supplies these blocks from partitions."""
+        xp = self.xp
+        m, r = self.shape
+        n = m if rows is None else int(rows.shape[0])
+        # the block as gathered (P's dtype), its float64 copy and a weighted copy; recomputed
+        # rows also hold their kernel block (the map's own blocks are budgeted by the map)
+        per_row = r * (numpy_dtype(self.dtype).itemsize + 16)
+        step = block_rows(1, per_row, max(self.budget_bytes - reserved, 0),
+                          max_rows=max(_BLOCK_BYTES // (8 * max(r, 1)), 256))
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            where = slice(s, e) if rows is None else rows[s:e]
+            yield xp.astype(self._rows(where), xp.float64, copy=False), where
+
+    # -------------------------------------------------------------------------- products
+    def matvec(self, v):
+        """``P v`` in float64 for ``v`` of shape (r,) or (r, k) (the product in P's dtype)."""
+        xp = self.xp
+        if self._P is not None:
+            return xp.astype(xp.matmul(self._P, xp.astype(v, self.dtype)), xp.float64, copy=False)
+        out = xp.empty((self.shape[0],) + tuple(v.shape[1:]), dtype=xp.float64,
+                       device=self.device.native_device)
+        v = xp.astype(v, xp.float64)
+        for Pb, where in self.blocks():
+            out[where, ...] = xp.matmul(Pb, v)
+        return out
+
+    def rmatvec(self, u, *, rows=None):
+        """``Pᵀ u`` in float64 for ``u`` of shape (m,) or (m, k) (indexed by row), over the rows
+        ``rows`` only if given; shape (r,) or (r, k). One pass over P for all k columns."""
+        xp = self.xp
+        r = self.shape[1]
+        out = xp.zeros((r,) + tuple(u.shape[1:]), dtype=xp.float64,
+                       device=self.device.native_device)
+        for Pb, where in self.blocks(rows):
+            out += xp.matmul(xp.matrix_transpose(Pb), xp.astype(_at(u, where, xp=xp), xp.float64))
+        return out
+
+    def gram(self, weights=None, *, rows=None, nonnegative=False):
+        """``PᵀP`` (or ``Pᵀ diag(weights) P``, over the rows ``rows`` if given) as a float64
+        array of shape (r, r).
+
+        Computed as ``Σ_b P_bᵀ W_b P_b`` over row blocks. Each block is converted to float64
+        before its product: float32 products err by about ``√n · eps32 · ‖PᵀP‖``, and the Newton
+        Hessian ``I + C·PᵀΛP`` then loses positive definiteness once ``C`` times that error
+        passes 1 (seen on Covtype at C ≈ 3e3). ``weights`` has shape (m,) (indexed by row, also
+        with ``rows``; any sign, e.g. a change of curvature); ``rows`` is an integer index array:
+        only those rows are gathered, a block at a time. ``nonnegative=True`` promises weights
+        >= 0: each block is then scaled by ``√w`` and its Gram matrix ``AᵀA`` is a symmetric
+        rank-k update (BLAS ``syrk`` on NumPy: half the flops of the signed product).
+        """
+        xp = self.xp
+        r = self.shape[1]
+        G = xp.zeros((r, r), dtype=xp.float64, device=self.device.native_device)
+        for Pb, where in self.blocks(rows, reserved=3 * r * r * 8):
+            if weights is None:
+                G += xp.matmul(xp.matrix_transpose(Pb), Pb)
+                continue
+            wb = xp.astype(_at(weights, where, xp=xp), xp.float64)
+            if nonnegative:
+                Ab = Pb * xp.sqrt(wb)[:, None]
+                G += xp.matmul(xp.matrix_transpose(Ab), Ab)
+            else:
+                G += xp.matmul(xp.matrix_transpose(Pb * wb[:, None]), Pb)
+        return G
+
+    # ------------------------------------------------------------------------ sub-problems
+    def take(self, rows):
+        """The operator of the rows ``rows`` (an integer index array on P's device): a copy of
+        those rows in memory, or the same map over ``X[rows]``."""
+        xp = self.xp
+        if self._P is not None:
+            return FeatureOperator(xp.take(self._P, rows, axis=0), feature_map=self._map,
+                                   memory_budget=self.budget_bytes)
+        return FeatureOperator(X=xp.take(self._X, rows, axis=0), feature_map=self._map,
+                               rank=self.shape[1], memory_budget=self.budget_bytes)
+
+    def to_array(self, dtype=None):
+        """The m × r matrix as one array (P itself when in memory and ``dtype`` matches)."""
+        xp = self.xp
+        P = self._P if self._P is not None else self._map(self._X)
+        return P if dtype is None else xp.astype(P, dtype, copy=False)
+
+    def transform(self, X_new):
+        """Features of new points, shape (n, r), by the operator's feature map."""
+        if self._map is None:
+            raise ValueError("this FeatureOperator wraps a feature array without its feature "
+                             "map; build it with feature_map= to transform new points")
+        return self._map(X_new)
+
+
+class CurvatureGram:
+    """``M = Pᵀ diag(κ) P`` for per-row weights ``κ >= 0`` (curvatures times sample weights),
+    kept up to date with the rows whose weight changed (Zhou 2013, (23)/(25)) instead of being
+    rebuilt: the incremental Hessian of the semi-smooth Newton solver.
+
+    :meth:`update` adds ``Pᵀ diag(κ_new − κ) P`` over the rows that changed; it rebuilds ``M``
+    from the rows with ``κ_new ≠ 0`` on the first call, when that is cheaper (more rows changed
+    than are active), or when asked to (``mode="recompute"``).
+
+    Parameters
+    ----------
+    P : FeatureOperator
+    """
+
+    def __init__(self, P):
+        self.P = P
+        self.xp = xp = P.xp
+        m, r = P.shape
+        dev = P.device.native_device
+        self.kappa = xp.zeros((m,), dtype=xp.float64, device=dev)
+        self.M = xp.zeros((r, r), dtype=xp.float64, device=dev)
+        self.fresh = True
+        self.n_incremental = 0
+        self.n_recompute = 0
+
+    def update(self, kappa, *, mode="auto", changed=None, active=None, n_changed=None,
+               n_active=None):
+        """Make ``M`` the Gram matrix for the weights ``kappa`` (shape (m,), >= 0); returns it.
+
+        ``changed``/``active`` (``kappa ≠ self.kappa``, ``kappa ≠ 0``) and their counts may be
+        passed by a caller that has already read them (in one batched read with others, so a
+        Newton iteration keeps its two synchronisations); otherwise they are computed here (one
+        read). ``mode``: "auto", "incremental" (after the first build) or "recompute".
+        """
+        xp = self.xp
+        if changed is None:
+            changed, active = kappa != self.kappa, kappa != 0
+            n_changed, n_active = (int(c) for c in fetch_scalars(
+                xp.count_nonzero(changed), xp.count_nonzero(active), xp=xp))
+        rebuild = self.fresh or mode == "recompute" or (mode == "auto" and n_changed > n_active)
+        if rebuild:
+            self.M = self.P.gram(kappa, rows=nonzero_indices(active, n_active, xp=xp),
+                                 nonnegative=True)
+            self.n_recompute += 1
+        elif n_changed:
+            self.M = self.M + self.P.gram(kappa - self.kappa,
+                                          rows=nonzero_indices(changed, n_changed, xp=xp))
+            self.n_incremental += 1
+        self.kappa, self.fresh = kappa, False
+        return self.M
+
+
+def as_operator(P, *, memory_budget=None) -> FeatureOperator:
+    """``P`` itself if it is a :class:`FeatureOperator`, else an in-memory operator over the
+    array ``P`` (the public solvers accept either)."""
+    if isinstance(P, FeatureOperator):
+        return P
+    return FeatureOperator(P, memory_budget=memory_budget)
+
+
+__all__ = ["CurvatureGram", "FeatureOperator", "as_operator"]

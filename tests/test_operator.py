@@ -1,0 +1,121 @@
+"""FeatureOperator: the one m × r feature matrix of every solver, in memory or recomputed per
+row block; both forms must give the same products and the same solutions (dense references)."""
+
+import numpy as np
+import pytest
+
+from svmgpu.backend import to_device
+from svmgpu.kernels import RBF, kernel_columns
+from svmgpu.losses import get_loss
+from svmgpu.lowrank import FeatureOperator, nystrom, reduced_kernel_features
+from svmgpu.solvers.closed_form import least_squares
+from svmgpu.solvers.newton import newton_reduced
+from svmgpu.solvers.unisvm import unisvm, unisvm_newton
+from svmgpu.testing import assert_allclose, host, namespace_name
+
+#: A budget that forces many row blocks (a few dozen rows each) for 600 × 25 features.
+SMALL = 40 * 25 * 24 + 3 * 25 * 25 * 8 + 64
+
+
+def _data(m=600, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (m, d))
+    y = np.where(np.sin(3 * X[:, 0]) + X[:, 1] > 0, 1.0, -1.0)
+    return X, y
+
+
+def _pair(device, *, intercept=False):
+    """The same reduced-kernel features held in memory and recomputed per block."""
+    X, y = _data()
+    Xd = to_device(X, device)
+    Z = Xd[:25, ...]
+    kern = RBF(2.0)
+    mem = reduced_kernel_features(Xd, kern, Z, intercept=intercept, memory_budget=SMALL)
+    rec = reduced_kernel_features(Xd, kern, Z, intercept=intercept, in_memory=False,
+                                  memory_budget=SMALL)
+    dense = kernel_columns(kern, X, X[:25], intercept=intercept)
+    return mem, rec, dense, X, y
+
+
+def test_products_match_dense_reference(device):
+    mem, rec, P, X, _ = _pair(device, intercept=True)
+    assert mem.in_memory and not rec.in_memory
+    assert mem.shape == rec.shape == P.shape == (600, 26)
+    rng = np.random.default_rng(1)
+    v, u, w = rng.standard_normal(26), rng.standard_normal((600, 2)), rng.uniform(-1, 2, 600)
+    rows = np.sort(rng.choice(600, 170, replace=False))
+    ns = namespace_name(device)
+    for op in (mem, rec):
+        assert_allclose(op.matvec(to_device(v, device)), P @ v, namespace=ns, device=device,
+                        dtype="float64", shape=(600,))
+        assert_allclose(op.rmatvec(to_device(u, device)), P.T @ u, shape=(26, 2), dtype="float64")
+        assert_allclose(op.rmatvec(to_device(u[:, 0], device), rows=to_device(rows, device)),
+                        P[rows].T @ u[rows, 0], shape=(26,))
+        assert_allclose(op.gram(), P.T @ P, dtype="float64", shape=(26, 26))
+        assert_allclose(op.gram(to_device(w, device)), P.T @ (w[:, None] * P), rtol=1e-10)
+        assert_allclose(op.gram(to_device(np.abs(w), device), rows=to_device(rows, device),
+                                nonnegative=True),
+                        P[rows].T @ (np.abs(w)[rows, None] * P[rows]), rtol=1e-10)
+        sub = op.take(to_device(rows, device))
+        assert sub.shape == (170, 26) and sub.in_memory == op.in_memory
+        assert_allclose(sub.to_array(), P[rows])
+        Xn = X[:7] + 0.1
+        assert_allclose(op.transform(to_device(Xn, device)),
+                        kernel_columns(RBF(2.0), Xn, X[:25], intercept=True))
+    assert "in memory" in repr(mem) and "recomputed per block" in repr(rec)
+    assert mem.nbytes == rec.nbytes == 600 * 26 * 8
+
+
+def test_nystrom_features_recomputed_equal_held(device):
+    X, _ = _data(400)
+    f = nystrom(to_device(X, device), "rbf", 30, gamma=1.5, random_state=0)
+    held = f.features(memory_budget=SMALL)
+    X_train = to_device(X, device)
+    rec = f.without_features().features(X_train, memory_budget=SMALL)
+    assert held.in_memory and not rec.in_memory
+    P = host(f.P)
+    assert_allclose(rec.to_array(), P, rtol=1e-9, atol=1e-9)
+    v = np.linspace(-1, 1, f.rank)
+    assert_allclose(rec.matvec(to_device(v, device)), P @ v, rtol=1e-9, atol=1e-9)
+    assert_allclose(rec.gram(), P.T @ P, rtol=1e-9, atol=1e-9)
+    assert_allclose(held.transform(to_device(X[:5], device)), P[:5], rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="pass the training X"):
+        f.without_features().features()
+
+
+def test_solvers_accept_recomputed_features(device):
+    """Every low-rank solver gives the same solution from recomputed rows as from held rows."""
+    mem, rec, P, _, y = _pair(device)
+    xp = device.xp
+    yd = to_device(y, device)
+    sq = get_loss("squared_hinge")
+    runs = [
+        lambda op: newton_reduced(op, yd, loss="squared_hinge", C=5.0, xp=xp).coef,
+        lambda op: newton_reduced(op, yd, loss="logistic", C=5.0, xp=xp).coef,
+        lambda op: unisvm_newton(yd, sq, C=5.0, P=op, tol=1e-10, xp=xp).coef,
+        lambda op: unisvm(yd, get_loss("truncated_squared_hinge"), C=5.0, P=op, tol=1e-9,
+                          xp=xp).coef,
+        lambda op: least_squares(yd, C=5.0, P=op, fit_intercept=True, xp=xp).coef,
+    ]
+    for run in runs:
+        a, b = run(mem), run(rec)
+        assert_allclose(b, host(a), namespace=namespace_name(device), device=device,
+                        rtol=1e-8, atol=1e-10)
+    # and the reference: the least-squares solution of the dense problem (w/o offset)
+    w = least_squares(yd, C=5.0, P=rec, xp=xp).coef
+    ref = np.linalg.solve(P.T @ P + np.eye(25) / 10.0, P.T @ y)
+    assert_allclose(w, ref, rtol=1e-8, atol=1e-10)
+
+
+def test_bad_construction():
+    X, _ = _data(10)
+    with pytest.raises(ValueError, match="exactly one of P"):
+        FeatureOperator()
+    with pytest.raises(ValueError, match="need feature_map and rank"):
+        FeatureOperator(X=X)
+    with pytest.raises(ValueError, match="must be 2-D"):
+        FeatureOperator(X[:, 0])
+    with pytest.raises(ValueError, match="without its feature map"):
+        FeatureOperator(X).transform(X)
+    with pytest.raises(MemoryError, match="memory budget"):
+        list(FeatureOperator(X, memory_budget=8).blocks())
