@@ -183,7 +183,7 @@ def _uni_split(X, y, Xt, yt, *, gamma, rank, C, dtype, device, reps=1):
         acc = float(np.mean(np.where(pred, 1, -1) == yt))
         rows.append({"transfer": t_x + t_y, "features": t_feat, "solve": t_solve, "predict": t_pred,
                      "n_iter": int(res.n_iter), "presolve_iter": int(res.info.get("n_presolve_iter", 0)),
-                     "active_sizes": res.info.get("active_sizes"), "rank_used": int(f.rank),
+                     "active_set_sizes": res.info.get("active_set_sizes"), "rank_used": int(f.rank),
                      "split_accuracy": acc, "solve_no_presolve": t_solve0,
                      "n_iter_no_presolve": int(res0.n_iter),
                      "pool_bytes": pool_bytes() if device.startswith("cuda") else None})

@@ -19,8 +19,10 @@ from svmgpu.solvers.newton import (
     loss_terms,
     newton_reduced,
     registry_loss,
+    semismooth_newton,
     solve_smw,
 )
+from svmgpu.solvers.unisvm import unisvm_newton
 from svmgpu.testing import assert_allclose, host
 
 NXP = get_device("cpu").xp
@@ -184,6 +186,55 @@ def test_incremental_hessian_equals_recomputed():
                            hessian_update="recompute", tol=1e-12, **FIXED[loss])
         assert a.info["stop"] == b.info["stop"] == "active_set"
         np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
+
+
+def test_one_newton_serves_unisvm_and_the_reduced_svm(device):
+    """UniSVM's Newton and Zhou 2013's GSVM Newton are one solver: on the same features,
+    labels, weights and C (objective ½‖z‖² + C Σ sᵢψ(rᵢ)) they return the same minimizer."""
+    F, y, _, s = _problem(m=400, r=30)
+    Fd, yd, sd = (to_device(a, device) for a in (F, y, s))
+    for loss in ("squared_hinge", "least_squares"):
+        a = newton_reduced(Fd, yd, loss=loss, C=3.0, sample_weight=sd, tol=1e-12, xp=device.xp)
+        b = unisvm_newton(yd, registry_loss(loss), C=3.0, P=Fd, sample_weight=sd, tol=1e-12,
+                          xp=device.xp)
+        assert a.converged and b.converged
+        assert_allclose(b.coef, host(a.coef), device=device, dtype="float64", rtol=1e-8,
+                        atol=1e-10)
+        assert b.objective_history[-1] == pytest.approx(a.objective_history[-1], rel=1e-12)
+
+
+def test_semismooth_newton_regression_with_a_regularizer_matches_scipy(device):
+    """Regression residuals, an SPD regularizer B, sample weights and the Huber loss (piecewise
+    quadratic: finite termination) against scipy's minimizer of the same objective."""
+    from svmgpu.losses import get_loss
+
+    rng = np.random.default_rng(4)
+    m, r = 300, 12
+    P = rng.standard_normal((m, r))
+    y = P @ rng.standard_normal(r) + 0.1 * rng.standard_normal(m)
+    y[:15] += 20.0  # outliers on the linear pieces of the Huber loss
+    A = rng.standard_normal((r, r))
+    B = A @ A.T / r + np.eye(r)
+    s = rng.uniform(0.5, 2.0, m)
+    huber, C = get_loss("huber", task="regression", delta=0.5), 2.0
+
+    def objective(z):
+        return 0.5 * z @ B @ z + C * np.sum(s * huber.value(y - P @ z, xp=np))
+
+    def gradient(z):
+        return B @ z - C * P.T @ (s * huber.grad(y - P @ z, xp=np))
+
+    ref = scipy.optimize.minimize(objective, np.zeros(r), jac=gradient, method="L-BFGS-B",
+                                  options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000}).x
+    res = semismooth_newton(to_device(P, device), to_device(y, device), [huber], C=C,
+                            B=to_device(B, device), task="regression",
+                            sample_weight=to_device(s, device), tol=1e-12, xp=device.xp)
+    assert res.converged and res.info["stop"] in ("active_set", "gradient")
+    assert res.objective_history[-1] == pytest.approx(objective(ref), rel=1e-10)
+    assert_allclose(res.coef, ref, device=device, rtol=1e-6, atol=1e-7)
+    assert res.info["smw_steps"] == 0  # SMW (28) needs B = I
+    with pytest.raises(ValueError, match="stop must be"):
+        semismooth_newton(P, y, [huber], C=C, stop="never", xp=NXP)
 
 
 def test_smw_path_equals_direct_solve():

@@ -75,7 +75,7 @@ def test_squared_hinge_newton_finite_termination():
     assert res.converged and res.n_iter < 20
     # the last Newton step was taken with the active set of the solution: exact termination
     r = 1 - y * (P @ res.coef)
-    assert res.info["active_sizes"][-1] == np.count_nonzero(r > 0)
+    assert res.info["active_set_sizes"][-1] == np.count_nonzero(r > 0)
 
 
 CLS = sorted(LOSSES["classification"])

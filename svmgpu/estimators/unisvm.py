@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from svmgpu.backend import check_fits, host_array, seed_from
+from svmgpu.backend import check_fits, host_array
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
@@ -79,7 +79,6 @@ class _UniSVMMixin:
                 return unisvm_newton(y, loss, C=self.C, P=data["P"], task=self._task,
                                      sample_weight=sample_weight, warm_start=warm,
                                      max_iter=self.max_iter, tol=self.tol,
-                                     random_state=seed_from(self.random_state),
                                      verbose=self.verbose, xp=xp)
         else:
             def run(loss, warm):

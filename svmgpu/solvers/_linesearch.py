@@ -1,4 +1,4 @@
-"""The backtracking Armijo line search of both semi-smooth Newton solvers."""
+"""The backtracking Armijo line search of the semi-smooth Newton solver."""
 
 from __future__ import annotations
 

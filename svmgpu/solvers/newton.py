@@ -1,5 +1,8 @@
-"""Newton solvers for reduced SVMs (Zhou 2013, "Which is better? Regularization in RKHS vs
-ℝᵐ on reduced SVMs", sections 3–4).
+"""The library's one semi-smooth Newton method (:func:`semismooth_newton`), and its set-up for
+the reduced SVMs of Zhou 2013 ("Which is better? Regularization in RKHS vs ℝᵐ on reduced SVMs",
+sections 3–4), :func:`newton_reduced`. UniSVM's low-rank Newton
+(:func:`svmgpu.solvers.unisvm.unisvm_newton`) is the same solver with ``B = I``, any
+piecewise-quadratic loss of the registry and regression residuals.
 
 The reduced problem (17) is written in the library's form
 
@@ -48,7 +51,6 @@ minimizes (17) with ``B + (ε/λ) I``, so Newton equations and line search agree
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 
@@ -56,7 +58,10 @@ from svmgpu.backend import (
     LinAlgError,
     cho_solve,
     cholesky,
+    fetch_scalars,
+    is_numpy,
     jittered_cholesky,
+    nonzero_indices,
     small_blas,
 )
 from svmgpu.losses import get_loss
@@ -145,17 +150,6 @@ def _schedule(loss, *, delta0, delta_min, p0, p_max):
     return [None]
 
 
-def _auto_presolve_rows(m, r):
-    """Rows of the automatic pre-solve: ``max(m/50, 7r, 2000)`` when that is at most m/8."""
-    n = max(m // 50, 7 * r, 2000)
-    return n if 8 * n <= m else None
-
-
-# ------------------------------------------------------------------------- blocked products
-def _count(mask, xp):
-    return int(xp.sum(xp.astype(mask, xp.int64)))
-
-
 def _identity(n, *, xp, device):
     return xp.eye(n, dtype=xp.float64, device=device)
 
@@ -206,13 +200,331 @@ def _factor_solve(H, rhs, *, xp, allow_jitter):
         return spd_solve(spd_factor(H, xp=xp, allow_jitter=allow_jitter), rhs, xp=xp)
 
 
-# ----------------------------------------------------------------------------- the solver
+
+# ------------------------------------------------------------------- the semi-smooth Newton
+#: Relative tolerance of a presolve, per stopping rule: a loose start is all it must give.
+_PRESOLVE_TOL = {"gradient": 1e-3, "kkt": 1e-2}
+
+#: Iterations between recomputations of the margins ``P z`` (against drift of ``o + η P d``).
+_REFRESH_EVERY = 20
+
+
+def presolve_rows(m, r):
+    """Rows of an automatic presolve: ``max(m/50, 7r, 2000)`` when that is at most m/8, else
+    None (the problem is too small for a presolve to pay)."""
+    n = max(m // 50, 7 * r, 2000)
+    return n if 8 * n <= m else None
+
+
+def _presolve_size(presolve, m, r, *, xp):
+    """Rows of the presolve asked for by ``presolve`` (None: no presolve)."""
+    if presolve is None or presolve is False:
+        return None
+    if presolve == "auto" or presolve is True:
+        # "auto": on NumPy only. On a GPU a full Hessian takes milliseconds and each extra
+        # iteration costs more than it saves (H100, bench/bench_gpu.py: the Covtype solve
+        # 0.08 s without vs 0.33 s with; on 16 CPU cores 1M Checkerboard 2.7 s vs 0.35 s).
+        return presolve_rows(m, r) if (presolve is True or is_numpy(xp)) else None
+    if isinstance(presolve, bool) or not isinstance(presolve, int) or presolve < 1:
+        raise ValueError(f"presolve must be 'auto', True, False, None or a positive int, "
+                         f"got {presolve!r}")
+    return presolve if presolve < m else None
+
+
+def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_weight=None,
+                      z0=None, tol=1e-6, stop="gradient", stage_tol=1e-4, max_iter=500,
+                      smw="auto", hessian_update="auto", tau=0.0, presolve="auto", armijo=1e-4,
+                      backtrack=0.5, max_backtracks=50, verbose=0, label="newton", xp):
+    """The semi-smooth Newton method of the library: UniSVM's low-rank problem and Zhou 2013's
+    reduced SVM (17) are both
+
+        min_z  F(z) = ½ zᵀBz + C Σᵢ sᵢ ψ(rᵢ),   rᵢ = 1 − yᵢ Pᵢz (classification), yᵢ − Pᵢz (regression),
+
+    with ``B = I`` (UniSVM in feature coordinates, GSVM) or an SPD ``B`` (``K_JJ`` plus the
+    ridge, the RKHS model M1). Each step solves the generalized Newton equation (Zhou 2013 (20))
+
+        (B + C Pᵀ Λ P) d = −∇F(z),   Λ = diag(sᵢ ψ''(rᵢ)),   ∇F = Bz − C Pᵀ(s ∘ σ ∘ ψ'(r))
+
+    (σ = y or 1), by Cholesky of the r × r Hessian, whose ``PᵀΛP`` follows the rows entering and
+    leaving the active set ((23)/(25), :class:`~svmgpu.lowrank.CurvatureGram`), or, for
+    ``B = I`` and fewer active rows than r, by the SMW identity (28). The step length comes from
+    a backtracking Armijo search along d (margins are linear in the step).
+
+    Two device→host reads per iteration (row counts, then the stopping test, slope and the full
+    step's objective); one more per backtrack.
+
+    Parameters
+    ----------
+    P : FeatureOperator or array of shape (m, r)
+    y : array of shape (m,)
+        Labels ±1 (classification) or targets.
+    losses : sequence of svmgpu.losses.Loss
+        ψ of each continuation stage (one for no continuation): a stage ends when the
+        gradient test with ``stage_tol`` holds (the last with ``tol``).
+    C : float
+    B : array of shape (r, r), optional
+        The regularizer, SPD, float64 (None: the identity).
+    task : {"classification", "regression"}
+    sample_weight : array of shape (m,), optional
+    z0 : array of shape (r,), optional
+        Start (default 0, or the presolve's solution).
+    tol : float
+    stop : {"gradient", "kkt"}
+        ``‖∇F‖ <= tol · ‖∇F(0)‖`` (Zhou 2013), or ``‖∇F‖ <= tol · max(‖Bz‖, ‖C Pᵀ(s σ ψ')‖)``
+        (scale-free: the two parts of a stationary gradient balance). For piecewise-quadratic
+        losses also: a full step that leaves every row on its piece of ψ (the active sets)
+        lands on the exact stationary point (finite termination, Zhou 2013 section 4.2.2).
+    stage_tol : float
+    max_iter : int
+        Newton steps over all stages.
+    smw : {"auto", "always", "never"}
+    hessian_update : {"auto", "incremental", "recompute"}
+    tau : float
+        Rows with ``ψ'' < tau`` leave the Hessian and rows with ``|ψ'| < tau`` (and ψ'' < tau)
+        the gradient (Zhou 2013's τ for the logistic loss; 0: exact).
+    presolve : "auto", bool, None or int
+        Solve first on an evenly strided subset of rows (:func:`presolve_rows` of them, or the
+        given number) with C scaled by ``Σs / Σs_subset``, recursively, and start there (in the
+        last stage): from z = 0 every row is active, from the presolve only those near the
+        margin. "auto": on NumPy only (see :func:`_presolve_size`); True: on every namespace.
+    armijo, backtrack, max_backtracks
+        Armijo constant σ, step reduction and maximum reductions.
+    verbose : int
+    label : str
+        Prefix of the progress lines.
+    xp : namespace
+
+    Returns
+    -------
+    SolverResult
+        ``coef``: z (float64, shape (r,)); ``objective_history``: F at each iterate (index 0: the
+        start). ``info``: ``stop`` ("active_set", "gradient", "max_iter", "line_search"),
+        ``active_set_sizes`` / ``plus_set_sizes`` (rows with ψ'' > 0 / with ψ' ≠ 0 and ψ'' = 0,
+        per iterate), ``step_sizes``, ``grad_norms``, ``grad_scale`` (``‖∇F(0)‖`` for
+        ``stop="gradient"``), ``kkt`` (the last relative gradient), ``stages`` (Newton steps
+        per stage), ``smw_steps``, ``hessian_incremental`` / ``hessian_recomputed``,
+        ``n_backtracks``, ``n_margin_violators`` (classification: ``#{i : yᵢ f(xᵢ) <= 1}``),
+        ``margins`` (``P z``, float64), ``presolve`` (its rows, iterations, seconds) and
+        ``n_presolve_iter`` (Newton steps of all presolves).
+    """
+    if stop not in _PRESOLVE_TOL:
+        raise ValueError(f"stop must be 'gradient' or 'kkt', got {stop!r}")
+    if task not in ("classification", "regression"):
+        raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
+    t_start = time.perf_counter()
+    P = as_operator(P)
+    m, r = P.shape
+    f64 = xp.float64
+    dev = P.device.native_device
+    cls = task == "classification"
+    C = float(C)
+    y = xp.astype(y, f64)
+    s = None if sample_weight is None else xp.astype(sample_weight, f64)
+    piecewise = all(getattr(psi, "piecewise_quadratic", False) for psi in losses)
+    info = {"presolve": None, "n_presolve_iter": 0}
+    tm = {"rhs": 0.0, "hessian": 0.0, "solve": 0.0, "matvec": 0.0, "line_search": 0.0}
+
+    # ---- warm start from a strided subset of the rows (recursively)
+    stage, gscale = 0, None
+    n_pre = None if z0 is not None else _presolve_size(presolve, m, r, xp=xp)
+    if n_pre is not None:
+        t0 = time.perf_counter()
+        sub = xp.arange(0, m, max(m // n_pre, 1), device=dev)
+        s_sub = None if s is None else xp.take(s, sub)
+        scale = m / int(sub.shape[0]) if s is None else float(xp.sum(s)) / float(xp.sum(s_sub))
+        pre = semismooth_newton(
+            P.take(sub), xp.take(y, sub), losses, C=C * scale, B=B, task=task,
+            sample_weight=s_sub, tol=max(tol, _PRESOLVE_TOL[stop]), stop=stop,
+            stage_tol=stage_tol, max_iter=max_iter, smw=smw, hessian_update=hessian_update,
+            tau=tau, presolve=presolve if presolve in ("auto", True) else None, armijo=armijo,
+            backtrack=backtrack, max_backtracks=max_backtracks, verbose=verbose,
+            label=f"{label} presolve", xp=xp)
+        z0, stage = pre.coef, len(losses) - 1
+        gscale = pre.info["grad_scale"]  # ‖∇F(0)‖ of the subset problem estimates the full one
+        info["presolve"] = {"rows": int(sub.shape[0]), "n_iter": pre.n_iter,
+                            "converged": pre.converged, "seconds": time.perf_counter() - t0,
+                            "presolve": pre.info["presolve"]}
+        info["n_presolve_iter"] = pre.n_iter + pre.info["n_presolve_iter"]
+
+    z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(z0, f64)
+    if tuple(z.shape) != (r,):
+        raise ValueError(f"the start must have shape ({r},), got {tuple(z.shape)}")
+    o = P.matvec(z) if z0 is not None else xp.zeros((m,), dtype=f64, device=dev)
+
+    def residual(o):
+        return 1.0 - y * o if cls else y - o
+
+    def weighted(v):
+        return v if s is None else s * v
+
+    def Bmul(v):
+        return v if B is None else xp.matmul(B, v)
+
+    def loss_term(res, psi):
+        """``C Σ sᵢ ψ(rᵢ)`` as a 0-d device array (read with other scalars). The objective is
+        this plus ``½ zᵀBz``, whose values along a step are formed on the host from ``zᵀBz``,
+        ``zᵀBd`` and ``dᵀBd``: differences of F near the optimum stay above rounding."""
+        return C * xp.sum(weighted(psi.value(res, xp=xp)))
+
+    if stop == "gradient" and gscale is None:  # ‖∇F(0)‖, the scale of the gradient test
+        r0 = residual(xp.zeros((m,), dtype=f64, device=dev))
+        g0 = losses[-1].grad(r0, xp=xp)
+        gscale = C * float(xp.linalg.vector_norm(P.rmatvec(weighted(y * g0 if cls else g0))))
+    if gscale is not None:
+        gscale = max(gscale, 1e-300)
+
+    hessian = CurvatureGram(P)  # C·PᵀΛP's PᵀΛP, updated (23)/(25)
+    eye = xp.eye(r, dtype=f64, device=dev) if B is None else None
+    res = residual(o)
+    history, sizes, plus, steps, gnorms, stage_log = [], [], [], [], [], []
+    n_iter = n_stage = n_smw = n_back = 0
+    converged, why, kkt = False, "max_iter", float("inf")
+    F, new_point, last_full = None, True, False
+    kap_prev = g_prev = None
+    while True:
+        final = stage == len(losses) - 1
+        psi = losses[stage]
+        g = psi.grad(res, xp=xp)
+        k = psi.curvature(res, xp=xp)
+        if tau > 0:
+            k = xp.where(k >= tau, k, xp.zeros_like(k))
+            g = xp.where((xp.abs(g) >= tau) | (k > 0), g, xp.zeros_like(g))
+        u = weighted(y * g if cls else g)  # −∇F = C Pᵀu − Bz
+        kap = weighted(k)
+        u_mask, ch_mask, act_mask = u != 0, kap != hessian.kappa, kap != 0
+        scalars = [xp.count_nonzero(u_mask), xp.count_nonzero(ch_mask),
+                   xp.count_nonzero(act_mask), xp.count_nonzero(u_mask & ~act_mask)]
+        check_stable = piecewise and last_full
+        if check_stable:  # rows that left their piece of ψ in the last (full) step
+            scalars.append(xp.count_nonzero((kap != kap_prev) | (~act_mask & (g != g_prev))))
+        Bz = Bmul(z)
+        scalars += [xp.vecdot(z, Bz), loss_term(res, psi)]
+        vals = fetch_scalars(*scalars, xp=xp)  # read 1
+        n_u, n_ch, n_act, n_plus = (int(v) for v in vals[:4])
+        stable = check_stable and int(vals[4]) == 0
+        zBz = vals[-2]
+        F = 0.5 * zBz + vals[-1]
+        if new_point:
+            history.append(F)
+            sizes.append(n_act)
+            plus.append(n_plus)
+
+        # ---- the gradient −∇F = C Pᵀu − Bz over the rows with ψ' ≠ 0
+        t0 = time.perf_counter()
+        rows = nonzero_indices(u_mask, n_u, xp=xp) if 4 * n_u < m else None
+        v = C * P.rmatvec(u, rows=rows)
+        grad = Bz - v
+        tm["rhs"] += time.perf_counter() - t0
+        use_smw = B is None and (smw == "always" or (smw == "auto" and n_act < r))
+        if stable:  # the exact stationary point: only its gradient norm is still read
+            gn, bn, vn = fetch_scalars(xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz),
+                                       xp.linalg.vector_norm(v), xp=xp)
+        else:
+            # ---- Newton direction: SMW (28) or Cholesky of B + C·PᵀΛP
+            t0 = time.perf_counter()
+            if use_smw:
+                idx = nonzero_indices(act_mask, n_act, xp=xp)
+                U = P.take(idx).to_array(f64)
+                tm["hessian"] += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                d = -solve_smw(U, xp.take(kap, idx), 1.0 / C, grad / C, xp=xp)
+            else:
+                M = hessian.update(kap, mode=hessian_update if piecewise else "recompute",
+                                   changed=ch_mask, active=act_mask, n_changed=n_ch,
+                                   n_active=n_act)
+                H = (eye if B is None else B) + C * M
+                tm["hessian"] += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                try:
+                    d = -_factor_solve(H, grad, xp=xp, allow_jitter=B is not None)
+                except LinAlgError as exc:
+                    raise FloatingPointError(
+                        f"the Newton Hessian I + C·PᵀΛP with C={C:g} could not be factored at "
+                        f"iteration {n_iter + 1}; lower C or use dtype='float64'") from exc
+            tm["solve"] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            Pd = P.matvec(d)
+            Bd = Bmul(d)
+            tm["matvec"] += time.perf_counter() - t0
+            gn, bn, vn, slope, zBd, dBd, L_full = fetch_scalars(  # read 2
+                xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz), xp.linalg.vector_norm(v),
+                xp.vecdot(grad, d), xp.vecdot(z, Bd), xp.vecdot(d, Bd),
+                loss_term(residual(o + Pd), psi), xp=xp)
+            F_full = 0.5 * (zBz + 2.0 * zBd + dBd) + L_full
+        kkt = gn / max(gscale if stop == "gradient" else max(bn, vn), 1e-300)
+        if new_point:
+            gnorms.append(gn)
+        end = "active_set" if stable else \
+            ("gradient" if kkt <= (tol if final else max(tol, stage_tol)) else None)
+        if end is not None:
+            stage_log.append({"stage": stage, "n_iter": n_stage})
+            if final:
+                converged, why = True, end
+                break
+            stage, n_stage, last_full, new_point = stage + 1, 0, False, False
+            continue
+        if n_iter >= max_iter:
+            stage_log.append({"stage": stage, "n_iter": n_stage})
+            break
+        if not math.isfinite(slope):
+            raise FloatingPointError(
+                f"the Newton step is not finite at iteration {n_iter + 1} (C={C:g}); lower C or "
+                "use dtype='float64'")
+
+        # ---- backtracking Armijo line search (margins are linear in the step)
+        def along(eta, o=o, Pd=Pd, zBz=zBz, zBd=zBd, dBd=dBd, psi=psi):
+            """F at z + eta d."""
+            return (0.5 * (zBz + 2.0 * eta * zBd + eta * eta * dBd)
+                    + float(loss_term(residual(o + eta * Pd), psi)))
+
+        t0 = time.perf_counter()
+        eta, n_b, accepted = 0.0, 0, False
+        if slope < 0:
+            eta, _, n_b, accepted = armijo_search(along, F, slope, phi1=F_full, sigma=armijo,
+                                                  factor=backtrack,
+                                                  max_backtracks=max_backtracks)
+        tm["line_search"] += time.perf_counter() - t0
+        n_back += n_b
+        if not accepted:
+            stage_log.append({"stage": stage, "n_iter": n_stage})
+            why = "line_search"
+            converged = final and kkt <= math.sqrt(tol)
+            break
+        z, o = z + eta * d, o + eta * Pd
+        n_iter += 1
+        n_smw += use_smw
+        n_stage += 1
+        kap_prev, g_prev, last_full, new_point = kap, g, eta == 1.0, True
+        if n_iter % _REFRESH_EVERY == 0:
+            o = P.matvec(z)
+        res = residual(o)
+        steps.append(eta)
+        if verbose:
+            print(f"[{label}] it {n_iter:3d} stage {stage} obj {F:.10g} active {n_act:7d} "
+                  f"|g|/scale {kkt:.2e} step {eta:g}")
+    info.update(
+        stop=why, active_set_sizes=sizes, plus_set_sizes=plus, step_sizes=steps,
+        grad_norms=gnorms, grad_scale=gscale, kkt=kkt, stages=stage_log, smw_steps=n_smw,
+        hessian_incremental=hessian.n_incremental, hessian_recomputed=hessian.n_recompute,
+        n_backtracks=n_back, margins=o,
+        n_margin_violators=int(xp.count_nonzero(res >= 0)) if cls else None,
+    )
+    timings = {"total": time.perf_counter() - t_start, **tm}
+    if info["presolve"] is not None:
+        timings["presolve"] = info["presolve"]["seconds"]
+    return SolverResult(coef=z, n_iter=n_iter, converged=converged, objective_history=history,
+                        timings=timings, info=info)
+
+
+# ------------------------------------------------------------------ Zhou 2013's reduced SVM
 def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
                    z0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
                    armijo=1e-4, backtrack=0.5, max_backtracks=50, memory_budget=None, verbose=0,
                    xp):
-    """Newton method for the reduced SVM (17) with the four smooth losses of Zhou (2013).
+    """Newton method for the reduced SVM (17) with the four smooth losses of Zhou (2013): the
+    paper's set-up of :func:`semismooth_newton` (losses by name with their continuation, λ,
+    the RKHS ridge, zero-weight rows dropped).
 
     Parameters
     ----------
@@ -234,9 +546,9 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         Starting point (default 0, or a pre-solve, see ``presolve``).
     tol : float
         Stop when ``‖g‖ <= tol · ‖g₀‖`` (g₀: the gradient at z = 0, ``−Σ sᵢ yᵢ Pᵢ`` for every
-        loss; estimated on the subset after a pre-solve) in the final smoothing stage, or —
-        for the piecewise-quadratic losses — when a full Newton step leaves the active sets
-        unchanged (the exact minimizer).
+        loss in the paper's scaling; estimated on the subset after a pre-solve) in the final
+        smoothing stage, or — for the piecewise-quadratic losses — when a full Newton step leaves
+        the active sets unchanged (the exact minimizer).
     max_iter : int
         Maximum number of Newton steps (over all continuation stages).
     stage_tol : float
@@ -252,18 +564,15 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         How ``P_Iᵀ S P_I`` follows the active set (LS, SH, Huber): (23)/(25) when fewer rows
         change than remain active ("auto"), always incrementally, or recomputed every step.
     presolve : {"auto"} or int or None
-        Warm start for large m: first solve the problem on an evenly strided subset of this
-        many rows (C scaled by ``Σ s / Σ s_subset`` so the loss term keeps its weight), then
-        start the full problem there (and, for Huber / logistic, at the final smoothing
-        parameter). From z = 0 every row is active and the first Hessian costs O(m r²);
-        from the pre-solve only the rows near the margin are. "auto" uses
-        ``max(m/50, 7r, 2000)`` rows when that is at most m/8 (so never for the paper's
-        Checkerboard tables), recursively; None disables it.
+        Warm start for large m (:func:`semismooth_newton`): "auto" uses :func:`presolve_rows`
+        rows (``max(m/50, 7r, 2000)`` when that is at most m/8, so never for the paper's
+        Checkerboard tables) on NumPy, recursively, except for least squares (one Newton step);
+        an int that many rows; None disables it.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction factor and maximum reductions of the line search.
     memory_budget : int, str or None
         Bytes for the row blocks of the Hessian and right-hand-side accumulations (None: half
-        the free memory of P's device, read once here).
+        the free memory of P's device, read once here), for an array ``P``.
     verbose : int
     xp : namespace
         Array namespace of ``P`` (resolved by the caller).
@@ -271,15 +580,9 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     Returns
     -------
     SolverResult
-        ``coef``: z of shape (r,) (float64). ``objective_history``: the objective (17) in the
-        library's scaling ``½ zᵀBz + C Σ sᵢ ψ(uᵢ)`` at each iterate (index 0: the start), for
-        the smoothing parameter of that iterate. ``info``: ``lambda``, ``stop`` (``"active_set"``,
-        ``"gradient"``, ``"max_iter"`` or ``"line_search"``), ``active_set_sizes`` (|I| per
-        iterate), ``plus_set_sizes`` (|I₊|, Huber/logistic), ``step_sizes``, ``grad_norms``,
-        ``stages`` (smoothing parameter and Newton steps of each stage), ``smw_steps``,
-        ``hessian_incremental`` / ``hessian_recomputed``, ``n_margin_violators``
-        (``#{i : yᵢ f(xᵢ) <= 1}``), ``margins`` (``P z``, float64, rows with positive weight)
-        and ``presolve`` (the pre-solve's result info, or None).
+        As :func:`semismooth_newton`, with ``info["lambda"]``, ``info["stages"]`` as the
+        smoothing parameter and Newton steps of each stage and ``info["final_param"]``.
+        ``margins`` cover the rows with positive weight.
 
     Raises
     ------
@@ -287,7 +590,6 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         For an unknown loss or option, non-positive C, shapes that do not match, labels that
         are not ±1 or negative weights.
     """
-    t_start = time.perf_counter()
     check_loss(loss)
     if smw not in ("auto", "always", "never"):
         raise ValueError(f"smw must be 'auto', 'always' or 'never', got {smw!r}")
@@ -302,20 +604,22 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if presolve != "auto" and presolve is not None and (
+            isinstance(presolve, bool) or not isinstance(presolve, int) or presolve < 1):
+        raise ValueError(f"presolve must be 'auto', None or a positive int, got {presolve!r}")
     P = as_operator(P, memory_budget=memory_budget)  # the budget is read once, here
     m, r = P.shape
-    if y.shape != (m,):
+    if tuple(y.shape) != (m,):
         raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
     f64 = xp.float64
     dev = P.device.native_device
     y = xp.astype(y, f64)
     if not bool(xp.all((y == 1.0) | (y == -1.0))):
         raise ValueError("y must hold labels -1 and +1 only")
-    if sample_weight is None:
-        s = xp.ones((m,), dtype=f64, device=dev)
-    else:
+    s = None
+    if sample_weight is not None:
         s = xp.astype(sample_weight, f64)
-        if s.shape != (m,):
+        if tuple(s.shape) != (m,):
             raise ValueError(f"sample_weight must have shape ({m},), got {tuple(s.shape)}")
         if not bool(xp.all(s >= 0)) or not bool(xp.all(xp.isfinite(s))):
             raise ValueError("sample_weight must be finite and non-negative")
@@ -327,204 +631,25 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         if m == 0:
             raise ValueError("all sample weights are zero")
     lam = c_to_lambda(C, loss)
-    kappa_c = 1.0 / lam  # objective (17) in the library's scaling = paper's objective / λ
-    B_user = B
     if B is not None:
         if tuple(B.shape) != (r, r):
             raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
         B = xp.astype(B, f64) + (float(ridge) / lam) * _identity(r, xp=xp, device=dev)
-    gsvm = B is None
-    piecewise = loss != "logistic"
-    kappa = LOSS_SCALE[loss]
-    psi_cache = {}
-
-    def psi_of(param):  # one registry loss per smoothing parameter of the continuation
-        if param not in psi_cache:
-            psi_cache[param] = registry_loss(loss, param)
-        return psi_cache[param]
-
-    stages = _schedule(loss, delta0=delta0, delta_min=delta_min, p0=p0, p_max=p_max)
-
-    info = {"lambda": lam, "presolve": None}
-    tm = {}
-
-    @contextlib.contextmanager
-    def clock(key):
-        t0 = time.perf_counter()
-        yield
-        tm[key] = tm.get(key, 0.0) + time.perf_counter() - t0
-
-    # ---- warm start on a strided subset of the rows (large m only)
-    n_pre = None
-    if presolve == "auto":
-        if loss != "least_squares" and z0 is None:
-            n_pre = _auto_presolve_rows(m, r)
-    elif presolve is not None:
-        if isinstance(presolve, bool) or not isinstance(presolve, int) or presolve < 1:
-            raise ValueError(f"presolve must be 'auto', None or a positive int, got {presolve!r}")
-        n_pre = presolve if (z0 is None and presolve < m) else None
-    stage = 0
-    if n_pre is not None:
-        t0 = time.perf_counter()
-        sub = xp.arange(0, m, max(m // n_pre, 1), device=dev)
-        s_sub = xp.take(s, sub, axis=0)
-        scale = float(xp.sum(s)) / float(xp.sum(s_sub))
-        pre = newton_reduced(
-            P.take(sub), xp.take(y, sub, axis=0), loss=loss, C=C * scale,
-            B=B_user, ridge=ridge / scale, sample_weight=s_sub, tol=max(tol, 1e-3),
-            max_iter=max_iter, stage_tol=stage_tol, delta0=delta0, delta_min=delta_min, p0=p0,
-            p_max=p_max, smw=smw, hessian_update=hessian_update,
-            presolve="auto" if presolve == "auto" else None, armijo=armijo, backtrack=backtrack,
-            max_backtracks=max_backtracks, verbose=verbose, xp=xp)
-        z0 = pre.coef
-        stage = len(stages) - 1
-        info["presolve"] = {"rows": int(sub.shape[0]), "n_iter": pre.n_iter,
-                            "converged": pre.converged, "seconds": time.perf_counter() - t0,
-                            "presolve": pre.info["presolve"]}
-    z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(xp.asarray(z0), f64)
-    if z.shape != (r,):
-        raise ValueError(f"z0 must have shape ({r},), got {tuple(z.shape)}")
-    o = P.matvec(z)
-    if n_pre is not None:  # ‖g₀‖ estimated from the strided subset: saves a pass over P
-        gscale = pre.info["grad_scale"] * scale
-    else:
-        gscale = float(xp.linalg.vector_norm(P.rmatvec(s * y)))
-    gscale = max(gscale, 1e-300)
-    active_gram = CurvatureGram(P) if piecewise else None
-
-    def quad(a, b_):
-        return float(xp.vecdot(a, b_ if gsvm else xp.matmul(B, b_)))
-
-    def evaluate(z, o, param):
-        """Everything Newton needs at z: objective, masks, rhs of (20), gradient, solver."""
-        u = 1.0 - y * o
-        L, L1, L2 = loss_terms(psi_of(param), kappa, u, xp=xp)
-        phi = 0.5 * lam * quad(z, z) + float(xp.sum(s * L))
-        hmask = (L2 > 0) if piecewise else (L2 >= LOGISTIC_TAU)
-        rmask = hmask | ((L1 != 0) if piecewise else (L1 >= LOGISTIC_TAU))
-        w = s * y * (L2 * (1.0 - u) + L1)
-        ridx = xp.nonzero(rmask)[0]
-        n_r = ridx.shape[0]
-        with clock("rhs"):
-            if 2 * n_r > m:
-                rhs = P.rmatvec(xp.where(rmask, w, xp.zeros_like(w)))
-            else:
-                rhs = P.rmatvec(w, rows=ridx)
-        n_i = _count(hmask, xp)
-        st = {"u": u, "phi": phi, "rhs": rhs, "n_active": n_i, "n_plus": n_r - n_i,
-              "part": None}
-        if loss == "squared_hinge":
-            st["part"] = (hmask,)
-        elif loss == "huber_hinge":
-            st["part"] = (hmask, L1 >= 1.0)
-        if gsvm and (smw == "always" or (smw == "auto" and n_i < r)):
-            with clock("hessian"):
-                hidx = xp.nonzero(hmask)[0]
-                U = P.take(hidx).to_array(f64)
-                lw = xp.take(s * L2, hidx, axis=0)
-            Hz = lam * z + xp.matmul(lw * xp.matmul(U, z), U)
-            st.update(mode="smw", U=U, lw=lw)
-        else:
-            with clock("hessian"):
-                if piecewise:
-                    Hl = active_gram.update(s * L2, mode=hessian_update)  # (23)/(25)
-                else:
-                    Hl = P.gram(s * L2, rows=xp.nonzero(hmask)[0], nonnegative=True)
-            H = Hl + (lam * _identity(r, xp=xp, device=dev) if gsvm else lam * B)
-            Hz = xp.matmul(H, z)
-            st.update(mode="cholesky", H=H)
-        st["g"] = Hz - rhs
-        st["gnorm"] = float(xp.linalg.vector_norm(st["g"]))
-        return st
-
-    param = stages[stage]
-    st = evaluate(z, o, param)
-    history = [st["phi"] * kappa_c]
-    sizes, plus, steps, gnorms = [st["n_active"]], [st["n_plus"]], [], [st["gnorm"]]
-    stage_log = []
-    n_iter = n_stage = n_smw = 0
-    last_full, prev_part = False, None
-    converged, stop = False, "max_iter"
-    t_iter = time.perf_counter()
-    while True:
-        final = stage == len(stages) - 1
-        thr = (tol if final else max(tol, stage_tol)) * gscale
-        stable = (last_full and st["part"] is not None and prev_part is not None
-                  and all(bool(xp.all(a == b)) for a, b in zip(st["part"], prev_part)))
-        stable = stable or (last_full and loss == "least_squares")
-        if st["gnorm"] <= thr or stable:
-            stage_log.append({"param": param, "n_iter": n_stage})
-            if final:
-                converged, stop = True, ("active_set" if stable else "gradient")
-                break
-            stage += 1
-            param, n_stage = stages[stage], 0
-            st = evaluate(z, o, param)
-            last_full, prev_part = False, None
-            continue
-        if n_iter >= max_iter:
-            stage_log.append({"param": param, "n_iter": n_stage})
-            break
-        # ---- Newton equation (20): Cholesky of the r × r Hessian, or SMW (28)
-        with clock("solve"):
-            if st["mode"] == "smw":
-                zbar = solve_smw(st["U"], st["lw"], lam, st["rhs"], xp=xp)
-                n_smw += 1
-            else:
-                zbar = _factor_solve(st["H"], st["rhs"], xp=xp, allow_jitter=True)
-        d = zbar - z
-        with clock("matvec"):
-            od = P.matvec(zbar) - o
-        # ---- backtracking Armijo line search; margins are linear in the step
-        slope = float(xp.vecdot(st["g"], d))
-        zBz, zBd, dBd = quad(z, z), quad(z, d), quad(d, d)
-
-        def along(eta, o=o, od=od, zBz=zBz, zBd=zBd, dBd=dBd, param=param):
-            """The objective at z + eta d (margins are linear in eta)."""
-            u_t = 1.0 - y * (o + eta * od)
-            return (0.5 * lam * (zBz + 2 * eta * zBd + eta * eta * dBd)
-                    + float(xp.sum(s * loss_terms(psi_of(param), kappa, u_t, xp=xp,
-                                                  derivatives=False)[0])))
-
-        eta, accepted = 1.0, False
-        t_ls = time.perf_counter()
-        if slope < 0:
-            eta, _, _, accepted = armijo_search(along, st["phi"], slope, sigma=armijo,
-                                                factor=backtrack, max_backtracks=max_backtracks)
-        tm["line_search"] = tm.get("line_search", 0.0) + time.perf_counter() - t_ls
-        if not accepted:
-            stage_log.append({"param": param, "n_iter": n_stage})
-            stop = "line_search"
-            converged = final and st["gnorm"] <= math.sqrt(tol) * gscale
-            break
-        z = z + eta * d
-        o = o + eta * od
-        n_iter += 1
-        n_stage += 1
-        prev_part, last_full = st["part"], eta == 1.0
-        st = evaluate(z, o, param)
-        history.append(st["phi"] * kappa_c)
-        sizes.append(st["n_active"])
-        plus.append(st["n_plus"])
-        steps.append(eta)
-        gnorms.append(st["gnorm"])
-        if verbose:
-            print(f"[newton {loss}] it {n_iter:3d} param {param!s:>8} obj {history[-1]:.8e} "
-                  f"|I| {st['n_active']:7d} |g|/|g0| {st['gnorm'] / gscale:.2e} step {eta:g}")
-    u = st["u"]
-    info.update(
-        stop=stop, active_set_sizes=sizes, plus_set_sizes=plus, step_sizes=steps,
-        grad_norms=gnorms, grad_scale=gscale, stages=stage_log, smw_steps=n_smw,
-        hessian_incremental=active_gram.n_incremental if active_gram else 0,
-        hessian_recomputed=active_gram.n_recompute if active_gram else 0,
-        n_margin_violators=_count(u >= 0, xp), margins=o, final_param=param,
-    )
-    now = time.perf_counter()
-    timings = {"iterations": now - t_iter, "total": now - t_start, **tm}
-    if info["presolve"] is not None:
-        timings["presolve"] = info["presolve"]["seconds"]
-    return SolverResult(coef=z, n_iter=n_iter, converged=converged, objective_history=history,
-                        timings=timings, info=info)
+    params = _schedule(loss, delta0=delta0, delta_min=delta_min, p0=p0, p_max=p_max)
+    if presolve == "auto" and loss == "least_squares":
+        presolve = None  # one Newton step solves it
+    res = semismooth_newton(
+        P, y, [registry_loss(loss, p) for p in params], C=C, B=B, sample_weight=s, z0=z0,
+        tol=tol, stop="gradient", stage_tol=stage_tol, max_iter=max_iter, smw=smw,
+        hessian_update=hessian_update, tau=LOGISTIC_TAU if loss == "logistic" else 0.0,
+        presolve=presolve, armijo=armijo, backtrack=backtrack, max_backtracks=max_backtracks,
+        verbose=verbose, label=f"newton {loss}", xp=xp)
+    info = res.info
+    info["lambda"] = lam
+    info["stages"] = [{"param": params[st["stage"]], "n_iter": st["n_iter"]}
+                      for st in info["stages"]]
+    info["final_param"] = info["stages"][-1]["param"] if info["stages"] else params[0]
+    return res
 
 
 __all__ = [
@@ -534,8 +659,10 @@ __all__ = [
     "check_loss",
     "lambda_to_c",
     "loss_terms",
-    "registry_loss",
     "newton_reduced",
+    "presolve_rows",
+    "registry_loss",
+    "semismooth_newton",
     "solve_smw",
     "spd_factor",
     "spd_solve",

@@ -35,17 +35,10 @@ from __future__ import annotations
 import math
 import time
 
-from svmgpu.backend import (
-    cho_factor,
-    cho_solve,
-    fetch_scalars,
-    is_numpy,
-    nonzero_indices,
-    random_subset,
-)
-from svmgpu.lowrank import CurvatureGram, as_operator
-from svmgpu.solvers._linesearch import armijo
+from svmgpu.backend import cho_factor, cho_solve
+from svmgpu.lowrank import as_operator
 from svmgpu.solvers._result import SolverResult
+from svmgpu.solvers.newton import semismooth_newton
 
 
 class _LowRankForm:
@@ -262,26 +255,19 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
                               "form": "lowrank" if P is not None else "full"})
 
 
-#: Newton presolves on a random subset when the problem has more rows than this.
-_PRESOLVE_MIN_ROWS = 40_000
-#: The presolve subset is this fraction of the rows.
-_PRESOLVE_FRACTION = 0.125
-
-
 def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
-                  warm_start=None, max_iter=100, tol=1e-5, presolve="auto", random_state=0,
-                  memory_budget=None, verbose=0, xp) -> SolverResult:
+                  warm_start=None, max_iter=100, tol=1e-5, presolve="auto", memory_budget=None,
+                  verbose=0, xp) -> SolverResult:
     """Semi-smooth Newton on the same low-rank problem, for piecewise-quadratic losses.
 
     Minimizes ``F(β) = ½‖β‖² + C Σ wᵢ ψ(rᵢ)`` with ``f = P β`` (the objective UniSVM's DCA
-    decreases) by Newton steps with the generalized Hessian
-    ``H = I + C Pᵀ diag(w ψ''(r)) P`` (Zhou 2013, (20)) and an Armijo backtracking line search.
-    ``Pᵀ diag(w ψ'') P`` is updated incrementally with the rows whose curvature changed
-    (Zhou 2013, (23)/(25)); a step costs one pass over ``P`` (``P d``) plus work on the rows
-    where ψ' ≠ 0 or ψ'' changed. For convex losses (least squares, squared hinge, Huber) it
-    converges to the minimizer (squared hinge: finite termination once the active set settles);
-    for truncated losses to a stationary point, like DCA. Far fewer iterations than DCA when C
-    is large (DESIGN.md, "DCA converges linearly").
+    decreases) by the library's one semi-smooth Newton method
+    (:func:`svmgpu.solvers.newton.semismooth_newton`, ``B = I``): generalized Hessian
+    ``H = I + C Pᵀ diag(w ψ''(r)) P`` (Zhou 2013, (20)) updated with the rows whose curvature
+    changed ((23)/(25)), SMW (28) while fewer rows are active than the rank, Armijo steps. For
+    convex losses (least squares, squared hinge, Huber) it converges to the minimizer (finite
+    termination once the active sets settle); for truncated losses to a stationary point, like
+    DCA. Far fewer iterations than DCA when C is large (DESIGN.md, "DCA converges linearly").
 
     Parameters
     ----------
@@ -295,127 +281,29 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     tol : float
         Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)``.
     presolve : bool or "auto"
-        For more than 40,000 rows and no warm start: first solve the same problem on a random
-        eighth of the rows (C scaled by 8, recursively, loose tolerance) and start from its β.
-        The full problem's first active set is then small, so its Hessian is built from a few
-        percent of the rows instead of all of them (the answer is the same: only the start
-        changes). ``"auto"``: on NumPy only. On a GPU a full Hessian is a few milliseconds and
-        each extra iteration costs more than it saves (H100, ``bench/bench_gpu.py``: Covtype
-        solve 0.08 s without vs 0.33 s with; on 16 CPU cores 1M Checkerboard 2.7 s without vs
-        0.35 s with).
-    random_state : int
-        Seed of the presolve subsets.
+        Without a warm start, first solve the same problem on an evenly strided subset of
+        :func:`~svmgpu.solvers.newton.presolve_rows` rows (C scaled up, recursively, loose
+        tolerance) and start from its β: the full problem's first active set is then small,
+        so its Hessian is built from a few percent of the rows instead of all of them (only
+        the start changes). ``"auto"``: on NumPy only (on a GPU a full Hessian takes
+        milliseconds; see :func:`svmgpu.solvers.newton.semismooth_newton`).
     memory_budget : int, str or None
-        Bounds the row blocks of the Hessian updates.
+        Bounds the row blocks of an array ``P`` (a FeatureOperator has its own).
 
     Returns
     -------
     SolverResult
-        ``coef`` is β (float64, shape (r,)); ``info`` has ``active_sizes`` (rows with ψ'' ≠ 0
-        per iteration), ``kkt`` and ``n_backtracks``.
+        ``coef`` is β (float64, shape (r,)); ``info`` as
+        :func:`~svmgpu.solvers.newton.semismooth_newton`'s (``active_set_sizes``, ``kkt``,
+        ``n_backtracks``, ``n_presolve_iter``, ...) with ``form = "lowrank-newton"``.
     """
     if not getattr(loss, "piecewise_quadratic", False):
         raise ValueError(f"the Newton solver needs a piecewise-quadratic loss, not {loss.name!r}")
-    t0 = time.perf_counter()
-    P = as_operator(P, memory_budget=memory_budget)  # the budget is read once, here
-    m, r = P.shape
-    cls = task == "classification"
-    C = float(C)
-    w = sample_weight
-    dev = P.device.native_device
-    eye = xp.eye(r, dtype=xp.float64, device=dev)
-    n_presolve = 0
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
-    if presolve == "auto":
-        presolve = is_numpy(xp)
-    if presolve and warm_start is None and m > _PRESOLVE_MIN_ROWS:
-        k = int(m * _PRESOLVE_FRACTION)
-        sub = random_subset(m, k, seed=random_state, device=P.device)
-        pre = unisvm_newton(xp.take(y, sub), loss, C=C * m / k, P=P.take(sub),
-                            task=task, sample_weight=None if w is None else xp.take(w, sub),
-                            max_iter=max_iter, tol=max(tol, 1e-2), presolve=True,
-                            random_state=random_state + 1,
-                            verbose=verbose, xp=xp)
-        warm_start = pre.coef
-        n_presolve = pre.n_iter + pre.info.get("n_presolve_iter", 0)
-
-    matvec = P.matvec
-
-    def rmatvec_rows(u, mask, n):
-        """Pᵀ u using only the ``n`` rows where ``mask`` (u ≠ 0) is set."""
-        return P.rmatvec(u, rows=nonzero_indices(mask, n, xp=xp) if n * 4 < m else None)
-
-    y64 = xp.astype(y, xp.float64)
-    w64 = None if w is None else xp.astype(w, xp.float64)
-
-    def objective_parts(beta, f):
-        """Residuals and the objective, the latter as a 0-d device array (no synchronisation)."""
-        res = 1.0 - y64 * f if cls else y64 - f
-        psi = loss.value(res, xp=xp)
-        return res, 0.5 * xp.vecdot(beta, beta) + C * xp.sum(psi if w is None else w64 * psi)
-
-    beta = xp.zeros((r,), dtype=xp.float64, device=dev) if warm_start is None else \
-        xp.astype(warm_start, xp.float64)
-    f = matvec(beta) if warm_start is not None else xp.zeros((m,), dtype=xp.float64, device=dev)
-    res, F = objective_parts(beta, f)
-    F = fetch_scalars(F, xp=xp)[0]
-    hessian = CurvatureGram(P)  # Pᵀ diag(w ψ'') P, updated (23)/(25)
-    history, active_sizes = [F], []
-    converged, n_back, it, kkt = False, 0, 0, float("inf")
-    # Two device->host reads per iteration: the row counts (which rows enter the gradient and
-    # the Hessian update), then the stopping test, the slope and the full step's objective.
-    for it in range(1, max_iter + 1):
-        g = loss.grad(res, xp=xp)
-        u = (y64 * g if cls else g) if w is None else w64 * (y64 * g if cls else g)
-        k_new = loss.curvature(res, xp=xp)
-        if w is not None:
-            k_new = w64 * k_new
-        u_mask, ch_mask, act_mask = u != 0, k_new != hessian.kappa, k_new != 0
-        n_u, n_ch, n_act = (int(c) for c in fetch_scalars(
-            xp.count_nonzero(u_mask), xp.count_nonzero(ch_mask), xp.count_nonzero(act_mask), xp=xp))
-        v = C * rmatvec_rows(u, u_mask, n_u)
-        grad = beta - v
-        M = hessian.update(k_new, changed=ch_mask, active=act_mask, n_changed=n_ch,
-                           n_active=n_act)
-        d = -cho_solve(cho_factor(eye + C * M, check=False, xp=xp), grad, xp=xp)
-        Pd = matvec(d)
-        res_t, F_t = objective_parts(beta + d, f + Pd)
-        g_norm, b_norm, v_norm, slope, F_t = fetch_scalars(
-            xp.linalg.vector_norm(grad), xp.linalg.vector_norm(beta), xp.linalg.vector_norm(v),
-            xp.vecdot(grad, d), F_t, xp=xp)
-        kkt = g_norm / max(b_norm, v_norm, 1e-300)
-        if kkt <= tol:
-            converged = True
-            it -= 1
-            break
-        if not math.isfinite(slope):
-            raise FloatingPointError(
-                f"the Newton step is not finite at iteration {it} (the Hessian I + C·PᵀΛP with "
-                f"C={C:g} could not be factored); lower C or use dtype='float64'")
-        active_sizes.append(n_act)
-        trial = {1.0: res_t}
-
-        def along(eta, trial=trial, beta=beta, d=d, f=f, Pd=Pd):
-            """The objective at beta + eta d (margins are linear in eta)."""
-            trial[eta], F_eta = objective_parts(beta + eta * d, f + eta * Pd)
-            return fetch_scalars(F_eta, xp=xp)[0]
-
-        step, F_t, k, _ = armijo(along, F, slope, phi1=F_t)
-        n_back += k
-        res_t = trial[step]
-        beta = beta + step * d
-        f = f + step * Pd
-        if it % 20 == 0:  # refresh f against drift of the incremental updates
-            f = matvec(beta)
-            res_t, F_t = objective_parts(beta, f)
-            F_t = fetch_scalars(F_t, xp=xp)[0]
-        res, F = res_t, F_t
-        history.append(F)
-        if verbose:
-            print(f"[unisvm-newton] iter {it:3d}  objective {F:.10g}  kkt {kkt:.3g}  "
-                  f"active {n_act}  step {step:g}")
-    return SolverResult(coef=beta, n_iter=it, converged=converged, objective_history=history,
-                        timings={"total": time.perf_counter() - t0},
-                        info={"active_sizes": active_sizes, "kkt": kkt, "n_backtracks": n_back,
-                              "n_presolve_iter": n_presolve, "form": "lowrank-newton"})
+    res = semismooth_newton(
+        as_operator(P, memory_budget=memory_budget), y, [loss], C=C, task=task,
+        sample_weight=sample_weight, z0=warm_start, tol=tol, stop="kkt", max_iter=max_iter,
+        presolve=presolve, verbose=verbose, label="unisvm-newton", xp=xp)
+    res.info["form"] = "lowrank-newton"
+    return res
