@@ -163,3 +163,23 @@ def test_gram_of_float32_features_is_formed_in_float64():
         G = FeatureOperator(P, memory_budget=2**20).gram(**kw)  # several row blocks
         assert G.dtype == np.float64
         np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())
+
+
+def test_public_factor_functions_read_the_free_memory_once(monkeypatch):
+    """Each public entry point resolves its budget once and passes it down: the free memory of
+    the device is read once per nystrom / pivoted_cholesky / features() call, not per block."""
+    import svmgpu.backend._memory as mem
+
+    calls = []
+    real = mem.available_memory
+    monkeypatch.setattr(mem, "available_memory", lambda dev: calls.append(dev) or real(dev))
+    X = _data(3000)
+    for build in (lambda: nystrom(X, "rbf", 40, random_state=0),
+                  lambda: pivoted_cholesky(X, "rbf", 40)):
+        calls.clear()
+        f = build()
+        assert len(calls) == 1
+        calls.clear()
+        op = f.without_features().features(X)  # rows recomputed per block
+        op.gram(), op.matvec(np.ones(f.rank)), op.rmatvec(np.ones(3000))
+        assert len(calls) == 1

@@ -23,9 +23,9 @@ from svmgpu.backend import (
     array_device,
     asarray,
     block_rows,
+    compute_context,
     float_eps,
     fortran_order,
-    get_device,
     greedy_pivoted_cholesky,
     host_array,
     numpy_dtype,
@@ -90,13 +90,14 @@ class LowRankFactor:
         """The training features as a :class:`FeatureOperator`: ``P`` in memory, or, for a
         factor without ``P``, recomputed per row block from the training points ``X`` (the same
         map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding)."""
-        fmap = functools.partial(self.transform, memory_budget=memory_budget)
+        budget = resolve_budget(memory_budget, array_device(self.landmark_X))  # once
+        fmap = functools.partial(self.transform, memory_budget=budget)
         if self.P is not None:
-            return FeatureOperator(self.P, feature_map=fmap, memory_budget=memory_budget)
+            return FeatureOperator(self.P, feature_map=fmap, memory_budget=budget)
         if X is None:
             raise ValueError("this factor holds no training features: pass the training X to "
                              "recompute them per block")
-        return FeatureOperator(X=X, feature_map=fmap, rank=self.rank, memory_budget=memory_budget)
+        return FeatureOperator(X=X, feature_map=fmap, rank=self.rank, memory_budget=budget)
 
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
@@ -124,18 +125,20 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget):
     return out
 
 
-def _prepare_input(X, kernel, *, device, dtype, gamma="scale"):
-    device = get_device(device) if device is not None else array_device(X)
-    X = asarray(X, device=device, dtype=dtype)
+def _prepare_input(X, kernel, *, device, dtype, memory_budget, gamma="scale"):
+    """The input on its device, the kernel and the call's :class:`ComputeContext` (namespace,
+    device, dtype and budget resolved once, here)."""
+    if not hasattr(X, "ndim"):
+        X = host_array(X, "float64")
+    ctx = compute_context(X, device=device, dtype=dtype, memory_budget=memory_budget)
+    X = asarray(X, device=ctx.device, dtype=ctx.dtype)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
-    xp = device.xp
+    xp = ctx.xp
     if not bool(xp.all(xp.isfinite(X))):
         raise ValueError("X contains NaN or infinity; remove or impute those values first")
-    if not xp.isdtype(X.dtype, "real floating"):
-        X = X.astype(xp.float64)
     kernel = make_kernel(kernel, gamma=gamma, X=X)
-    return X, kernel, device
+    return X, kernel, ctx
 
 
 def _check_rank(rank, m, name):
@@ -195,8 +198,9 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, devi
     -------
     LowRankFactor
     """
-    X, kernel, device = _prepare_input(X, kernel, device=device, dtype=dtype, gamma=gamma)
-    xp = device.xp
+    X, kernel, ctx = _prepare_input(X, kernel, device=device, dtype=dtype,
+                                    memory_budget=memory_budget, gamma=gamma)
+    xp, device = ctx.xp, ctx.device
     m = X.shape[0]
     rank = _check_rank(rank, m, "rank")
     B = random_subset(m, rank, seed=random_state, device=device)  # sorted, on the device
@@ -207,7 +211,7 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, devi
     K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
     L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
     return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
-                   memory_budget=memory_budget, method="nystrom")
+                   memory_budget=ctx.budget_bytes, method="nystrom")
 
 
 def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", device=None,
@@ -234,15 +238,16 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
     LowRankFactor
         ``P`` is returned as the transpose of a (r, m) C-ordered buffer.
     """
-    X, kernel, device = _prepare_input(X, kernel, device=device, dtype=dtype, gamma=gamma)
-    xp = device.xp
+    X, kernel, ctx = _prepare_input(X, kernel, device=device, dtype=dtype,
+                                    memory_budget=memory_budget, gamma=gamma)
+    xp, device = ctx.xp, ctx.device
     m = X.shape[0]
     max_rank = _check_rank(max_rank, m, "max_rank")
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a non-negative finite number, got {tol!r}")
     center = kernel.center_of(X, xp=xp)
     # The prepared training set is reused for every column: check it fits the budget.
-    budget = resolve_budget(memory_budget, device)
+    budget = ctx.budget_bytes
     itemsize = numpy_dtype(X.dtype).itemsize
     block_rows(m * (X.shape[1] + 3), itemsize, budget)
     px = kernel.prepare(X, center, xp=xp)
@@ -257,7 +262,7 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
     piv = asarray(host_array(piv, "int64"), device=device)
     L = xp.matrix_transpose(xp.take(Pt, piv, axis=1))
     return _finish(X, kernel, L, piv, device=device,
-                   memory_budget=memory_budget, method="pivoted_cholesky",
+                   memory_budget=budget, method="pivoted_cholesky",
                    P=xp.matrix_transpose(Pt), trace=trace)
 
 

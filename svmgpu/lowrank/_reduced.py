@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from svmgpu.backend import array_device, asarray, get_namespace, random_subset
+from svmgpu.backend import array_device, asarray, get_namespace, random_subset, resolve_budget
 from svmgpu.kernels import kernel_columns
 from svmgpu.lowrank._factor import pivoted_cholesky
 from svmgpu.lowrank._operator import FeatureOperator
@@ -68,9 +68,10 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
         block at every pass (for a matrix larger than the memory budget).
     memory_budget : int or str, optional
     """
+    budget = resolve_budget(memory_budget, array_device(X))  # once, for every block
     fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
-                             memory_budget=memory_budget)
+                             memory_budget=budget)
     if in_memory:
-        return FeatureOperator(fmap(X), feature_map=fmap, memory_budget=memory_budget)
+        return FeatureOperator(fmap(X), feature_map=fmap, memory_budget=budget)
     return FeatureOperator(X=X, feature_map=fmap, rank=Z.shape[0] + int(bool(intercept)),
-                           memory_budget=memory_budget)
+                           memory_budget=budget)
