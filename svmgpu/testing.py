@@ -86,7 +86,9 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
         assert array_device(actual) == get_device(device), (
             f"expected device {device}, got {array_device(actual)}"
         )
-    dt_name = numpy_dtype(actual.dtype).name
+    # Python scalars and lists (objective histories, counts) are compared as NumPy arrays
+    dt_name = numpy_dtype(actual.dtype).name if hasattr(actual, "dtype") else \
+        np.asarray(actual).dtype.name
     if dtype is not None:
         want = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
         assert dt_name == want, f"expected dtype {want}, got {dt_name}"
@@ -97,3 +99,24 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
     np.testing.assert_allclose(a, np.asarray(host(expected), dtype=np.float64),
                                rtol=r0 if rtol is None else rtol, atol=a0 if atol is None else atol,
                                err_msg=err_msg)
+
+
+def assert_array_equal(actual, expected, *, namespace=None, device=None, dtype=None, shape=None,
+                       err_msg=""):
+    """Check namespace, device, dtype and shape of ``actual`` as :func:`assert_allclose` does,
+    then that its values equal ``expected`` exactly (labels, indices, counts, masks)."""
+    if namespace is not None:
+        name = get_namespace(actual).__name__
+        assert namespace in name, f"expected a {namespace} array, got namespace {name}"
+    if device is not None:
+        assert array_device(actual) == get_device(device), (
+            f"expected device {device}, got {array_device(actual)}"
+        )
+    if dtype is not None:
+        want = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+        got = numpy_dtype(actual.dtype).name
+        assert got == want, f"expected dtype {want}, got {got}"
+    if shape is not None:
+        assert tuple(actual.shape) == tuple(shape), f"expected shape {shape}, got {actual.shape}"
+    np.testing.assert_array_equal(np.asarray(host(actual)), np.asarray(host(expected)),
+                                  err_msg=err_msg)

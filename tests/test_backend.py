@@ -6,7 +6,7 @@ import pytest
 import scipy.linalg
 
 from svmgpu import backend as B
-from svmgpu.testing import assert_allclose, host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 
 def test_get_device_cpu_and_auto():
@@ -83,7 +83,7 @@ def test_linalg_matches_scipy(device, xp):
         Ti = B.tri_inv(T, lower=lower, xp=xp)
         assert_allclose(Ti, np.linalg.inv(host(T)), device=device, rtol=1e-10, atol=1e-14)
         tri = np.tril if lower else np.triu
-        np.testing.assert_array_equal(host(Ti), tri(host(Ti)))
+        assert_array_equal(host(Ti), tri(host(Ti)))
     L32 = B.cholesky(B.to_device(A.astype(np.float32), device), xp=xp)
     assert_allclose(B.tri_inv(L32, xp=xp), np.linalg.inv(host(L32).astype(np.float64)),
                     dtype="float32", rtol=1e-4, atol=1e-6)
@@ -105,7 +105,7 @@ def test_jittered_cholesky_reports_shift(device, xp):
     L, shift = B.jittered_cholesky(B.to_device(A, device), xp=xp)
     assert shift > 0
     Ln = host(L)
-    np.testing.assert_allclose(Ln @ Ln.T, A + shift * np.eye(8), atol=1e-10)
+    assert_allclose(Ln @ Ln.T, A + shift * np.eye(8), atol=1e-10)
     L2, shift2 = B.jittered_cholesky(B.to_device(_spd(4, rng), device), xp=xp)
     assert shift2 == 0.0
     with pytest.raises(np.linalg.LinAlgError):
@@ -129,7 +129,7 @@ def test_moves_and_tree(device):
     x = np.arange(6.0).reshape(2, 3)
     d = B.to_device(x, device)
     assert B.array_device(d) == device
-    np.testing.assert_array_equal(host(d), x)
+    assert_array_equal(host(d), x)
     assert B.to_numpy(x) is x
     tree = {"a": [x, (x, 3)], "b": "s"}
     moved = B.tree_to_device(tree, device)
@@ -156,8 +156,8 @@ def test_pivoted_cholesky_dense_full_rank_and_deficient():
     A = rng.standard_normal((30, 30))
     S = A @ A.T + 30 * np.eye(30)  # well conditioned: the unpivoted factor, natural order
     L, piv = B.pivoted_cholesky_dense(S, rel_tol=1e-14, xp=nxp)
-    np.testing.assert_array_equal(piv, np.arange(30))
-    np.testing.assert_allclose(L @ L.T, S, rtol=1e-12)
+    assert_array_equal(piv, np.arange(30))
+    assert_allclose(L @ L.T, S, rtol=1e-12)
     # rank 7 with 3 duplicated rows: the greedy largest-diagonal pivots, dependent ones dropped
     F = rng.standard_normal((20, 7))
     F[[3, 9, 15]] = F[[0, 1, 2]]
@@ -165,7 +165,7 @@ def test_pivoted_cholesky_dense_full_rank_and_deficient():
     L, piv = B.pivoted_cholesky_dense(K, rel_tol=1e-10, xp=nxp)
     assert len(piv) == 7 and len(set(piv.tolist())) == 7
     assert piv[0] == int(np.argmax(np.diag(K)))
-    np.testing.assert_allclose(L @ L.T, K[np.ix_(piv, piv)], atol=1e-10 * np.abs(K).max())
+    assert_allclose(L @ L.T, K[np.ix_(piv, piv)], atol=1e-10 * np.abs(K).max())
     assert np.allclose(L, np.tril(L))
     # an all-zero matrix has no pivot
     L0, piv0 = B.pivoted_cholesky_dense(np.zeros((4, 4)), rel_tol=1e-10, xp=nxp)
@@ -178,8 +178,8 @@ def test_nonzero_indices_and_fetch_scalars():
 
     mask = np.random.default_rng(1).random(500) > 0.6
     want = np.flatnonzero(mask)
-    np.testing.assert_array_equal(B.nonzero_indices(mask, int(mask.sum()), xp=nxp), want)
-    np.testing.assert_array_equal(np.asarray(B.nonzero_indices(xs.asarray(mask), len(want), xp=xs)),
+    assert_array_equal(B.nonzero_indices(mask, int(mask.sum()), xp=nxp), want)
+    assert_array_equal(np.asarray(B.nonzero_indices(xs.asarray(mask), len(want), xp=xs)),
                                   want)
     with pytest.raises(ValueError, match="entries set"):
         B.nonzero_indices(mask, int(mask.sum()) + 1, xp=nxp)

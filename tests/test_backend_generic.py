@@ -11,7 +11,7 @@ import pytest
 import scipy.linalg
 
 import svmgpu.backend as B
-from svmgpu.testing import host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 D1 = xs.Device("device1")
 
@@ -32,7 +32,7 @@ def test_to_numpy_refuses_a_device_array_and_to_host_names_the_reason():
     a = on_d1([[1.0, 2.0]])
     with pytest.raises(RuntimeError, match="device1"):
         B.to_numpy(a)  # no silent DLPack copy from a non-host device
-    np.testing.assert_array_equal(host(a), [[1.0, 2.0]])
+    assert_array_equal(host(a), [[1.0, 2.0]])
     with pytest.raises(ValueError, match="reason"):
         B.to_host(a, why="")
 
@@ -67,22 +67,22 @@ def test_cholesky_solves_on_device1_match_scipy(spd):
     a = on_d1(spd)
     L = B.cholesky(a, xp=xs)
     assert L.device == D1
-    np.testing.assert_allclose(host(L), np.linalg.cholesky(spd), rtol=1e-12)
+    assert_allclose(host(L), np.linalg.cholesky(spd), rtol=1e-12)
     U = B.cholesky(a, lower=False, xp=xs)
-    np.testing.assert_allclose(host(U), np.linalg.cholesky(spd).T, rtol=1e-12)
+    assert_allclose(host(U), np.linalg.cholesky(spd).T, rtol=1e-12)
     b = np.arange(6.0)
     Lh = np.linalg.cholesky(spd)
     for trans in (0, 1):
         x = B.solve_triangular(L, on_d1(b), lower=True, trans=trans, xp=xs)
         ref = scipy.linalg.solve_triangular(Lh, b, lower=True, trans=trans)
-        np.testing.assert_allclose(host(x), ref, rtol=1e-12)
+        assert_allclose(host(x), ref, rtol=1e-12)
     for lower in (True, False):
         c = B.cho_factor(a, lower=lower, xp=xs)
         x = B.cho_solve(c, on_d1(np.stack([b, -b], axis=1)), xp=xs)
-        np.testing.assert_allclose(host(x), np.linalg.solve(spd, np.stack([b, -b], 1)),
+        assert_allclose(host(x), np.linalg.solve(spd, np.stack([b, -b], 1)),
                                    rtol=1e-10)
     Linv = B.tri_inv(L, xp=xs)
-    np.testing.assert_allclose(host(Linv), np.linalg.inv(Lh), rtol=1e-10, atol=1e-14)
+    assert_allclose(host(Linv), np.linalg.inv(Lh), rtol=1e-10, atol=1e-14)
     with pytest.raises(ValueError, match="trans"):
         B.solve_triangular(L, on_d1(b), trans="X", xp=xs)
 
@@ -140,10 +140,10 @@ def test_pivoted_cholesky_dense_on_device1_matches_lapack(rank):
     L_ref, piv_ref = B.pivoted_cholesky_dense(a, rel_tol=1e-12, xp=np)
     L, piv = B.pivoted_cholesky_dense(on_d1(a), rel_tol=1e-12, xp=xs)
     assert L.device == D1
-    np.testing.assert_array_equal(piv, piv_ref)
-    np.testing.assert_allclose(host(L), L_ref, rtol=1e-8, atol=1e-10)
+    assert_array_equal(piv, piv_ref)
+    assert_allclose(host(L), L_ref, rtol=1e-8, atol=1e-10)
     Lh = host(L)
-    np.testing.assert_allclose(Lh @ Lh.T, a[np.ix_(piv, piv)], rtol=1e-10, atol=1e-10)
+    assert_allclose(Lh @ Lh.T, a[np.ix_(piv, piv)], rtol=1e-10, atol=1e-10)
 
 
 def test_greedy_pivoted_cholesky_reproduces_visited_columns():
@@ -154,7 +154,7 @@ def test_greedy_pivoted_cholesky_reproduces_visited_columns():
                                                stop_trace=0.0, rel_tol=1e-12, xp=xs)
     P = host(Pt).T
     assert len(piv) == 3 and len(set(piv)) == 3
-    np.testing.assert_allclose(P @ P.T, a, atol=1e-10)
+    assert_allclose(P @ P.T, a, atol=1e-10)
     assert abs(trace) < 1e-9
 
 
@@ -166,4 +166,4 @@ def test_scalars_nonzero_and_clip_on_device1():
     c = B.clip(a, min=1.0, max=2.5, xp=xs)
     assert host(c).tolist() == [1.0, 2.0, 1.0, 2.5]
     e = B.exp_neg_clipped_inplace(on_d1([-1.0, 2.0]), xp=xs)
-    np.testing.assert_allclose(host(e), [np.exp(-1.0), 1.0])
+    assert_allclose(host(e), [np.exp(-1.0), 1.0])

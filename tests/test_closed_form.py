@@ -12,7 +12,7 @@ from svmgpu.estimators.closed_form import LSSVC, PSVC, WPSVC
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 from svmgpu.solvers.newton import newton_reduced
-from svmgpu.testing import assert_allclose, host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 NXP = get_device("cpu").xp
 
@@ -49,9 +49,9 @@ def test_psvc_linear_equals_dense_closed_form_7():
     C = 2.5
     clf = PSVC(C=C, device="cpu").fit(X, y)
     w, r = _psvm_dense(X, y, nu=2 * C)
-    np.testing.assert_allclose(clf.coef_[0], w, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(clf.intercept_[0], -r, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(clf.decision_function(X), X @ w - r, rtol=1e-9, atol=1e-10)
+    assert_allclose(clf.coef_[0], w, rtol=1e-10, atol=1e-12)
+    assert_allclose(clf.intercept_[0], -r, rtol=1e-10, atol=1e-12)
+    assert_allclose(clf.decision_function(X), X @ w - r, rtol=1e-9, atol=1e-10)
     assert clf.support_vectors_ is None and clf.n_iter_[0] == 1
 
 
@@ -64,7 +64,7 @@ def test_psvc_nonlinear_equals_reduced_kernel_13_16():
     z = np.linalg.solve(np.eye(len(y)) / (2 * C) + G @ G.T, np.ones(len(y)))  # (13)
     u, r = Kbar.T @ (y * z), -np.sum(y * z)
     Xt = X[:20] + 0.1
-    np.testing.assert_allclose(clf.decision_function(Xt),
+    assert_allclose(clf.decision_function(Xt),
                                rbf_kernel(Xt, X[clf.support_], gamma=gamma) @ u - r, atol=1e-8)
 
 
@@ -77,14 +77,14 @@ def test_wpsvc_linear_equals_dense_weighted_formulas_and_weights_22():
         idx = y == c
         d = np.linalg.norm(X[idx] - X[idx].mean(axis=0), axis=1)
         s[idx] = 1 - d / (d.max() + q)                                        # (22)
-    np.testing.assert_allclose(clf.sample_weights_, s, rtol=1e-12)
+    assert_allclose(clf.sample_weights_, s, rtol=1e-12)
     assert np.all((s > 0) & (s <= 1))
     w, r = _psvm_dense(X, y, nu=2 * C, s=s)
-    np.testing.assert_allclose(clf.coef_[0], w, rtol=1e-9, atol=1e-11)
-    np.testing.assert_allclose(clf.intercept_[0], -r, rtol=1e-9, atol=1e-11)
+    assert_allclose(clf.coef_[0], w, rtol=1e-9, atol=1e-11)
+    assert_allclose(clf.intercept_[0], -r, rtol=1e-9, atol=1e-11)
     # user weights multiply sᵢ²; an all-ones weight changes nothing
     same = WPSVC(C=C, q=q, device="cpu").fit(X, y, sample_weight=np.ones(len(y)))
-    np.testing.assert_allclose(same.coef_, clf.coef_, rtol=1e-12)
+    assert_allclose(same.coef_, clf.coef_, rtol=1e-12)
 
 
 def test_wpsvc_beats_psvc_on_the_noisy_2d_example():
@@ -108,12 +108,12 @@ def test_lssvc_dual_equals_kernel_ridge_and_weights():
     clf = LSSVC(C=C, gamma=gamma, device="cpu").fit(X, y, sample_weight=sw)
     kr = KernelRidge(alpha=1 / (2 * C), kernel="rbf", gamma=gamma).fit(X, y, sample_weight=sw)
     assert clf.solver_ == "dual"
-    np.testing.assert_allclose(clf.decision_function(X), kr.predict(X), rtol=1e-8, atol=1e-9)
+    assert_allclose(clf.decision_function(X), kr.predict(X), rtol=1e-8, atol=1e-9)
     # the offset regularized by ½b² is the kernel k + 1
     clf = LSSVC(C=C, gamma=gamma, fit_intercept=True, device="cpu").fit(X, y)
     kr = KernelRidge(alpha=1 / (2 * C), kernel=lambda a, b: np.exp(-gamma * np.sum((a - b) ** 2))
                      + 1.0).fit(X, y)
-    np.testing.assert_allclose(clf.decision_function(X[:30]), kr.predict(X[:30]), atol=1e-8)
+    assert_allclose(clf.decision_function(X[:30]), kr.predict(X[:30]), atol=1e-8)
     assert clf.intercept_[0] == pytest.approx(np.sum(clf.coef_[0]))
 
 
@@ -123,12 +123,12 @@ def test_lssvc_reduced_equals_newton_least_squares_rkhs():
     a = LSSVC(**kw).fit(X, y)
     b = ReducedSVC(loss="least_squares", regularizer="rkhs", **kw).fit(X, y)
     assert a.solver_ == "reduced"
-    np.testing.assert_array_equal(a.support_, b.support_)
-    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-7)
+    assert_array_equal(a.support_, b.support_)
+    assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-7)
     # with J = all points and a well-conditioned kernel the reduced (21) is the dual (8)/(9)
     full = LSSVC(C=3.0, gamma=5.0, device="cpu").fit(X, y)
     red = LSSVC(C=3.0, gamma=5.0, rank=len(y), device="cpu").fit(X, y)
-    np.testing.assert_allclose(red.decision_function(X), full.decision_function(X), atol=1e-5)
+    assert_allclose(red.decision_function(X), full.decision_function(X), atol=1e-5)
 
 
 def test_core_primal_matches_newton_and_reuses_the_factor():
@@ -137,11 +137,11 @@ def test_core_primal_matches_newton_and_reuses_the_factor():
     s = np.random.default_rng(1).uniform(0.5, 1.5, len(y))
     a = least_squares(y, C=2.0, P=F, sample_weight=s, xp=NXP)
     b = newton_reduced(F, y, loss="least_squares", C=2.0, sample_weight=s, xp=NXP)
-    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
+    assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
     y2 = -y
     c = least_squares(y2, C=2.0, P=F, sample_weight=s, factor=a.info["factor"], xp=NXP)
     d = least_squares(y2, C=2.0, P=F, sample_weight=s, xp=NXP)
-    np.testing.assert_allclose(c.coef, d.coef, rtol=1e-12)
+    assert_allclose(c.coef, d.coef, rtol=1e-12)
     with pytest.raises(ValueError, match="exactly one"):
         least_squares(y, C=1.0, xp=NXP)
 
@@ -153,7 +153,7 @@ def test_center_distance_weights_sample_weight_and_errors():
     s = center_distance_weights(X, y, q=1.0, sample_weight=sw, xp=NXP)
     keep = sw > 0
     s_keep = center_distance_weights(X[keep], y[keep], q=1.0, xp=NXP)
-    np.testing.assert_allclose(s[keep], s_keep, rtol=1e-12)
+    assert_allclose(s[keep], s_keep, rtol=1e-12)
     assert np.all(s >= 0)
     with pytest.raises(ValueError, match="q must"):
         center_distance_weights(X, y, q=0.0, xp=NXP)
@@ -218,4 +218,4 @@ def test_numpy_and_device_agree(device, cls, kw):
     out = clf.decision_function(to_device(X, device))
     assert_allclose(out, ref.decision_function(X), device=device, dtype="float64", rtol=1e-7,
                     atol=1e-7)
-    np.testing.assert_allclose(host(clf.coef_), ref.coef_, rtol=1e-7, atol=1e-7)
+    assert_allclose(host(clf.coef_), ref.coef_, rtol=1e-7, atol=1e-7)

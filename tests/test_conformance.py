@@ -33,7 +33,7 @@ from svmgpu import (
 from svmgpu.backend import array_device, get_device, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.io import load_model, save_model
-from svmgpu.testing import backend_device, backend_params, host
+from svmgpu.testing import assert_allclose, assert_array_equal, backend_device, backend_params, host
 
 #: (id, estimator factory, task, accepts sample_weight, coefficients identifiable). Coefficients
 #: are compared where the problem pins them down to rounding (feature coordinates β, a strongly
@@ -121,15 +121,15 @@ def _compare(got, ref, rtol=1e-6):
     if "decision_function" in ref:
         d_ref, d_got = ref["decision_function"], got["decision_function"]
         scale = max(float(np.max(np.abs(d_ref))), 1e-300)
-        np.testing.assert_allclose(d_got, d_ref, rtol=0, atol=rtol * scale,
+        assert_allclose(d_got, d_ref, rtol=0, atol=rtol * scale,
                                    err_msg="decision values differ from the NumPy fit")
         # predictions must agree except where the reference decision is a rounding tie
         dec = d_ref if d_ref.ndim == 1 else np.sort(d_ref, axis=1)[:, -1] - np.sort(d_ref, axis=1)[:, -2]
         sure = np.abs(dec) > 1e-6 * scale
-        np.testing.assert_array_equal(got["predict"][sure], ref["predict"][sure])
+        assert_array_equal(got["predict"][sure], ref["predict"][sure])
     else:
         scale = max(float(np.max(np.abs(ref["predict"]))), 1e-300)
-        np.testing.assert_allclose(got["predict"], ref["predict"], rtol=0, atol=rtol * scale)
+        assert_allclose(got["predict"], ref["predict"], rtol=0, atol=rtol * scale)
 
 
 def _coef(est):
@@ -152,11 +152,11 @@ def test_backend_matches_numpy(backend, case, classes):
     got = _fit(make, backend, X, y)
     assert got.device_ == str(backend)
     if hasattr(ref, "classes_"):
-        np.testing.assert_array_equal(host(got.classes_), ref.classes_)
+        assert_array_equal(host(got.classes_), ref.classes_)
     _compare(_outputs(got, Xt, backend), _outputs(ref, Xt, get_device("cpu")))
     c_ref, c_got = _coef(ref), _coef(got)
     if coef_identifiable and c_ref is not None:
-        np.testing.assert_allclose(c_got, c_ref, rtol=0,
+        assert_allclose(c_got, c_ref, rtol=0,
                                    atol=1e-6 * max(float(np.max(np.abs(c_ref))), 1e-300))
 
 
@@ -200,7 +200,7 @@ def test_save_load_onto_device(backend, case, tmp_path):
     assert loaded.device_ == str(backend)
     got, want = _outputs(loaded, Xt, backend), _outputs(est, Xt, backend)
     for k in want:
-        np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12)
+        assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12)
 
 
 #: The documented host round trips of a fit or a prediction on device data (``to_host`` and its

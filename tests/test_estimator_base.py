@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from svmgpu.backend import cho_factor, cho_solve, get_namespace, to_device, to_numpy
 from svmgpu.estimators import SVCBase, SVRBase
+from svmgpu.testing import assert_allclose, assert_array_equal
 
 
 def _ridge_on_features(F, y, C, xp, sw=None):
@@ -107,20 +108,20 @@ def test_ovr_and_ovo_match_manual_binary_problems():
     assert D.shape == (150, 3)
     for k, c in enumerate(ovr.classes_):
         yk = np.where(y == c, "pos", "aneg")  # "pos" sorts after "aneg": positive class
-        np.testing.assert_allclose(D[:, k], _manual_binary(X, yk, ovr), atol=1e-8)
-    np.testing.assert_array_equal(ovr.predict(X), ovr.classes_[np.argmax(D, axis=1)])
+        assert_allclose(D[:, k], _manual_binary(X, yk, ovr), atol=1e-8)
+    assert_array_equal(ovr.predict(X), ovr.classes_[np.argmax(D, axis=1)])
     assert ovr.score(X, y) > 0.9
 
     ovo = ToyLSClassifier(multi_class="ovo").fit(X, y)
     D = ovo.decision_function(X)
     assert D.shape == (150, 3) and ovo.pairs_ == [(0, 1), (0, 2), (1, 2)]
-    np.testing.assert_array_equal(ovo.predict(X), ovo.classes_[np.argmax(D, axis=1)])
+    assert_array_equal(ovo.predict(X), ovo.classes_[np.argmax(D, axis=1)])
     scores, _ = ovo._raw_decision(X)
     votes = np.zeros((150, 3))
     for p, (i, j) in enumerate(ovo.pairs_):
         votes[:, i] += scores[p] > 0
         votes[:, j] += scores[p] <= 0
-    np.testing.assert_array_equal(np.round(D), votes)
+    assert_array_equal(np.round(D), votes)
     for p, (i, j) in enumerate(ovo.pairs_):
         mask = (y == ovo.classes_[i]) | (y == ovo.classes_[j])
         yij = np.where(y[mask] == ovo.classes_[i], "b", "a")  # first class positive
@@ -128,7 +129,7 @@ def test_ovr_and_ovo_match_manual_binary_problems():
         est = ToyLSClassifier().fit(X, y)
         ref = est._fit_binary(est.factor_, np.flatnonzero(mask), np.where(yij == "b", 1.0, -1.0),
                               None)
-        np.testing.assert_allclose(scores[p], est._decision_binary(ref, est.factor_.transform(X),
+        assert_allclose(scores[p], est._decision_binary(ref, est.factor_.transform(X),
                                                                  xp=np), atol=1e-8)
     assert ovo.score(X, y) > 0.9
 
@@ -138,14 +139,14 @@ def test_binary_decision_sign_and_labels():
     clf = ToyLSClassifier().fit(X, y * 2 + 3)  # labels 3 and 5
     d = clf.decision_function(X)
     assert d.shape == (200,)
-    np.testing.assert_array_equal(clf.predict(X), np.where(d > 0, 5, 3))
+    assert_array_equal(clf.predict(X), np.where(d > 0, 5, 3))
 
 
 def test_pickle_roundtrip_and_to_device():
     X, y = load_iris(return_X_y=True)
     clf = ToyLSClassifier().fit(X, y)
     clf2 = pickle.loads(pickle.dumps(clf))
-    np.testing.assert_array_equal(clf2.predict(X), clf.predict(X))
+    assert_array_equal(clf2.predict(X), clf.predict(X))
     assert clf2.device_ == "cpu"
     assert clf2.to_device("cpu") is clf2
 
@@ -210,15 +211,15 @@ def test_cupy_in_cupy_out_and_numpy_in_numpy_out():
     assert clf.device_ == "cuda:0"
     out = clf.predict(cupy.asarray(X))
     assert isinstance(out, cupy.ndarray)
-    np.testing.assert_array_equal(to_numpy(out), clf.predict(X))
+    assert_array_equal(to_numpy(out), clf.predict(X))
     cpu = ToyLSClassifier(device="cpu").fit(X, y)
-    np.testing.assert_allclose(clf.decision_function(X), cpu.decision_function(X), atol=1e-6)
+    assert_allclose(clf.decision_function(X), cpu.decision_function(X), atol=1e-6)
     clf_cuda_input = ToyLSClassifier(device="cuda").fit(to_device(X, "cuda"), cupy.asarray(y))
-    np.testing.assert_allclose(clf_cuda_input.decision_function(X), cpu.decision_function(X),
+    assert_allclose(clf_cuda_input.decision_function(X), cpu.decision_function(X),
                                atol=1e-6)
     loaded = pickle.loads(pickle.dumps(clf))
     assert loaded.device_ == "cpu"
-    np.testing.assert_array_equal(loaded.predict(X), cpu.predict(X))
+    assert_array_equal(loaded.predict(X), cpu.predict(X))
 
 
 def test_rank_has_one_meaning_in_every_estimator():

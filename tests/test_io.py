@@ -24,6 +24,7 @@ from svmgpu.io import (
 from svmgpu.kernels import RBF, Linear, Polynomial
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import nystrom
+from svmgpu.testing import assert_allclose, assert_array_equal
 
 
 def _data(m=300, classes=2, seed=0):
@@ -39,12 +40,12 @@ def _roundtrip(est, X, tmp_path, name="model.npz", **kw):
     loaded = load_model(path)
     assert type(loaded) is type(est)
     assert loaded.get_params() == est.get_params()
-    np.testing.assert_array_equal(to_numpy(loaded.decision_function(X) if
+    assert_array_equal(to_numpy(loaded.decision_function(X) if
                                            hasattr(est, "decision_function") else
                                            loaded.predict(X)),
                                   to_numpy(est.decision_function(X) if
                                            hasattr(est, "decision_function") else est.predict(X)))
-    np.testing.assert_array_equal(to_numpy(loaded.predict(X)), to_numpy(est.predict(X)))
+    assert_array_equal(to_numpy(loaded.predict(X)), to_numpy(est.predict(X)))
     return loaded
 
 
@@ -55,7 +56,7 @@ def test_unisvc_roundtrip(tmp_path, rank, classes, multi):
     clf = UniSVC(C=10.0, gamma=16.0, rank=rank, multi_class=multi, random_state=0,
                  device="cpu").fit(X, y)
     loaded = _roundtrip(clf, X, tmp_path)
-    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    assert_array_equal(loaded.classes_, clf.classes_)
     assert loaded.loss_.name == clf.loss_.name and loaded.loss_.params == clf.loss_.params
     assert loaded.kernel_ == clf.kernel_
     assert loaded.device_ == "cpu"
@@ -64,7 +65,7 @@ def test_unisvc_roundtrip(tmp_path, rank, classes, multi):
         # a fitted model holds the landmarks and L⁻¹, not the (m, r) training features
         assert clf.factor_.P is None and loaded.factor_.P is None
         assert loaded.factor_.rank == clf.factor_.rank
-        np.testing.assert_array_equal(loaded.factor_.landmarks, clf.factor_.landmarks)
+        assert_array_equal(loaded.factor_.landmarks, clf.factor_.landmarks)
 
 
 def test_unisvc_nonconvex_loss_params_roundtrip(tmp_path):
@@ -162,7 +163,7 @@ def test_cuda_model_saves_to_host_and_loads_on_any_device(tmp_path):
     assert any(a["kind"] == "cupy" for a in meta["arrays"].values())
     host = load_model(tmp_path / "m.npz")
     assert host.device_ == "cpu"
-    np.testing.assert_allclose(host.decision_function(X), to_numpy(clf.decision_function(Xd)),
+    assert_allclose(host.decision_function(X), to_numpy(clf.decision_function(Xd)),
                                rtol=1e-10, atol=1e-10)
     gpu = load_model(tmp_path / "m.npz", device="cuda")
     assert gpu.device_.startswith("cuda")
@@ -200,7 +201,7 @@ def test_encoder_tree_types():
     assert [type(v) for v in out["hist"]] == [np.float64] * 3 and out["hist"] == obj["hist"]
     for k in ("arr0d", "arr", "strs", "emptyarr"):
         assert out[k].dtype == obj[k].dtype and out[k].shape == obj[k].shape
-        np.testing.assert_array_equal(out[k], obj[k])
+        assert_array_equal(out[k], obj[k])
     assert out["obj"].dtype == object and list(out["obj"]) == ["x", 1, None]
     assert out[1] == "int key" and out[(1, 2)] == "tuple key"
 
@@ -214,7 +215,7 @@ def test_encoder_kernels_losses_factor():
     assert out[:3] == obj[:3]
     assert out[3].name == "smooth_ramp" and out[3].params == obj[3].params
     assert out[4].task == "regression" and out[4].params == obj[4].params
-    np.testing.assert_array_equal(out[5].transform(X[:7]), f.transform(X[:7]))
+    assert_array_equal(out[5].transform(X[:7]), f.transform(X[:7]))
     assert out[5].method == f.method and out[5].trace_residual == f.trace_residual
 
 

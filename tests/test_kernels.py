@@ -19,7 +19,7 @@ from svmgpu.kernels import (
     kernel_matvec,
     make_kernel,
 )
-from svmgpu.testing import assert_allclose, host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 CASES = [
     (RBF(0.7), lambda X, Z: rbf_kernel(X, Z, gamma=0.7)),
@@ -71,7 +71,7 @@ def test_rbf_distances_clipped(device):
         X = to_device((rng.random((50, 4)) * 3).astype(dtype), device)
         K = np.asarray(host(RBF(1.0).block(X, X)))
         assert K.max() <= 1.0
-        np.testing.assert_allclose(np.diag(K), 1.0, rtol=0, atol=tol)
+        assert_allclose(np.diag(K), 1.0, rtol=0, atol=tol)
 
 
 @pytest.mark.parametrize("kernel,ref", CASES, ids=IDS)
@@ -111,8 +111,8 @@ def test_array_api_strict_path():
     for kernel, ref in CASES:
         got = kernel.block(Xs, Zs)
         assert type(got).__module__.startswith("array_api_strict")
-        np.testing.assert_allclose(np.asarray(got), ref(X, Z), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(np.asarray(kernel.diag(Xs)), np.diag(ref(X, X)), rtol=1e-10)
+        assert_allclose(np.asarray(got), ref(X, Z), rtol=1e-10, atol=1e-12)
+        assert_allclose(np.asarray(kernel.diag(Xs)), np.diag(ref(X, X)), rtol=1e-10)
 
 
 def test_make_kernel_and_gamma_rules():
@@ -152,10 +152,10 @@ def test_against_equals_evaluate(kernel, ref):
     c = kernel.center_of(Z, xp=np)
     f = kernel.against(kernel.prepare(Z, c, xp=np), xp=np)
     px = kernel.prepare(X, c, xp=np)
-    np.testing.assert_allclose(f(px.rows(0, 17)), ref(X[:17], Z), rtol=1e-10, atol=1e-12)
+    assert_allclose(f(px.rows(0, 17)), ref(X[:17], Z), rtol=1e-10, atol=1e-12)
     out = np.empty((13, 4))
     assert f(px.rows(17, 30), out=out) is out
-    np.testing.assert_allclose(out, ref(X[17:], Z), rtol=1e-10, atol=1e-12)
+    assert_allclose(out, ref(X[17:], Z), rtol=1e-10, atol=1e-12)
 
 
 def test_exp_floor_far_apart_points():
@@ -164,7 +164,7 @@ def test_exp_floor_far_apart_points():
     for dtype, small in (("float64", 1e-300), ("float32", 1e-37)):
         K = RBF(1e4).block(X.astype(dtype), X.astype(dtype))
         assert K.dtype == dtype
-        np.testing.assert_array_equal(np.diag(K), 1.0)
+        assert_array_equal(np.diag(K), 1.0)
         off = K[~np.eye(3, dtype=bool)]
         assert np.all(off >= 0) and np.all(off <= small)
 
@@ -198,15 +198,15 @@ def test_row_partition_blocks_and_near(n, d, leaf):
     X = rng.random((n, d)) * [3.0] + [[0.0] * (d - 1) + [100.0]]
     part = RowPartition(X, leaf_size=leaf)
     perm, starts = part.perm, part.starts
-    np.testing.assert_array_equal(np.sort(perm), np.arange(n))
+    assert_array_equal(np.sort(perm), np.arange(n))
     sizes = np.diff(starts)
     assert starts[0] == 0 and starts[-1] == n and sizes.max() <= leaf and sizes.min() >= 1
     Xp = X[perm]
     for b in range(part.n_blocks):
         rows = Xp[starts[b]:starts[b + 1]]
         assert np.all(np.diff(perm[starts[b]:starts[b + 1]]) > 0)  # original order inside
-        np.testing.assert_array_equal(rows.min(axis=0), part.lower[b])
-        np.testing.assert_array_equal(rows.max(axis=0), part.upper[b])
+        assert_array_equal(rows.min(axis=0), part.lower[b])
+        assert_array_equal(rows.max(axis=0), part.upper[b])
     for r in (0.05, 0.4, 10.0):
         for j in rng.choice(n, 5, replace=False):
             for gap in (0, 10**9):

@@ -9,7 +9,7 @@ import pytest
 
 from svmgpu.backend import to_device
 from svmgpu.losses import LOSSES, Loss, get_loss, nonconvex_exp_M
-from svmgpu.testing import assert_allclose
+from svmgpu.testing import assert_allclose, assert_array_equal
 
 # (task, name, params, kinks, tight) -- kinks: points where psi' is discontinuous or psi'' jumps
 # (finite differences avoid them); tight: sup psi'' / (2 A_min), 1 when Table 5's A is optimal.
@@ -237,7 +237,7 @@ def test_grad_matches_central_differences(case):
     if kinks:
         u = u[np.min(np.abs(u[:, None] - np.array(kinks)[None, :]), axis=1) > 1e-4]
     fd = (loss.value(u + h) - loss.value(u - h)) / (2 * h)
-    np.testing.assert_allclose(loss.grad(u), fd, rtol=1e-6, atol=1e-6 * max(1.0, loss.A_min))
+    assert_allclose(loss.grad(u), fd, rtol=1e-6, atol=1e-6 * max(1.0, loss.A_min))
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -316,25 +316,25 @@ def test_huge_arguments_are_stable(case, dtype):
     if name not in QUADRATIC_GROWTH:  # (2u and u^2 are infinite at u = +-inf)
         assert np.all(np.isfinite(grad)) and np.all(np.isfinite(value[np.isfinite(u)]))
     if name in BOUNDED:
-        np.testing.assert_array_equal(np.isfinite(value), True)
+        assert_array_equal(np.isfinite(value), True)
         # saturated at a for u -> +inf (both tails for the symmetric truncated losses) ...
         symmetric = name in {"truncated_least_squares", "truncated_huber"}
         sat = (np.abs(u) > 0) if symmetric else (u > 0)
-        np.testing.assert_allclose(value[sat], loss.params["a"], rtol=1e-6)
-        np.testing.assert_array_equal(grad[sat], 0.0)
+        assert_allclose(value[sat], loss.params["a"], rtol=1e-6)
+        assert_array_equal(grad[sat], 0.0)
         # ... and exactly 0 for u -> -inf (hinge-type losses)
-        np.testing.assert_array_equal(value[~sat], 0.0)
-        np.testing.assert_array_equal(grad[~sat], 0.0)
+        assert_array_equal(value[~sat], 0.0)
+        assert_array_equal(grad[~sat], 0.0)
 
 
 def test_linear_tails():
     u = np.array([-1e30, -np.inf, 1e30, np.inf])
-    np.testing.assert_array_equal(get_loss("smooth_hinge").value(u), [0, 0, 1e30, np.inf])
-    np.testing.assert_array_equal(get_loss("smooth_hinge").grad(u), [0, 0, 1, 1])
+    assert_array_equal(get_loss("smooth_hinge").value(u), [0, 0, 1e30, np.inf])
+    assert_array_equal(get_loss("smooth_hinge").grad(u), [0, 0, 1, 1])
     for name in ["huber", "smooth_absolute", "smooth_epsilon_insensitive"]:
         loss = get_loss(name, "regression")
-        np.testing.assert_allclose(loss.value(u), np.abs(u), rtol=1e-15)
-        np.testing.assert_array_equal(loss.grad(u), [-1, -1, 1, 1])
+        assert_allclose(loss.value(u), np.abs(u), rtol=1e-15)
+        assert_array_equal(loss.grad(u), [-1, -1, 1, 1])
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -356,7 +356,7 @@ def test_integer_and_multidimensional_input():
     loss = get_loss("squared_hinge")
     out = loss.value(np.array([[-1, 2], [3, 0]]))
     assert out.dtype == np.float64 and out.shape == (2, 2)
-    np.testing.assert_array_equal(out, [[0.0, 4.0], [9.0, 0.0]])
+    assert_array_equal(out, [[0.0, 4.0], [9.0, 0.0]])
     with pytest.raises(TypeError):
         loss.value(np.array([1 + 2j]))
 
@@ -372,7 +372,7 @@ def test_array_api_strict(case, dtype):
         out = method(us)
         assert isinstance(out, type(us)) and out.dtype == us.dtype and out.shape == us.shape
         rtol = 1e-14 if dtype == "float64" else 1e-6
-        np.testing.assert_allclose(np.from_dlpack(out), method(u), rtol=rtol, atol=rtol)
+        assert_allclose(np.from_dlpack(out), method(u), rtol=rtol, atol=rtol)
 
 
 @pytest.mark.parametrize("case", CASES[::3], ids=IDS[::3])
@@ -461,18 +461,18 @@ def test_losses_need_no_data_dependent_shapes(monkeypatch):
             for name in names:
                 loss = ref = get_loss(name, task=task)
                 checked += 1
-                np.testing.assert_allclose(np.asarray(loss.value(u)), ref.value(u_np), rtol=1e-12)
-                np.testing.assert_allclose(np.asarray(loss.grad(u)), ref.grad(u_np), rtol=1e-12)
+                assert_allclose(np.asarray(loss.value(u)), ref.value(u_np), rtol=1e-12)
+                assert_allclose(np.asarray(loss.grad(u)), ref.grad(u_np), rtol=1e-12)
                 if loss.piecewise_quadratic:
-                    np.testing.assert_allclose(np.asarray(loss.curvature(u)),
+                    assert_allclose(np.asarray(loss.curvature(u)),
                                                ref.curvature(u_np), rtol=1e-12)
         assert checked == sum(len(v) for v in LOSSES.values()) >= 14
         got = clip(u, min=-1.0, max=2.0, xp=proxy)
-        np.testing.assert_array_equal(np.asarray(got), np.clip(u_np, -1.0, 2.0))
+        assert_array_equal(np.asarray(got), np.clip(u_np, -1.0, 2.0))
     x32 = np.array([np.nan, -2.0, 0.5, 9.0], dtype=np.float32)
     out = clip(x32, min=0.0, max=1.0, xp=np)
     assert out.dtype == np.float32 and np.isnan(out[0])
-    np.testing.assert_array_equal(out[1:], [0.0, 0.5, 1.0])
+    assert_array_equal(out[1:], [0.0, 0.5, 1.0])
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -488,4 +488,4 @@ def test_curvature_is_the_second_derivative(case):
     u = u[np.all(np.abs(u[:, None] - np.asarray(kinks + [99.0])[None, :]) > 1e-3, axis=1)]
     h = 1e-6
     num = (loss.grad(u + h) - loss.grad(u - h)) / (2 * h)
-    np.testing.assert_allclose(loss.curvature(u), num, rtol=1e-5, atol=1e-5)
+    assert_allclose(loss.curvature(u), num, rtol=1e-5, atol=1e-5)

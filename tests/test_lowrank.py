@@ -43,16 +43,16 @@ def test_reproduces_visited_rows_and_transform(device, method, dtype):
     assert f.rank == P.shape[1] and P.shape[0] == 300 and len(set(B.tolist())) == f.rank
     tol = 1e-10 if dtype == "float64" else 2e-5
     assert_allclose(f.P, P, device=device, dtype=dtype)
-    np.testing.assert_allclose(P[B] @ P.T, K[B], atol=tol)            # P_B Pᵀ = K_B
-    np.testing.assert_allclose(np.triu(P[B], 1), 0, atol=tol)           # P_B lower triangular
+    assert_allclose(P[B] @ P.T, K[B], atol=tol)            # P_B Pᵀ = K_B
+    assert_allclose(np.triu(P[B], 1), 0, atol=tol)           # P_B lower triangular
     # features of the training points are the rows of P; of new points p(x)ᵀp(z) ≈ k(x, z)
     assert_allclose(f.transform(Xd[:25, ...]), P[:25], device=device, dtype=dtype, atol=10 * tol,
                     rtol=10 * tol)
     Xn = _data(40, seed=9)
     F = host(f.transform(to_device(Xn.astype(dtype), device))).astype(np.float64)
-    np.testing.assert_allclose(F @ F[:, :].T, rbf_kernel(Xn, gamma=2.0), atol=0.05)
+    assert_allclose(F @ F[:, :].T, rbf_kernel(Xn, gamma=2.0), atol=0.05)
     # exact on landmarks: p(x_b)ᵀ p(z) = k(x_b, z)
-    np.testing.assert_allclose(P[B] @ F.T, rbf_kernel(X[B], Xn, gamma=2.0), atol=10 * tol)
+    assert_allclose(P[B] @ F.T, rbf_kernel(X[B], Xn, gamma=2.0), atol=10 * tol)
     # the recorded residual trace is the true one
     assert f.trace_residual == pytest.approx(np.trace(K) - np.sum(P * P), abs=1e-3 if
                                              dtype == "float32" else 1e-8)
@@ -64,9 +64,9 @@ def test_full_rank_is_exact(device):
     f = nystrom(to_device(X, device), RBF(1.0), 50, random_state=1)
     P = host(f.P)
     # landmarks that are numerically dependent are dropped; K is still reproduced
-    np.testing.assert_allclose(P @ P.T, K, atol=1e-6)
+    assert_allclose(P @ P.T, K, atol=1e-6)
     F = host(f.transform(to_device(_data(7, seed=3), device)))
-    np.testing.assert_allclose(F @ P.T, rbf_kernel(_data(7, seed=3), X, gamma=1.0), atol=1e-6)
+    assert_allclose(F @ P.T, rbf_kernel(_data(7, seed=3), X, gamma=1.0), atol=1e-6)
 
 
 def test_pivoted_cholesky_matches_dense_transcription_and_trace_rule():
@@ -76,7 +76,7 @@ def test_pivoted_cholesky_matches_dense_transcription_and_trace_rule():
         Pref, piv = _dense_pivoted_cholesky(K, max_rank, tol)
         f = pivoted_cholesky(X, RBF(5.0), max_rank, tol=tol)
         assert f.landmarks.tolist() == piv
-        np.testing.assert_allclose(host(f.P), Pref, atol=1e-10)
+        assert_allclose(host(f.P), Pref, atol=1e-10)
         assert f.trace_residual <= tol * 200 or f.rank == max_rank
         if f.rank < max_rank:  # stopped by the trace rule, not earlier
             assert np.trace(K - Pref[:, :-1] @ Pref[:, :-1].T) > tol * 200
@@ -88,7 +88,7 @@ def test_duplicates_are_dropped_not_jittered():
     assert f.rank <= 20
     P = host(f.P)
     K = rbf_kernel(X, gamma=3.0)
-    np.testing.assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-9)
+    assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-9)
     g = pivoted_cholesky(X, RBF(3.0), 60, tol=0)
     assert g.rank <= 20
 
@@ -99,7 +99,7 @@ def test_other_kernels(kernel):
     K = kernel.block(X, X)
     for f in (nystrom(X, kernel, 30, random_state=0), pivoted_cholesky(X, kernel, 30, tol=0)):
         P = host(f.P)
-        np.testing.assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-8)
+        assert_allclose(P[f.landmarks] @ P.T, K[f.landmarks], atol=1e-8)
 
 
 def test_blocked_features_equal_one_block(device):
@@ -162,7 +162,7 @@ def test_gram_of_float32_features_is_formed_in_float64():
                     ({"weights": w, "rows": rows}, P64[rows].T @ (w[rows, None] * P64[rows]))]:
         G = FeatureOperator(P, memory_budget=2**20).gram(**kw)  # several row blocks
         assert G.dtype == np.float64
-        np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())
+        assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())
 
 
 def test_public_factor_functions_read_the_free_memory_once(monkeypatch):

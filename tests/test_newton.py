@@ -23,7 +23,7 @@ from svmgpu.solvers.newton import (
     solve_smw,
 )
 from svmgpu.solvers.unisvm import unisvm_newton
-from svmgpu.testing import assert_allclose, host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 NXP = get_device("cpu").xp
 # fixed smoothing parameters, so that the objective is one function scipy can minimize
@@ -67,12 +67,12 @@ def test_registry_losses_are_the_papers(loss):
     param = {"huber_hinge": 0.3, "logistic": 5.0}.get(loss)
     L, L1, L2 = loss_terms(registry_loss(loss, param), LOSS_SCALE[loss], u, xp=np)
     ref, ref1 = _paper_loss(loss, u, param)
-    np.testing.assert_allclose(L, ref, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(L1, ref1, rtol=1e-13, atol=1e-15)
+    assert_allclose(L, ref, rtol=1e-13, atol=1e-15)
+    assert_allclose(L1, ref1, rtol=1e-13, atol=1e-15)
     h = 1e-6  # L'' against a central difference of L', away from the kinks
     num = (_paper_loss(loss, u + h, param)[1] - _paper_loss(loss, u - h, param)[1]) / (2 * h)
     smooth = np.min(np.abs(u[:, None] - np.array([[0.0, -0.3, 0.3]])), axis=1) > 1e-3
-    np.testing.assert_allclose(L2[smooth], num[smooth], rtol=1e-6, atol=1e-6)
+    assert_allclose(L2[smooth], num[smooth], rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="huber_hinge"):
         registry_loss("huber")
 
@@ -120,7 +120,7 @@ def test_newton_reaches_the_scipy_optimum(loss, regularizer):
     assert f_newton == pytest.approx(res.objective_history[-1], rel=1e-12)
     assert f_newton <= f_ref * (1 + 1e-9)                   # not worse than scipy ...
     assert f_newton == pytest.approx(f_ref, rel=1e-7)       # ... and the same minimum
-    np.testing.assert_allclose(F @ res.coef, F @ z_ref, atol=2e-3)
+    assert_allclose(F @ res.coef, F @ z_ref, atol=2e-3)
     if loss == "least_squares":
         assert res.n_iter == 1
 
@@ -131,7 +131,7 @@ def test_least_squares_is_one_step_of_21():
     res = newton_reduced(F, y, loss="least_squares", C=C, sample_weight=s, xp=NXP)
     lam = 1 / (2 * C)
     z = np.linalg.solve(lam * np.eye(F.shape[1]) + F.T @ (s[:, None] * F), F.T @ (s * y))
-    np.testing.assert_allclose(res.coef, z, rtol=1e-9, atol=1e-9)
+    assert_allclose(res.coef, z, rtol=1e-9, atol=1e-9)
     assert res.n_iter == 1 and res.info["lambda"] == lam
 
 
@@ -147,7 +147,7 @@ def test_squared_hinge_finite_termination():
     u = 1 - y * (F @ res.coef)
     act = u > 0
     g = res.coef - 2 * 10.0 * F[act].T @ (s[act] * y[act] * u[act])
-    np.testing.assert_allclose(g, 0, atol=1e-8)
+    assert_allclose(g, 0, atol=1e-8)
     # objective is monotone (Armijo) along the iterations
     h = np.asarray(res.objective_history)
     assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
@@ -164,11 +164,11 @@ def test_incremental_hessian_equals_recomputed():
         mask = mask ^ flip
         Q = gram.update(np.where(mask, s, 0.0), mode="incremental")
         ref = (F[mask] * s[mask, None]).T @ F[mask]
-        np.testing.assert_allclose(Q, ref, rtol=1e-11, atol=1e-11)
+        assert_allclose(Q, ref, rtol=1e-11, atol=1e-11)
     assert gram.n_incremental == 7 and gram.n_recompute == 1
-    np.testing.assert_allclose(FeatureOperator(F, memory_budget=64 * 12 * 24 + 3456).gram(s),
+    assert_allclose(FeatureOperator(F, memory_budget=64 * 12 * 24 + 3456).gram(s),
                                (F * s[:, None]).T @ F, rtol=1e-12)
-    np.testing.assert_allclose(FeatureOperator(F, memory_budget=64 * 12 * 24).rmatvec(
+    assert_allclose(FeatureOperator(F, memory_budget=64 * 12 * 24).rmatvec(
                                    np.stack([s, -s], 1), rows=np.arange(3, 400, 2)),
                                F[3:400:2].T @ np.stack([s, -s], 1)[3:400:2], rtol=1e-12)
     # the solver gives the same iterates with both Hessian updates
@@ -178,14 +178,14 @@ def test_incremental_hessian_equals_recomputed():
     b = newton_reduced(F, y, hessian_update="recompute", **kw)
     assert a.info["hessian_incremental"] > 0 and b.info["hessian_incremental"] == 0
     assert a.n_iter == b.n_iter and a.info["active_set_sizes"] == b.info["active_set_sizes"]
-    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
+    assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
     for loss in ("huber_hinge",):  # at δ = 0.3: the Huber Hessian is ill-conditioned for small δ
         a = newton_reduced(F, y, loss=loss, C=20.0, sample_weight=s, xp=NXP, smw="never",
                            hessian_update="incremental", tol=1e-12, **FIXED[loss])
         b = newton_reduced(F, y, loss=loss, C=20.0, sample_weight=s, xp=NXP, smw="never",
                            hessian_update="recompute", tol=1e-12, **FIXED[loss])
         assert a.info["stop"] == b.info["stop"] == "active_set"
-        np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
+        assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-10)
 
 
 def test_one_newton_serves_unisvm_and_the_reduced_svm(device):
@@ -243,8 +243,8 @@ def test_smw_path_equals_direct_solve():
     lw = rng.uniform(0.5, 2.0, 7)
     b = rng.standard_normal(20)
     direct = np.linalg.solve(0.3 * np.eye(20) + U.T @ (lw[:, None] * U), b)
-    np.testing.assert_allclose(solve_smw(U, lw, 0.3, b, xp=NXP), direct, rtol=1e-10)
-    np.testing.assert_allclose(solve_smw(U[:0], lw[:0], 0.3, b, xp=NXP), b / 0.3)
+    assert_allclose(solve_smw(U, lw, 0.3, b, xp=NXP), direct, rtol=1e-10)
+    assert_allclose(solve_smw(U[:0], lw[:0], 0.3, b, xp=NXP), b / 0.3)
     # the whole Newton path: SMW (28) at every step vs Cholesky of the r × r Hessian
     F, y, _, s = _problem(m=300, r=60, gamma=30.0)
     for loss in ("squared_hinge", "huber_hinge", "logistic"):
@@ -253,15 +253,15 @@ def test_smw_path_equals_direct_solve():
         b = newton_reduced(F, y, smw="never", **kw)
         c = newton_reduced(F, y, smw="auto", **kw)
         assert a.info["smw_steps"] == a.n_iter and b.info["smw_steps"] == 0
-        np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-8)
-        np.testing.assert_allclose(c.coef, b.coef, rtol=1e-7, atol=1e-8)
+        assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-8)
+        assert_allclose(c.coef, b.coef, rtol=1e-7, atol=1e-8)
     # "auto" switches to SMW once |I| < r
     F, y, _, s = _problem(m=300, r=100, gamma=30.0, noise=0.0)
     c = newton_reduced(F, y, loss="squared_hinge", C=20.0, sample_weight=s, xp=NXP)
     sizes = c.info["active_set_sizes"]
     assert min(sizes[:-1]) < 100 and c.info["smw_steps"] == sum(n < 100 for n in sizes[:-1])
     d = newton_reduced(F, y, loss="squared_hinge", C=20.0, sample_weight=s, xp=NXP, smw="never")
-    np.testing.assert_allclose(c.coef, d.coef, rtol=1e-8, atol=1e-9)
+    assert_allclose(c.coef, d.coef, rtol=1e-8, atol=1e-9)
 
 
 def test_continuation_schedules_and_convergence():
@@ -273,7 +273,7 @@ def test_continuation_schedules_and_convergence():
     assert [st["param"] for st in log.info["stages"]] == [10, 100, 1000, 10000]
     assert log.converged
     # Huber with small δ and logistic with large p both approach the hinge loss
-    np.testing.assert_allclose(F @ hub.coef, F @ log.coef, atol=0.05)
+    assert_allclose(F @ hub.coef, F @ log.coef, atol=0.05)
     hub2 = newton_reduced(F, y, loss="huber_hinge", C=5.0, delta_min=0.01, xp=NXP)
     assert hub2.info["final_param"] == pytest.approx(0.01)
 
@@ -285,14 +285,14 @@ def test_presolve_warm_start_reaches_the_same_optimum():
         a = newton_reduced(F, y, presolve=None, **kw)
         b = newton_reduced(F, y, presolve=500, **kw)
         assert b.info["presolve"]["rows"] == 500 and b.converged
-        np.testing.assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-9)
-        np.testing.assert_allclose(b.coef, a.coef, rtol=1e-5, atol=1e-6)
+        assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-9)
+        assert_allclose(b.coef, a.coef, rtol=1e-5, atol=1e-6)
     # "auto": a pre-solve on m/50 (at least 2000) rows once m is large enough
     F, y, _, _ = _problem(m=20000, r=20, gamma=20.0)
     a = newton_reduced(F, y, C=5.0, tol=1e-300, xp=NXP, presolve=None)
     b = newton_reduced(F, y, C=5.0, tol=1e-300, xp=NXP)
     assert b.info["presolve"]["rows"] == 2000 and b.converged and b.n_iter <= a.n_iter
-    np.testing.assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-12)
+    assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-12)
 
 
 def test_zero_weights_drop_rows():
@@ -301,7 +301,7 @@ def test_zero_weights_drop_rows():
     a = newton_reduced(F, y, sample_weight=s, C=3.0, xp=NXP)
     keep = s > 0
     b = newton_reduced(F[keep], y[keep], sample_weight=s[keep], C=3.0, xp=NXP)
-    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-10, atol=1e-12)
+    assert_allclose(a.coef, b.coef, rtol=1e-10, atol=1e-12)
 
 
 def test_lambda_mapping():
@@ -345,11 +345,11 @@ def test_checkerboard_accuracy_and_fitted_attributes():
     clf = ReducedSVC(rank=150, C=100.0, gamma=16.0, random_state=0, device="cpu").fit(X, y)
     assert clf.score(Xt, yt) > 0.97
     assert clf.support_.shape == (150,) and clf.coef_.shape == (1, 150)
-    np.testing.assert_array_equal(clf.support_vectors_, X[clf.support_])
+    assert_array_equal(clf.support_vectors_, X[clf.support_])
     assert clf.n_iter_[0] >= 1 and clf.converged_[0]
     assert clf.solver_info_[0]["stop"] == "active_set"
     d = clf.decision_function(Xt[:10])
-    np.testing.assert_allclose(d, rbf_kernel(Xt[:10], X[clf.support_], gamma=16.0)
+    assert_allclose(d, rbf_kernel(Xt[:10], X[clf.support_], gamma=16.0)
                                @ clf.coef_[0], rtol=1e-10, atol=1e-12)
     pc = ReducedSVC(rank=150, C=100.0, gamma=16.0, reduced_set="pivoted_cholesky",
                     device="cpu").fit(X, y)
@@ -377,8 +377,8 @@ def test_sample_weight_zero_equals_removal():
     b.fit(X[keep], y[keep])
     # the same reduced points (drawn among the kept rows) give the same classifier
     b_support = np.flatnonzero(keep)[b.support_]
-    np.testing.assert_array_equal(a.support_, b_support)
-    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-9)
+    assert_array_equal(a.support_, b_support)
+    assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-9)
 
 
 def test_float32_agrees_with_float64():
@@ -387,7 +387,7 @@ def test_float32_agrees_with_float64():
     a = ReducedSVC(**kw).fit(X, y)
     b = ReducedSVC(dtype="float32", **kw).fit(X, y)
     assert b.coef_.dtype == np.float32
-    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=2e-3)
+    assert_allclose(b.decision_function(X), a.decision_function(X), atol=2e-3)
 
 
 @pytest.mark.parametrize("params,match", [
@@ -415,7 +415,7 @@ def test_numpy_and_device_agree(device, loss):
     assert_allclose(clf.coef_, ref.coef_, device=device, dtype="float64", rtol=1e-6, atol=1e-6)
     out = clf.decision_function(to_device(X, device))
     assert_allclose(out, ref.decision_function(X), device=device, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(host(clf.decision_function(X)), ref.decision_function(X),
+    assert_allclose(host(clf.decision_function(X)), ref.decision_function(X),
                                atol=1e-6)
 
 

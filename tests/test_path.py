@@ -18,7 +18,7 @@ from svmgpu.estimators.path import L2SVMPath
 from svmgpu.kernels import RBF
 from svmgpu.lowrank import nystrom
 from svmgpu.solvers.path import _Radius, l2svm_path
-from svmgpu.testing import host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 EPS = 1e-8
 
@@ -87,14 +87,14 @@ def test_dual_objective_matches_scipy_and_kkt(factor):
         ref = _dual(_scipy_dual(Hl, y), Hl)
         ratio = _dual(a, Hl) / ref
         assert 0.99 <= ratio <= 1.0 + 1e-6, (lam, ratio)     # Table 2's criterion
-        np.testing.assert_allclose(res.objective_history[j], _dual(a, Hl), rtol=1e-8)
+        assert_allclose(res.objective_history[j], _dual(a, Hl), rtol=1e-8)
         # KKT on the partition: α_E > 0, yᵀα = 0, y_i h̃(x_i) = 1 on E, y_i h(x_i) >= 1 on I.
         E = a != 0                                            # α is exactly 0 on I
         assert E.sum() == res.info["n_active"][j]
         assert np.all(a[E] >= -1e-6 / (0.5 * lam))            # α_E >= 0 (margin tol 1e-6)
         assert abs(y @ a) <= 1e-8 * a.sum()
         margins = H @ a + y * b                               # (3)
-        np.testing.assert_allclose((margins + 0.5 * lam * a)[E], 1.0, atol=1e-7)
+        assert_allclose((margins + 0.5 * lam * a)[E], 1.0, atol=1e-7)
         assert np.all(margins[~E] >= 1.0 - 1e-6)
 
 
@@ -120,7 +120,7 @@ def test_loo_span_equals_brute_force_lssvm_loo(factor, lam):
         sol = np.linalg.solve(A, np.r_[0.0, np.ones(len(J))])   # LS-SVM (7) on E \ {i}
         brute.append(Hl[i, J] @ sol[1:] + y[i] * sol[0])          # y_i h^i(x_i)
     loo = np.asarray(res.info["loo_margins"])
-    np.testing.assert_allclose(loo[E], brute, rtol=1e-6, atol=1e-6)
+    assert_allclose(loo[E], brute, rtol=1e-6, atol=1e-6)
     n_err = np.sum(np.asarray(brute) <= 0)
     assert res.info["loo_error"][-1] == pytest.approx(n_err / len(y))
 
@@ -137,10 +137,10 @@ def test_gram_solves_follow_the_same_path(factor):
     b = _path(P, y, store_alphas=True, lambda_min=1e-4, gram=P @ P.T)
     assert a.n_iter == b.n_iter
     for key in ("lambdas", "n_active", "loo_error"):
-        np.testing.assert_allclose(b.info[key], a.info[key], rtol=1e-9)
-    np.testing.assert_allclose(b.info["intercepts"], a.info["intercepts"], rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(b.info["alphas"], a.info["alphas"], rtol=1e-5, atol=1e-9)
-    np.testing.assert_allclose(b.info["loo_margins"], a.info["loo_margins"], rtol=1e-6,
+        assert_allclose(b.info[key], a.info[key], rtol=1e-9)
+    assert_allclose(b.info["intercepts"], a.info["intercepts"], rtol=1e-6, atol=1e-9)
+    assert_allclose(b.info["alphas"], a.info["alphas"], rtol=1e-5, atol=1e-9)
+    assert_allclose(b.info["loo_margins"], a.info["loo_margins"], rtol=1e-6,
                                atol=1e-8)
     with pytest.raises(ValueError, match="gram must have shape"):
         _path(P, y, gram=np.eye(3))
@@ -157,7 +157,7 @@ def test_starting_point_matches_14():
     assert lam == 1e7 and res.info["n_active"][0] == m
     a = np.asarray(res.info["alphas"])[0]
     expected = np.where(y > 0, 4 * m_neg / (m * lam), 4 * m_pos / (m * lam))      # (14)
-    np.testing.assert_allclose(a, expected, rtol=1e-4)
+    assert_allclose(a, expected, rtol=1e-4)
     assert res.info["intercepts"][0] == pytest.approx((m_pos - m_neg) / m, abs=1e-5)  # b_∞
 
 
@@ -183,7 +183,7 @@ def test_path_monotone_and_breakpoints_consistent():
         assert res.info["kkt_violation"][j] <= tol
         # the recorded feature-space weights reproduce the same function
         W = np.asarray(res.info["W"])[j]
-        np.testing.assert_allclose((P * y[:, None]) @ W + y * b, margins + 0.5 * EPS * a,
+        assert_allclose((P * y[:, None]) @ W + y * b, margins + 0.5 * EPS * a,
                                    atol=1e-6 * max(1.0, np.abs(margins).max()))
         if prev is not None and np.any(prev != E):
             n_changes += 1
@@ -262,7 +262,7 @@ def test_estimator_selects_loo_minimum_and_c_mapping():
     assert clf.converged_ and clf.n_active_[j] == len(clf.support_)
     assert clf.score(X, y) > 0.85
     d = clf.decision_function(X)
-    np.testing.assert_array_equal(clf.predict(X), clf.classes_[(d > 0).astype(int)])
+    assert_array_equal(clf.predict(X), clf.classes_[(d > 0).astype(int)])
 
 
 def test_full_rank_nystrom_matches_exact_factor():
@@ -271,10 +271,10 @@ def test_full_rank_nystrom_matches_exact_factor():
     nys = L2SVMPath(device="cpu", rank=70, gamma=0.2, random_state=0).fit(X, y)
     assert nys.factor_.rank >= 60 and exact.factor_ is None  # numerically dependent rows dropped
     # same path up to the ε shift: the Nyström model at λ is the exact one at λ − ε
-    np.testing.assert_allclose(nys.lambdas_, exact.lambdas_, rtol=1e-6, atol=2 * 1e-8)
-    np.testing.assert_array_equal(nys.n_active_, exact.n_active_)
-    np.testing.assert_array_equal(nys.loo_error_, exact.loo_error_)
-    np.testing.assert_allclose(nys.decision_function(X), exact.decision_function(X), atol=1e-3)
+    assert_allclose(nys.lambdas_, exact.lambdas_, rtol=1e-6, atol=2 * 1e-8)
+    assert_array_equal(nys.n_active_, exact.n_active_)
+    assert_array_equal(nys.loo_error_, exact.loo_error_)
+    assert_allclose(nys.decision_function(X), exact.decision_function(X), atol=1e-3)
 
 
 def test_refit_expansion_matches_feature_form_on_active_set():
@@ -284,7 +284,7 @@ def test_refit_expansion_matches_feature_form_on_active_set():
     b = L2SVMPath(refit=False, **kw).fit(X, y)
     assert a.best_lambda_ == b.best_lambda_
     E = a.support_
-    np.testing.assert_allclose(a.decision_function(X[E]), b.decision_function(X[E]), atol=1e-4)
+    assert_allclose(a.decision_function(X[E]), b.decision_function(X[E]), atol=1e-4)
     assert np.mean(a.predict(X) == b.predict(X)) > 0.95
 
 
@@ -303,7 +303,7 @@ def test_pickle_roundtrip():
     for kw in ({"rank": None}, {"rank": 20, "random_state": 0, "refit": False}):
         clf = L2SVMPath(device="cpu", **kw).fit(X, y)
         clf2 = pickle.loads(pickle.dumps(clf))
-        np.testing.assert_array_equal(clf2.decision_function(X), clf.decision_function(X))
+        assert_array_equal(clf2.decision_function(X), clf.decision_function(X))
 
 
 def test_float32_is_kept():
@@ -396,11 +396,11 @@ def test_numpy_and_cupy_agree(device, rank):
     cpu = L2SVMPath(device="cpu", rank=rank, random_state=0, gamma=0.3).fit(X, y)
     est = L2SVMPath(device=device, rank=rank, random_state=0, gamma=0.3)
     est.fit(to_device(X, device), y)
-    np.testing.assert_allclose(est.lambdas_, cpu.lambdas_, rtol=1e-6)
-    np.testing.assert_array_equal(est.n_active_, cpu.n_active_)
-    np.testing.assert_allclose(est.loo_error_, cpu.loo_error_, atol=1.5 / len(y))
+    assert_allclose(est.lambdas_, cpu.lambdas_, rtol=1e-6)
+    assert_array_equal(est.n_active_, cpu.n_active_)
+    assert_allclose(est.loo_error_, cpu.loo_error_, atol=1.5 / len(y))
     assert est.best_lambda_ == pytest.approx(cpu.best_lambda_, rel=1e-6)
     out = est.decision_function(to_device(X, device))
     assert type(out) is type(to_device(X, device))
-    np.testing.assert_allclose(host(out), cpu.decision_function(X), atol=1e-5)
-    np.testing.assert_allclose(est.decision_function(X), cpu.decision_function(X), atol=1e-5)
+    assert_allclose(host(out), cpu.decision_function(X), atol=1e-5)
+    assert_allclose(est.decision_function(X), cpu.decision_function(X), atol=1e-5)

@@ -21,7 +21,7 @@ from svmgpu.backend import asarray
 from svmgpu.estimators.greedy import GreedySVC
 from svmgpu.kernels import RBF, Kernel, Laplacian, Linear, Polynomial
 from svmgpu.solvers.stagewise import greedy_stagewise
-from svmgpu.testing import assert_allclose, host, namespace_name
+from svmgpu.testing import assert_allclose, assert_array_equal, host, namespace_name
 
 
 def algorithm1(K, y, *, tol=0.0, max_support=None):
@@ -78,15 +78,15 @@ def test_matches_dense_algorithm1(kernel, dense):
     K = dense(X)
     idx, alpha, g = algorithm1(K, y)
     res = greedy_stagewise(X, y, kernel, xp=np, check_every=7)
-    np.testing.assert_array_equal(res.info["support"], idx)
-    np.testing.assert_allclose(res.coef, alpha, rtol=1e-9)
+    assert_array_equal(res.info["support"], idx)
+    assert_allclose(res.coef, alpha, rtol=1e-9)
     assert res.n_iter == len(idx) and res.converged and res.info["stop"] == "rule"
-    np.testing.assert_allclose(res.info["dual_coef"], alpha * y[idx], rtol=1e-9)
+    assert_allclose(res.info["dual_coef"], alpha * y[idx], rtol=1e-9)
     # the scores are g/√K on unselected rows, +inf on selected ones
     scores = res.info["scores"]
     free = np.setdiff1d(np.arange(len(y)), idx)
     assert np.all(np.isinf(scores[idx]))
-    np.testing.assert_allclose(scores[free], g[free] / np.sqrt(np.diag(K)[free]), atol=1e-9)
+    assert_allclose(scores[free], g[free] / np.sqrt(np.diag(K)[free]), atol=1e-9)
 
 
 def test_linear_kernel_skips_zero_rows():
@@ -96,8 +96,8 @@ def test_linear_kernel_skips_zero_rows():
     idx, alpha, _ = algorithm1(K, y)
     res = greedy_stagewise(X, y, Linear(), xp=np)
     assert 7 not in set(res.info["support"].tolist())
-    np.testing.assert_array_equal(res.info["support"], idx)
-    np.testing.assert_allclose(res.coef, alpha, rtol=1e-8)
+    assert_array_equal(res.info["support"], idx)
+    assert_allclose(res.coef, alpha, rtol=1e-8)
 
 
 @pytest.mark.parametrize("tol", [0.0, 0.05])
@@ -110,7 +110,7 @@ def test_loss_decreases_at_every_stage_and_stopping_rule(tol, batch):
     assert len(set(idx.tolist())) == len(idx)  # each sample selected at most once
     assert np.all(alpha > 0)
     L = _dense_loss(K, y, idx, alpha)
-    np.testing.assert_allclose(res.objective_history, L, rtol=1e-10, atol=1e-12)
+    assert_allclose(res.objective_history, L, rtol=1e-10, atol=1e-12)
     assert np.all(np.diff(L) < 0), "the loss (10) must decrease at every selection"
     # the stopping rule: every unselected sample has g >= −tol (K(x, x) = 1)
     g = y * (K[:, idx] @ (alpha * y[idx])) - 1.0
@@ -121,8 +121,8 @@ def test_loss_decreases_at_every_stage_and_stopping_rule(tol, batch):
     a = np.zeros(len(y))
     a[idx] = alpha
     w2 = a @ (K * np.outer(y, y)) @ a
-    np.testing.assert_allclose(res.info["norm_w_sq"], w2, rtol=1e-10)
-    np.testing.assert_allclose(res.info["implicit_margin"], 1 / np.sqrt(w2), rtol=1e-10)
+    assert_allclose(res.info["norm_w_sq"], w2, rtol=1e-10)
+    assert_allclose(res.info["implicit_margin"], 1 / np.sqrt(w2), rtol=1e-10)
 
 
 def test_batch_equal_to_n_samples_is_algorithm1():
@@ -130,8 +130,8 @@ def test_batch_equal_to_n_samples_is_algorithm1():
     X, y = _xor_data(120, 3, seed=4)
     idx, alpha, _ = algorithm1(rbf_kernel(X, gamma=0.5), y)
     res = greedy_stagewise(X, y, RBF(0.5), xp=np, batch=120)
-    np.testing.assert_array_equal(res.info["support"], idx)
-    np.testing.assert_allclose(res.coef, alpha, rtol=1e-9)
+    assert_array_equal(res.info["support"], idx)
+    assert_allclose(res.coef, alpha, rtol=1e-9)
     assert res.n_iter == 1
 
 
@@ -144,10 +144,10 @@ def test_device_code_path_without_host_reads(monkeypatch, batch):
         monkeypatch.setattr(stagewise, "is_numpy", lambda xp: False)
         dev = greedy_stagewise(X, y, kernel, xp=np, batch=batch, check_every=4)
         monkeypatch.undo()
-        np.testing.assert_array_equal(dev.info["support"], host.info["support"])
-        np.testing.assert_allclose(dev.coef, host.coef, rtol=1e-12)
+        assert_array_equal(dev.info["support"], host.info["support"])
+        assert_allclose(dev.coef, host.coef, rtol=1e-12)
         assert dev.n_iter == host.n_iter
-        np.testing.assert_allclose(dev.objective_history, host.objective_history, rtol=1e-12)
+        assert_allclose(dev.objective_history, host.objective_history, rtol=1e-12)
 
 
 class _OpaqueRBF(Kernel):
@@ -172,8 +172,8 @@ def test_gaussian_shortcut_matches_general_path():
     X, y = _xor_data(100, 2, seed=6)
     fast = greedy_stagewise(X, y, RBF(1.0), xp=np)
     slow = greedy_stagewise(X, y, _OpaqueRBF(1.0), xp=np)
-    np.testing.assert_array_equal(fast.info["support"], slow.info["support"])
-    np.testing.assert_allclose(fast.coef, slow.coef, rtol=1e-12)
+    assert_array_equal(fast.info["support"], slow.info["support"])
+    assert_allclose(fast.coef, slow.coef, rtol=1e-12)
 
 
 def test_max_support_and_tiny_memory_budget():
@@ -181,12 +181,12 @@ def test_max_support_and_tiny_memory_budget():
     full = greedy_stagewise(X, y, RBF(0.5), xp=np)
     cut = greedy_stagewise(X, y, RBF(0.5), xp=np, max_support=10, check_every=3)
     assert cut.info["stop"] == "max_support" and not cut.converged and len(cut.coef) == 10
-    np.testing.assert_array_equal(cut.info["support"], full.info["support"][:10])
+    assert_array_equal(cut.info["support"], full.info["support"][:10])
     # a budget of a few rows: the column is evaluated in many row blocks, same result
     small = greedy_stagewise(X, y, RBF(0.5), xp=np, memory_budget=2000, batch=3)
     ref = greedy_stagewise(X, y, RBF(0.5), xp=np, batch=3)
-    np.testing.assert_array_equal(small.info["support"], ref.info["support"])
-    np.testing.assert_allclose(small.coef, ref.coef, rtol=1e-12)
+    assert_array_equal(small.info["support"], ref.info["support"])
+    assert_allclose(small.coef, ref.coef, rtol=1e-12)
     with pytest.raises(MemoryError, match="memory_budget"):
         greedy_stagewise(X, y, RBF(0.5), xp=np, memory_budget=10)
     # max_support >= the number selected anyway: the rule still holds
@@ -210,14 +210,14 @@ def test_pruned_columns_match_full_columns(kernel, dtype):
         a, b = set(pruned.info["support"].tolist()), set(full.info["support"].tolist())
         assert len(a ^ b) <= 0.01 * len(b)
         f = lambda r: kernel.block(X, X[r.info["support"]]) @ r.info["dual_coef"]  # noqa: E731
-        np.testing.assert_allclose(f(pruned), f(full), atol=2e-3)
+        assert_allclose(f(pruned), f(full), atol=2e-3)
         return
-    np.testing.assert_array_equal(pruned.info["support"], full.info["support"])
-    np.testing.assert_allclose(pruned.coef, full.coef, rtol=1e-10)
-    np.testing.assert_allclose(pruned.info["dual_coef"], full.info["dual_coef"], rtol=1e-10)
+    assert_array_equal(pruned.info["support"], full.info["support"])
+    assert_allclose(pruned.coef, full.coef, rtol=1e-10)
+    assert_allclose(pruned.info["dual_coef"], full.info["dual_coef"], rtol=1e-10)
     sel = np.isinf(full.info["scores"])
-    np.testing.assert_array_equal(np.isinf(pruned.info["scores"]), sel)
-    np.testing.assert_allclose(pruned.info["scores"][~sel], full.info["scores"][~sel], atol=1e-9)
+    assert_array_equal(np.isinf(pruned.info["scores"]), sel)
+    assert_allclose(pruned.info["scores"][~sel], full.info["scores"][~sel], atol=1e-9)
     # the first stage is an all-way tie (g = −1 everywhere): the lowest original index wins
     assert pruned.info["support"][0] == 0
     # and against the plain dense transcription (a smaller problem)
@@ -227,8 +227,8 @@ def test_pruned_columns_match_full_columns(kernel, dtype):
     idx, alpha, _ = algorithm1(K, ys)
     res = greedy_stagewise(Xs, ys, kernel, xp=np)
     assert res.info["n_kernel_evals"] < len(idx) * len(ys)
-    np.testing.assert_array_equal(res.info["support"], idx)
-    np.testing.assert_allclose(res.coef, alpha, rtol=1e-9)
+    assert_array_equal(res.info["support"], idx)
+    assert_allclose(res.coef, alpha, rtol=1e-9)
 
 
 @pytest.mark.parametrize("kwargs,X,y,match", [
@@ -264,17 +264,17 @@ def test_decision_function_is_the_kernel_expansion():
     Xt, _ = make_moons(50, noise=0.2, random_state=1)
     # f(x) = Σ αᵢ yᵢ K(x, xᵢ) over the chosen samples, (5) without offset
     expected = rbf_kernel(Xt, X[clf.support_], gamma=2.0) @ clf.dual_coef_[0]
-    np.testing.assert_allclose(clf.decision_function(Xt), expected, rtol=1e-10, atol=1e-12)
+    assert_allclose(clf.decision_function(Xt), expected, rtol=1e-10, atol=1e-12)
     # ... and the fit is the solver's: same support, weights and stages
     res = greedy_stagewise(X, np.where(y == 1, 1.0, -1.0), RBF(2.0), xp=np, tol=1e-3)
-    np.testing.assert_array_equal(clf.support_, np.sort(res.info["support"]))
+    assert_array_equal(clf.support_, np.sort(res.info["support"]))
     order = np.argsort(res.info["support"])
-    np.testing.assert_allclose(clf.dual_coef_[0], res.info["dual_coef"][order], rtol=1e-12)
+    assert_allclose(clf.dual_coef_[0], res.info["dual_coef"][order], rtol=1e-12)
     assert clf.n_iter_.tolist() == [res.n_iter] and clf.converged_.tolist() == [True]
-    np.testing.assert_allclose(clf.implicit_margin_, [res.info["implicit_margin"]])
+    assert_allclose(clf.implicit_margin_, [res.info["implicit_margin"]])
     assert clf.n_support_.sum() == len(clf.support_)
-    np.testing.assert_array_equal(clf.support_vectors_, X[clf.support_])
-    np.testing.assert_array_equal(clf.predict(Xt), np.where(expected > 0, 1, 0))
+    assert_array_equal(clf.support_vectors_, X[clf.support_])
+    assert_array_equal(clf.predict(Xt), np.where(expected > 0, 1, 0))
 
 
 @pytest.mark.parametrize("multi_class", ["ovo", "ovr"])
@@ -293,9 +293,9 @@ def test_multiclass_problems_are_binary_gs_svms(multi_class):
         yy = np.where(y[rows] == pos, 1.0, -1.0)
         res = greedy_stagewise(X[rows], yy, RBF(0.5), xp=np, tol=1e-3)
         f = rbf_kernel(X, X[rows][res.info["support"]], gamma=0.5) @ res.info["dual_coef"]
-        np.testing.assert_allclose(scores[p], f, rtol=1e-10, atol=1e-12)
+        assert_allclose(scores[p], f, rtol=1e-10, atol=1e-12)
         assert clf.n_iter_[p] == res.n_iter
-    np.testing.assert_array_equal(
+    assert_array_equal(
         clf.n_support_, [np.sum(y[clf.support_] == k) for k in range(3)])
     assert clf.score(X, labels) > 0.95
 
@@ -344,9 +344,9 @@ def test_max_support_float32_pickle_and_clone():
     full = GreedySVC(gamma=2.0, device="cpu").fit(X, y)
     f32 = GreedySVC(gamma=2.0, device="cpu").fit(X.astype(np.float32), y)
     assert f32.dual_coef_.dtype == np.float32 and f32.fit_dtype_ == "float32"
-    np.testing.assert_allclose(f32.decision_function(X), full.decision_function(X), atol=2e-3)
+    assert_allclose(f32.decision_function(X), full.decision_function(X), atol=2e-3)
     loaded = pickle.loads(pickle.dumps(full))
-    np.testing.assert_array_equal(loaded.predict(X), full.predict(X))
+    assert_array_equal(loaded.predict(X), full.predict(X))
     assert clone(full).get_params()["gamma"] == 2.0
 
 
@@ -356,23 +356,23 @@ def test_numpy_and_cupy_agree(device):
     ref = GreedySVC(gamma=2.0, device="cpu").fit(X, y)
     clf = GreedySVC(gamma=2.0, device=device).fit(X, y)
     assert clf.device_ == str(device)
-    np.testing.assert_array_equal(host(clf.support_), ref.support_)
+    assert_array_equal(host(clf.support_), ref.support_)
     assert_allclose(clf.dual_coef_, ref.dual_coef_, namespace=namespace_name(device),
                     device=device, dtype="float64", rtol=1e-9, atol=1e-12)
     # NumPy in, NumPy out; device arrays in, device arrays out
     d = clf.decision_function(X)
     assert isinstance(d, np.ndarray)
-    np.testing.assert_allclose(d, ref.decision_function(X), rtol=1e-9, atol=1e-12)
+    assert_allclose(d, ref.decision_function(X), rtol=1e-9, atol=1e-12)
     Xd = asarray(X, device=device)
     dd = clf.decision_function(Xd)
     assert_allclose(dd, ref.decision_function(X), namespace=namespace_name(device),
                     device=device, rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(host(clf.predict(Xd)), ref.predict(X))
+    assert_array_equal(host(clf.predict(Xd)), ref.predict(X))
     # the solver on device arrays, batch variation included
     yd = asarray(np.where(y == 1, 1.0, -1.0), device=device)
     for batch in (1, 4):
         r_dev = greedy_stagewise(Xd, yd, RBF(2.0), xp=device.xp, batch=batch, tol=1e-3)
         r_np = greedy_stagewise(X, np.where(y == 1, 1.0, -1.0), RBF(2.0), xp=np, batch=batch,
                                 tol=1e-3)
-        np.testing.assert_array_equal(host(r_dev.info["support"]), r_np.info["support"])
-        np.testing.assert_allclose(host(r_dev.coef), r_np.coef, rtol=1e-9)
+        assert_array_equal(host(r_dev.info["support"]), r_np.info["support"])
+        assert_allclose(host(r_dev.coef), r_np.coef, rtol=1e-9)

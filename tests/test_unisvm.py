@@ -11,7 +11,7 @@ from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.losses import LOSSES, get_loss
 from svmgpu.lowrank import pivoted_cholesky
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
-from svmgpu.testing import host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 
 def _toy(m=80, seed=0):
@@ -52,7 +52,7 @@ def test_convex_losses_reach_scipy_optimum(loss_name, accelerate):
     full = unisvm(y, loss, C=C, K=K, xp=npx, tol=1e-10, max_iter=20000, accelerate=accelerate)
     assert full.objective_history[-1] == pytest.approx(best, rel=1e-6)
     # full and low rank (r = m) give the same decision values
-    np.testing.assert_allclose(K @ full.coef, P @ low.coef, atol=1e-5)
+    assert_allclose(K @ full.coef, P @ low.coef, atol=1e-5)
     newton = unisvm_newton(y, loss, C=C, P=P, xp=npx, tol=1e-12)
     assert newton.converged and newton.n_iter < 30
     assert newton.objective_history[-1] == pytest.approx(best, rel=1e-9)
@@ -64,7 +64,7 @@ def test_least_squares_equals_closed_form():
     C = 3.0
     res = unisvm(y, get_loss("least_squares"), C=C, K=K, xp=npx, tol=1e-12)
     alpha = np.linalg.solve(K + np.eye(60) / (2 * C), y)  # ½αᵀKα + C‖y − Kα‖²
-    np.testing.assert_allclose(res.coef, alpha, rtol=1e-8, atol=1e-8)
+    assert_allclose(res.coef, alpha, rtol=1e-8, atol=1e-8)
     assert res.n_iter <= 1
 
 
@@ -160,7 +160,7 @@ def test_float32_and_float64_agree():
     assert b.factor_.L_inv.dtype == np.float32 and a.factor_.rank == b.factor_.rank == 20
     Xt, _ = make_checkerboard(2000, random_state=12)
     da, db = a.decision_function(Xt), b.decision_function(Xt.astype(np.float32))
-    np.testing.assert_allclose(db, da, atol=1e-3 * np.abs(da).max())
+    assert_allclose(db, da, atol=1e-3 * np.abs(da).max())
 
 
 def test_multiclass_and_sample_weight():
@@ -177,7 +177,7 @@ def test_multiclass_and_sample_weight():
     yd = np.concatenate([y2, y2[:200]])
     a = UniSVC(C=5.0, gamma=4.0, solver="dca", tol=1e-9, max_iter=5000).fit(X2, y2, sample_weight=w)
     b = UniSVC(C=5.0, gamma=4.0, solver="dca", tol=1e-9, max_iter=5000).fit(Xd, yd)
-    np.testing.assert_allclose(a.decision_function(X2), b.decision_function(X2), atol=1e-5)
+    assert_allclose(a.decision_function(X2), b.decision_function(X2), atol=1e-5)
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -227,7 +227,7 @@ def test_numpy_cupy_agree(device):
     Xd = to_device(X, device)
     ref = UniSVC(C=100.0, gamma=16.0, rank=80, random_state=0, device="cpu").fit(X, y)
     got = UniSVC(C=100.0, gamma=16.0, rank=80, random_state=0, device=device).fit(Xd, y)
-    np.testing.assert_allclose(host(got.decision_function(Xd)), ref.decision_function(X),
+    assert_allclose(host(got.decision_function(Xd)), ref.decision_function(X),
                                atol=1e-6)
 
 
@@ -241,7 +241,7 @@ def test_newton_presolve_auto_is_on_for_numpy_and_changes_only_the_start():
     auto = unisvm_newton(y, loss, C=C, P=P, tol=1e-9, xp=npx)
     off = unisvm_newton(y, loss, C=C, P=P, tol=1e-9, presolve=False, xp=npx)
     assert auto.info["n_presolve_iter"] > 0 and off.info["n_presolve_iter"] == 0
-    np.testing.assert_allclose(auto.coef, off.coef, rtol=1e-7, atol=1e-7 * np.abs(off.coef).max())
+    assert_allclose(auto.coef, off.coef, rtol=1e-7, atol=1e-7 * np.abs(off.coef).max())
     with pytest.raises(ValueError, match="presolve"):
         unisvm_newton(y, loss, C=C, P=P, presolve="yes", xp=npx)
 
@@ -254,5 +254,5 @@ def test_fitted_model_keeps_no_training_features():
     assert clf.factor_.P is None and clf.factor_.rank == 50
     size = len(pickle.dumps(clf))
     assert size < 100_000, size  # P alone would be 20,000 x 50 x 8 = 8 MB
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict(X[:100]),
+    assert_array_equal(pickle.loads(pickle.dumps(clf)).predict(X[:100]),
                                   clf.predict(X[:100]))
