@@ -10,6 +10,7 @@ from svmgpu.losses import get_loss
 from svmgpu.lowrank import FeatureOperator, nystrom, reduced_kernel_features
 from svmgpu.solvers.closed_form import least_squares
 from svmgpu.solvers.newton import newton_reduced
+from svmgpu.solvers.path import l2svm_path
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 from svmgpu.testing import assert_allclose, host, namespace_name
 
@@ -96,6 +97,7 @@ def test_solvers_accept_recomputed_features(device):
         lambda op: unisvm(yd, get_loss("truncated_squared_hinge"), C=5.0, P=op, tol=1e-9,
                           xp=xp).coef,
         lambda op: least_squares(yd, C=5.0, P=op, fit_intercept=True, xp=xp).coef,
+        lambda op: l2svm_path(op, yd, lambda_min=1e-2, xp=xp).coef,
     ]
     for run in runs:
         a, b = run(mem), run(rec)

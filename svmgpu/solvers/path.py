@@ -82,6 +82,7 @@ from svmgpu.backend import (
     solve_triangular,
     tri_inv,
 )
+from svmgpu.lowrank import FeatureOperator
 from svmgpu.solvers._result import SolverResult
 
 #: Model-selection criteria the path can minimize.
@@ -540,9 +541,12 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
 
     Parameters
     ----------
-    P : array of shape (m, r)
+    P : FeatureOperator or array of shape (m, r)
         Kernel features: ``P Pᵀ`` is taken as ``K + ε/2 I`` (the factor of ``H(ε)`` up to the
-        signs ``y``), e.g. ``LowRankFactor.P`` or the Cholesky factor of ``K + ε/2 I``.
+        signs ``y``), e.g. ``LowRankFactor.features()`` or the Cholesky factor of
+        ``K + ε/2 I``. The path gathers and updates rows of ``P`` at every λ (the rows of E,
+        the crossings), so it holds ``P`` as one array: a FeatureOperator whose rows are
+        recomputed is materialized here.
     y : array of shape (m,)
         Labels in {−1, +1}, both present.
     xp : namespace
@@ -598,6 +602,8 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
     check_path_params(eps=eps, lambda_min=lambda_min, lambda_max=lambda_max,
                       step_fraction=step_fraction, tol=tol, max_iter=max_iter,
                       criterion=criterion)
+    if isinstance(P, FeatureOperator):
+        P = P.to_array()
     if P.ndim != 2 or y.ndim != 1 or P.shape[0] != y.shape[0]:
         raise ValueError(f"P must have shape (m, r) and y shape (m,), got {tuple(P.shape)} and "
                          f"{tuple(y.shape)}")
