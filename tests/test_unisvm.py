@@ -1,7 +1,10 @@
+import warnings
+
 import array_api_compat.numpy as npx
 import numpy as np
 import pytest
 import scipy.optimize
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -186,7 +189,6 @@ def test_multiclass_and_sample_weight():
     ({"loss": "nonconvex_exp", "loss_params": {"c": 1.0}}, "c"),
     ({"loss": "squared_hinge", "A": 0.5}, "A_min"),
     ({"solver": "newton", "loss": "smooth_hinge", "rank": 10}, "piecewise-quadratic"),
-    ({"solver": "newton"}, "rank"),
     ({"solver": "lbfgs"}, "solver"),
     ({"init": "zero"}, "init"),
     ({"C": 0.0}, "C must"),
@@ -256,3 +258,65 @@ def test_fitted_model_keeps_no_training_features():
     assert size < 100_000, size  # P alone would be 20,000 x 50 x 8 = 8 MB
     assert_array_equal(pickle.loads(pickle.dumps(clf)).predict(X[:100]),
                                   clf.predict(X[:100]))
+
+
+def test_full_kernel_newton_is_the_dca_optimum_and_converges_where_dca_did_not():
+    """rank=None with a piecewise-quadratic loss: Newton on the exact factor of K (every point
+    a landmark) reaches DCA's optimum, kept in the full form f = K(·, X_fit_) α."""
+    X, y = make_checkerboard(400, random_state=11)
+    kw = dict(C=10.0, gamma=8.0, rank=None, tol=1e-9, max_iter=20000)
+    newton = UniSVC(**kw).fit(X, y)
+    dca = UniSVC(solver="dca", **kw).fit(X, y)
+    assert newton.solver_ == "newton" and dca.solver_ == "dca" and newton.converged_
+    assert newton.factor_ is None and newton.X_fit_.shape[0] <= 400
+    assert_allclose(newton.decision_function(X), dca.decision_function(X), rtol=1e-5, atol=1e-5)
+    # the issue's reproductions: full-kernel DCA stopped at max_iter without a word
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(-3, 3, 2000))[:, None]
+    t = np.sin(2 * x[:, 0])
+    t_out = t.copy()
+    t_out[rng.choice(2000, 20, replace=False)] += rng.choice([-1e6, 1e6], 20)
+    reg = UniSVR(loss="huber", C=10.0, gamma=1.0).fit(x, t_out)
+    assert reg.converged_ and np.sqrt(np.mean((reg.predict(x) - t) ** 2)) < 0.01
+    Xc, yc = make_checkerboard(1500, random_state=0)
+    for dtype in ("float64", "float32"):
+        clf = UniSVC(gamma=16.0, C=100.0, dtype=dtype).fit(Xc, yc)
+        assert clf.converged_ and clf.n_iter_ < 100 and clf.score(Xc, yc) > 0.99
+
+
+def test_c_continuation_solves_the_hard_margin_limit():
+    from svmgpu.solvers.newton import c_schedule
+
+    assert c_schedule(10.0, 1000) == [10.0]  # C m <= 1e8: untouched
+    assert c_schedule(1e12, 1000) == pytest.approx([1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12])
+    with pytest.raises(ValueError, match="C_continuation"):
+        c_schedule(1.0, 10, "yes")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (1200, 2))
+    g = X[:, 0] + 0.3 * np.sin(3 * X[:, 1])
+    X, g = X[np.abs(g) > 0.05], g[np.abs(g) > 0.05]  # separable with a margin
+    y = np.where(g > 0, 1, -1)
+    for kw in ({"C": 1e6, "rank": None}, {"C": 1e12, "rank": 100, "random_state": 0}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            clf = UniSVC(gamma=2.0, **kw).fit(X, y)
+        assert clf.converged_ and clf.n_iter_ < 300 and clf.score(X, y) == 1.0
+
+
+def test_convergence_warning_names_the_fix():
+    from svmgpu import GreedySVC, ReducedSVC
+
+    X, y = make_checkerboard(600, random_state=2)
+    cases = [(UniSVC(solver="dca", max_iter=3, C=100.0, gamma=16.0), "(?i)raise max_iter"),
+             (UniSVC(loss="smooth_ramp", max_iter=2, C=100.0, gamma=16.0), "DCA converges"),
+             (ReducedSVC(max_iter=1, C=100.0, gamma=16.0, rank=50, random_state=0),
+              "(?i)raise max_iter"),
+             (GreedySVC(max_support=2, gamma=16.0), "raise max_support")]
+    for est, match in cases:
+        with pytest.warns(ConvergenceWarning, match=match):
+            est.fit(X, y)
+        assert not np.all(est.converged_)
+    with warnings.catch_warnings():  # converged fits stay silent
+        warnings.simplefilter("error", ConvergenceWarning)
+        UniSVC(C=100.0, gamma=16.0).fit(X, y)
+        ReducedSVC(C=100.0, gamma=16.0, rank=50, random_state=0).fit(X, y)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from numbers import Integral, Real
 
 import array_api_compat
@@ -29,6 +30,7 @@ import array_api_compat
 # encoding of host labels of any type (strings, objects). Device input never goes through it.
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -261,6 +263,34 @@ class SVMBase(BaseEstimator):
     def _prepare_fit(self, X, *, ctx, sample_weight):
         return None
 
+    def _convergence_advice(self):
+        """What to change when a solver stops at ``max_iter`` (None: the estimator warns
+        itself, or its solvers always converge)."""
+        return None
+
+    def _warn_if_not_converged(self):
+        """One ``ConvergenceWarning`` when a binary problem's solver stopped without meeting its
+        stopping rule: the model is then not the optimum the parameters define."""
+        advice = self._convergence_advice()
+        if advice is None:
+            return
+        converged = np.asarray(self.converged_, dtype=bool).reshape(-1)  # host flags
+        n_iter = np.asarray(self.n_iter_).reshape(-1)
+        bad = np.flatnonzero(~converged)
+        if not bad.size:
+            return
+        which = "the problem" if converged.size == 1 else \
+            f"{bad.size} of {converged.size} binary problems"
+        iters = ", ".join(str(int(n_iter[k])) for k in bad[:5])
+        limit = getattr(self, "max_iter", None)
+        limit = "" if limit is None else f", max_iter={limit}"
+        warnings.warn(
+            f"{type(self).__name__}: the solver did not converge on {which} (stopped after "
+            f"{iters} iterations{limit}); the model is not the optimum of its objective. "
+            f"{advice}",
+            ConvergenceWarning, stacklevel=3,
+        )
+
     def _prepare_predict(self, X, *, ctx):
         return X
 
@@ -365,6 +395,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         self.models_ = models
         self.pairs_ = pairs
         self._after_fit(shared)
+        self._warn_if_not_converged()
         return self
 
     def _class_counts(self, y, rows):
@@ -515,6 +546,7 @@ class SVRBase(RegressorMixin, SVMBase):
         self.models_ = [self._fit_binary(shared, None, asarray(y, device=ctx.device, dtype=X.dtype),
                                          sw)]
         self._after_fit(shared)
+        self._warn_if_not_converged()
         return self
 
     def score(self, X, y, sample_weight=None):

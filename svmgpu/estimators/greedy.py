@@ -148,6 +148,10 @@ class GreedySVC(SVCBase):
         super()._validate_common()
         check_stagewise_params(self.max_support, self.tol, self.batch)
 
+    def _convergence_advice(self):
+        return (f"max_support={self.max_support} support vectors were selected before the "
+                f"stopping rule (tol={self.tol:g}) held: raise max_support, or tol")
+
     def _prepare_fit(self, X, *, ctx, sample_weight):
         kernel = self._make_kernel(X)
         return {"X": X, "kernel": kernel}

@@ -247,6 +247,10 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
                 "converged": res.converged, "objective_history": res.objective_history,
                 "info": info, "index": None}
 
+    def _convergence_advice(self):
+        return (f"Raise max_iter or tol, or lower C (C={self.C:g}, loss={self.loss!r}); check "
+                "that the features are scaled (e.g. StandardScaler)")
+
     def _after_fit(self, shared):
         for k, m in enumerate(self.models_):
             m["index"] = k

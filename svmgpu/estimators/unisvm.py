@@ -6,6 +6,7 @@ from svmgpu.backend import check_fits, host_array
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
+from svmgpu.lowrank import nystrom
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
 _INITS = ("least_squares", "squared_hinge")
@@ -31,12 +32,12 @@ class _UniSVMMixin:
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         rank = self._effective_rank(X.shape[0], ctx)
-        newton_ok = rank is not None and self.loss_.piecewise_quadratic
+        newton_ok = self.loss_.piecewise_quadratic
         if self.solver == "newton" and not newton_ok:
             raise ValueError(
-                "solver='newton' needs a low-rank model (rank=int) and a piecewise-quadratic loss "
-                "(least_squares, squared_hinge, their truncations, huber, truncated_huber); "
-                f"got rank={rank!r}, loss={self.loss_.name!r}: use solver='dca'"
+                "solver='newton' needs a piecewise-quadratic loss (least_squares, squared_hinge, "
+                f"their truncations, huber, truncated_huber); got loss={self.loss_.name!r}: use "
+                "solver='dca'"
             )
         self.solver_ = "newton" if (self.solver == "newton" or
                                      (self.solver == "auto" and newton_ok)) else "dca"
@@ -47,6 +48,15 @@ class _UniSVMMixin:
                        what=f"the full kernel of {m} samples",
                        hint="set rank (e.g. rank=300) for the low-rank solver")
             self.factor_ = None
+            if self.solver_ == "newton":
+                # The full kernel exactly, K = P Pᵀ with every point a landmark (the pivoted
+                # Cholesky of K drops the numerically dependent ones), solved by Newton in
+                # feature coordinates (DCA needs thousands of steps at large C) and kept in the
+                # full form f = K(·, X_B) α_B with α_B = L⁻ᵀ β (f = P β = K_{·B} L⁻ᵀ β).
+                full = nystrom(X, self.kernel_, m, memory_budget=ctx.budget_bytes)
+                self.X_fit_ = full.landmark_X
+                return {"P": full.features(memory_budget=ctx.budget_bytes), "G": None,
+                        "L_inv": full.L_inv}
             self.X_fit_ = X
             return {"K": self.kernel_.block(X, X)}
         self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
@@ -88,9 +98,22 @@ class _UniSVMMixin:
         if self.init == "squared_hinge" and self.loss_.name != "squared_hinge":
             warm = run(get_loss("squared_hinge"), None).coef
         res = run(self.loss_, warm)
-        return {"coef": res.coef, "rows": rows, "n_iter": res.n_iter, "converged": res.converged,
+        coef = res.coef
+        if "L_inv" in shared:  # the exact factor of the full kernel: α_B = L⁻ᵀ β
+            L_inv = xp.astype(shared["L_inv"], xp.float64)
+            coef, rows = xp.matmul(xp.matrix_transpose(L_inv), coef), None
+        return {"coef": coef, "rows": rows, "n_iter": res.n_iter, "converged": res.converged,
                 "objective_history": res.objective_history, "timings": res.timings}
 
+
+    def _convergence_advice(self):
+        if self.solver_ == "dca":
+            hint = "DCA converges linearly: raise max_iter"
+            if self.loss_.piecewise_quadratic:
+                hint += ", or use solver='newton'"
+            return hint + f", or lower C (C={self.C:g}, loss={self.loss_.name!r})"
+        return (f"Raise max_iter or tol, or lower C (C={self.C:g}, loss={self.loss_.name!r}); "
+                "check that the features are scaled (e.g. StandardScaler)")
 
     def _prepare_predict(self, X, *, ctx):
         if self.factor_ is not None:
@@ -139,7 +162,9 @@ _DOC_PARAMS = """
         Loss weight: the objective is ``½‖f‖² + C Σ ψ(rᵢ)``; the paper's λ is ``C = 1/(λ m)``.
     kernel, gamma, degree, coef0 : kernel and its parameters (``gamma="scale"`` as in scikit-learn).
     rank : "auto", int or None
-        None: full kernel, form (27); int: low-rank factor of this rank, form (29)/(30) in
+        None: full kernel (DCA: form (27); Newton: the exact factor ``K = P Pᵀ`` with every
+        training point a landmark, numerically dependent points dropped; either way the model
+        is ``f = K(·, X_fit_) α``); int: low-rank factor of this rank, form (29)/(30) in
         feature coordinates; "auto": the full kernel up to 3,000 samples (when it fits the
         memory budget), else rank 300. The rank used is ``rank_``.
     lowrank : {"nystrom", "pivoted_cholesky"}
@@ -147,9 +172,10 @@ _DOC_PARAMS = """
         Trace tolerance of the pivoted Cholesky (``trace(K − PPᵀ) <= lowrank_tol · m``).
     solver : {"auto", "dca", "newton"}
         ``"dca"``: UniSVM's Algorithm 1 (closed-form DCA steps; any loss, full or low rank).
-        ``"newton"``: semi-smooth Newton on the same low-rank objective, for piecewise-quadratic
-        losses (least squares, squared hinge, their truncations, Huber): ~10–30 iterations where
-        DCA needs hundreds to thousands at large C. ``"auto"``: Newton where it applies.
+        ``"newton"``: semi-smooth Newton on the same objective (full or low rank), for
+        piecewise-quadratic losses (least squares, squared hinge, their truncations, Huber):
+        ~10–30 iterations where DCA needs hundreds to thousands at large C. ``"auto"``: Newton
+        where it applies.
     accelerate : bool
         Anderson-accelerated DCA with a monotone safeguard (default) or plain DCA.
     init : {"least_squares", "squared_hinge"}
