@@ -268,6 +268,18 @@ class SVMBase(BaseEstimator):
         itself, or its solvers always converge)."""
         return None
 
+    def _check_fitted_finite(self):
+        """Raise instead of keeping a model whose coefficients are NaN or infinite (it would
+        predict one class, or NaN, for every input)."""
+        ctx = self._ctx
+        xp = ctx.xp
+        arrays = [a for a in _floating_arrays(self.models_, xp=xp)  # those on the fit device
+                  if not isinstance(a, np.generic) and array_device(a) == ctx.device]
+        if not _all_finite(arrays, xp=xp):
+            raise FloatingPointError(
+                f"{type(self).__name__}: the fitted coefficients contain NaN or infinity: "
+                f"{_OVERFLOW_ADVICE}")
+
     def _warn_if_not_converged(self):
         """One ``ConvergenceWarning`` when a binary problem's solver stopped without meeting its
         stopping rule: the model is then not the optimum the parameters define."""
@@ -337,6 +349,40 @@ def _weighted_mean(v, sample_weight, *, xp) -> float:
     return float(xp.sum(w * v) / xp.sum(w))
 
 
+def _all_finite(arrays, *, xp) -> bool:
+    """Whether every array is free of NaN and infinity (one device read for all of them)."""
+    ok = None
+    for a in arrays:
+        f = xp.all(xp.isfinite(a))
+        ok = f if ok is None else ok & f
+    return True if ok is None else bool(ok)
+
+
+_OVERFLOW_ADVICE = ("the kernel values or the solver overflowed (large inputs, a large gamma, or "
+                    "a high polynomial degree, especially in float32): scale the features (e.g. "
+                    "StandardScaler), lower gamma or degree, or use dtype='float64'")
+
+
+def _check_decision_finite(est, scores, *, xp):
+    """Raise instead of predicting from NaN or infinite decision values."""
+    if not _all_finite(scores, xp=xp):
+        raise FloatingPointError(
+            f"{type(est).__name__}: decision values are NaN or infinite for some inputs, so no "
+            f"prediction is made: {_OVERFLOW_ADVICE}")
+
+
+def _floating_arrays(tree, *, xp):
+    """The floating-point device arrays in a fitted model (nested dicts and lists)."""
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in _floating_arrays(v, xp=xp)]
+    if isinstance(tree, (list, tuple)):
+        return [a for v in tree for a in _floating_arrays(v, xp=xp)]
+    if array_api_compat.is_array_api_obj(tree) and hasattr(tree, "dtype") \
+            and array_api_compat.array_namespace(tree).isdtype(tree.dtype, "real floating"):
+        return [tree]
+    return []
+
+
 class SVCBase(ClassifierMixin, SVMBase):
     """Classifier base: label encoding and one-vs-rest / one-vs-one over a binary solver.
 
@@ -395,6 +441,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         self.models_ = models
         self.pairs_ = pairs
         self._after_fit(shared)
+        self._check_fitted_finite()
         self._warn_if_not_converged()
         return self
 
@@ -457,6 +504,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         X_dev, ctx = self._check_X(X, reset=False)
         feats = self._prepare_predict(X_dev, ctx=ctx)
         scores = [self._decision_binary(m, feats, xp=ctx.xp) for m in self.models_]
+        _check_decision_finite(self, scores, xp=ctx.xp)
         return scores, ctx.xp
 
     def decision_function(self, X):
@@ -546,6 +594,7 @@ class SVRBase(RegressorMixin, SVMBase):
         self.models_ = [self._fit_binary(shared, None, asarray(y, device=ctx.device, dtype=X.dtype),
                                          sw)]
         self._after_fit(shared)
+        self._check_fitted_finite()
         self._warn_if_not_converged()
         return self
 
@@ -573,4 +622,6 @@ class SVRBase(RegressorMixin, SVMBase):
         """Predictions, array of shape (n_samples,) in the caller's array kind."""
         X_dev, ctx = self._check_X(X, reset=False)
         feats = self._prepare_predict(X_dev, ctx=ctx)
-        return self._to_caller(self._decision_binary(self.models_[0], feats, xp=ctx.xp), X)
+        out = self._decision_binary(self.models_[0], feats, xp=ctx.xp)
+        _check_decision_finite(self, [out], xp=ctx.xp)
+        return self._to_caller(out, X)

@@ -1,6 +1,11 @@
 """Kernel functions and blocked kernel products that respect a memory budget."""
 
-from svmgpu.kernels._blocked import iter_kernel_blocks, kernel_columns, kernel_matvec
+from svmgpu.kernels._blocked import (
+    check_kernel_finite,
+    iter_kernel_blocks,
+    kernel_columns,
+    kernel_matvec,
+)
 from svmgpu.kernels._kernels import (
     KERNELS,
     RBF,
@@ -22,6 +27,7 @@ __all__ = [
     "Polynomial",
     "Prepared",
     "RowPartition",
+    "check_kernel_finite",
     "iter_kernel_blocks",
     "kernel_columns",
     "kernel_matvec",

@@ -96,6 +96,20 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None):
     return out
 
 
+#: What to do when kernel values overflow (the message of :func:`check_kernel_finite`).
+OVERFLOW_ADVICE = ("scale the features (e.g. StandardScaler), lower gamma (or degree for 'poly'), "
+                   "or use dtype='float64'")
+
+
+def check_kernel_finite(ok, *, kernel, dtype):
+    """Raise ``FloatingPointError`` when kernel values (or what was built from them) are not
+    finite: ``ok`` is a 0-d boolean device array or a bool (read here, one synchronisation)."""
+    if not bool(ok):
+        raise FloatingPointError(
+            f"the {kernel!r} kernel values are NaN or infinite in {dtype} (they overflowed, "
+            f"or the features hold extreme values): {OVERFLOW_ADVICE}")
+
+
 def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False):
     """``F = K(X, Z)`` of shape (m, r), or ``[K(X, Z), 1]`` of shape (m, r + 1), block by block
     (the one blocked kernel loop, :func:`iter_kernel_blocks`, writing into F): the features of
@@ -105,6 +119,8 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False):
     ------
     MemoryError
         When the budget cannot hold one block row.
+    FloatingPointError
+        When a kernel value is not finite (overflow).
     """
     xp = get_namespace(X, Z)
     m, r = X.shape[0], Z.shape[0]
@@ -114,4 +130,5 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False):
         pass
     if intercept:
         F[:, r] = 1.0
+    check_kernel_finite(xp.all(xp.isfinite(F)), kernel=kernel, dtype=F.dtype)
     return F

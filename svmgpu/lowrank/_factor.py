@@ -36,7 +36,7 @@ from svmgpu.backend import (
     tri_inv,
     tri_inv_matmul_inplace,
 )
-from svmgpu.kernels import Kernel, iter_kernel_blocks, make_kernel
+from svmgpu.kernels import Kernel, check_kernel_finite, iter_kernel_blocks, make_kernel
 from svmgpu.lowrank._operator import FeatureOperator
 
 
@@ -165,6 +165,8 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
         P = set_rows(P, landmarks, xp.astype(L, X.dtype), xp=xp)
     if trace is None:  # row norms, no (m, r) temporary
         trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(xp.vecdot(P, P)))
+    # NaN or inf anywhere in P (an overflowed kernel) reaches the trace: no extra read
+    check_kernel_finite(math.isfinite(trace), kernel=kernel, dtype=P.dtype)
     return LowRankFactor(P=P, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
                          L_inv=L_inv, trace_residual=max(trace, 0.0), method=method,
                          _center=center)
@@ -259,6 +261,7 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
         kernel.diag(X), column, max_rank, stop_trace=float(tol) * m,
         rel_tol=_rank_tol(X.dtype), xp=xp,
     )
+    check_kernel_finite(math.isfinite(trace), kernel=kernel, dtype=X.dtype)
     piv = asarray(host_array(piv, "int64"), device=device)
     L = xp.matrix_transpose(xp.take(Pt, piv, axis=1))
     return _finish(X, kernel, L, piv, device=device,
