@@ -6,6 +6,7 @@ import pytest
 from svmgpu import LSSVC, ReducedSVC, UniSVC, UniSVR
 from svmgpu.backend import to_device
 from svmgpu.datasets import make_checkerboard
+from svmgpu.testing import assert_allclose, host
 
 
 def test_nan_coefficients_raise_at_fit(device):
@@ -58,3 +59,32 @@ def test_overflowing_features_raise_for_every_feature_builder(device):
                   lambda: kernel_columns(kern, big, big[:10, ...])):
         with pytest.raises(FloatingPointError, match="kernel values are NaN or infinite"):
             build()
+
+
+def test_degenerate_kernels_raise_clearly_and_zero_rows_are_never_landmarks():
+    y = np.tile([0, 1], 25)
+    for lowrank in ("nystrom", "pivoted_cholesky"):
+        with pytest.raises(ValueError, match="kernel matrix is zero"):
+            UniSVC(kernel="linear", rank=10, lowrank=lowrank).fit(np.zeros((50, 3)), y)
+    rng = np.random.default_rng(0)
+    for seed in range(10):  # 98 % all-zero rows: the landmarks are drawn among the others
+        X = np.zeros((200, 3))
+        X[:4] = rng.normal(size=(4, 3))
+        clf = UniSVC(kernel="linear", rank=10, random_state=seed).fit(X, np.tile([0, 1], 100))
+        assert 1 <= clf.factor_.rank <= 3
+        assert np.all(np.asarray(clf.landmarks_) < 4)
+
+
+def test_zero_weight_rows_are_not_landmarks_so_zero_weight_equals_dropping(device):
+    X, y = make_checkerboard(800, random_state=3)
+    w = np.ones(800)
+    w[::4] = 0.0
+    keep = w > 0
+    kw = dict(rank=60, gamma=4.0, C=10.0, random_state=0)
+    a = UniSVC(**kw).fit(to_device(X, device), to_device(y, device),
+                         sample_weight=to_device(w, device))
+    b = UniSVC(**kw).fit(to_device(X[keep], device), to_device(y[keep], device))
+    assert np.all(w[host(a.landmarks_)] > 0)
+    Xd = to_device(X, device)
+    assert_allclose(a.decision_function(Xd), host(b.decision_function(Xd)), rtol=1e-8,
+                    atol=1e-8)

@@ -249,13 +249,15 @@ class SVMBase(BaseEstimator):
         self.rank_ = None if rank is None else min(int(rank), m)
         return self.rank_
 
-    def _lowrank_factor(self, X, kernel, ctx):
-        """The low-rank factor of the training kernel (``rank_`` landmarks)."""
+    def _lowrank_factor(self, X, kernel, ctx, sample_weight=None):
+        """The low-rank factor of the training kernel (``rank_`` landmarks; Nyström draws them
+        among the rows of positive sample weight)."""
         rank = self._effective_rank(X.shape[0], ctx)
         if rank is None:  # pragma: no cover - callers take the full-kernel form instead
             raise ValueError("the full kernel (rank=None) has no low-rank factor")
         if self.lowrank == "nystrom":
-            return nystrom(X, kernel, rank, random_state=self.random_state,
+            cand = None if sample_weight is None else ctx.xp.nonzero(sample_weight > 0)[0]
+            return nystrom(X, kernel, rank, random_state=self.random_state, candidates=cand,
                            memory_budget=ctx.budget_bytes)
         return pivoted_cholesky(X, kernel, rank, tol=getattr(self, "lowrank_tol", 1e-3),
                                 memory_budget=ctx.budget_bytes)

@@ -59,7 +59,7 @@ class _UniSVMMixin:
                         "L_inv": full.L_inv}
             self.X_fit_ = X
             return {"K": self.kernel_.block(X, X)}
-        self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
+        self.factor_ = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         self.X_fit_ = None
         return {"P": self.factor_.features(memory_budget=ctx.budget_bytes), "G": None}
 

@@ -149,6 +149,14 @@ def _check_rank(rank, m, name):
     return int(rank)
 
 
+def _check_nonzero_kernel(n, kernel):
+    if n == 0:
+        raise ValueError(
+            f"the {kernel!r} kernel matrix is zero on the training rows (e.g. a linear or "
+            "polynomial kernel on all-zero features, or zero sample weights): there are no "
+            "features to learn from; check the features or use another kernel")
+
+
 def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, trace=None):
     """Build the factor from the landmark Cholesky ``L`` (r × r lower triangular, rows and
     columns in the order of ``landmarks``, an int64 array of training-row indices on the
@@ -172,8 +180,8 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
                          _center=center)
 
 
-def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, device=None,
-            dtype=None, memory_budget=None) -> LowRankFactor:
+def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, candidates=None,
+            device=None, dtype=None, memory_budget=None) -> LowRankFactor:
     """Nyström factor with ``rank`` landmarks drawn uniformly without replacement.
 
     This is the random-chosen reduced set of the papers (UniSVM section 4.2; Zhou 2013 RC).
@@ -189,6 +197,11 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, devi
     gamma : "scale", "auto" or float
         Used when ``kernel`` is a name.
     random_state : int, numpy Generator or None
+    candidates : int array on X's device, optional
+        The rows landmarks may be drawn from, ascending (the estimators pass the rows of
+        positive sample weight). Rows whose kernel diagonal ``k(x, x)`` is zero (all-zero
+        rows for the linear and polynomial kernels without offset) are never drawn: their
+        kernel column is zero. ``rank`` is capped by the number of eligible rows.
     device : {"cpu", "cuda", "cuda:N", "auto"}, optional
         Default: the device of ``X``.
     dtype : dtype, optional
@@ -199,19 +212,37 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, devi
     Returns
     -------
     LowRankFactor
+
+    Raises
+    ------
+    ValueError
+        When the kernel matrix is zero on the eligible rows (there are no features).
     """
     X, kernel, ctx = _prepare_input(X, kernel, device=device, dtype=dtype,
                                     memory_budget=memory_budget, gamma=gamma)
     xp, device = ctx.xp, ctx.device
     m = X.shape[0]
     rank = _check_rank(rank, m, "rank")
-    B = random_subset(m, rank, seed=random_state, device=device)  # sorted, on the device
+    eligible = kernel.diag(X) > 0
+    if candidates is not None:
+        mask = xp.zeros((m,), dtype=xp.bool, device=device.native_device)
+        eligible = eligible & set_rows(mask, candidates, xp.ones(candidates.shape, dtype=xp.bool,
+                                                                  device=device.native_device),
+                                       xp=xp)
+    n_el = int(xp.count_nonzero(eligible))
+    _check_nonzero_kernel(n_el, kernel)
+    if n_el == m:
+        B = random_subset(m, rank, seed=random_state, device=device)  # sorted, on the device
+    else:
+        rows = xp.nonzero(eligible)[0]
+        B = xp.take(rows, random_subset(n_el, min(rank, n_el), seed=random_state, device=device))
     # K_BB in float64 whatever X's dtype: the factorization decides which landmarks are
     # independent, and float32 rounding of K_BB (~1e-7) would hide a good part of the spectrum.
     Z64 = xp.astype(xp.take(X, B, axis=0), xp.float64)
     K64 = kernel.block(Z64, Z64)
     K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
     L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
+    _check_nonzero_kernel(len(piv), kernel)
     return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
                    memory_budget=ctx.budget_bytes, method="nystrom")
 
@@ -262,6 +293,7 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
         rel_tol=_rank_tol(X.dtype), xp=xp,
     )
     check_kernel_finite(math.isfinite(trace), kernel=kernel, dtype=X.dtype)
+    _check_nonzero_kernel(len(piv), kernel)
     piv = asarray(host_array(piv, "int64"), device=device)
     L = xp.matrix_transpose(xp.take(Pt, piv, axis=1))
     return _finish(X, kernel, L, piv, device=device,
