@@ -231,9 +231,10 @@ def test_rank_has_one_meaning_in_every_estimator():
     X, y = make_checkerboard(400, random_state=0)
     assert UniSVC(device="cpu").rank == LSSVC().rank == ReducedSVC().rank == PSVC().rank == "auto"
     assert UniSVC(device="cpu").fit(X, y).rank_ is None  # small: the full kernel
-    assert UniSVC(device="cpu", memory_budget="3MB").fit(X, y).rank_ == 300  # 3·400²·8 > 3 MB
+    Xm, ym = make_checkerboard(700, random_state=0)  # 3·700²·8 > 8 MB: rank 300
+    assert UniSVC(device="cpu", memory_budget="8MB").fit(Xm, ym).rank_ == 300
     assert LSSVC(device="cpu").fit(X, y).solver_ == "dual"
-    assert LSSVC(device="cpu", memory_budget="3MB").fit(X, y).rank_ == 300
+    assert LSSVC(device="cpu", memory_budget="8MB").fit(Xm, ym).rank_ == 300
     assert ReducedSVC(device="cpu").fit(X, y).rank_ == 300  # reduced-set models: 300
     assert ReducedSVC(device="cpu", rank=None).fit(X, y).support_vectors_.shape[0] == 400
     assert PSVC(kernel="rbf", rank=None, device="cpu").fit(X, y).support_vectors_.shape[0] == 400

@@ -45,6 +45,17 @@ def parse_bytes(value) -> int:
     return int(n)
 
 
+def format_bytes(n) -> str:
+    """A byte count for messages: ``"512 bytes"``, ``"1.5 MB"``, ``"2.40 GB"`` (never "0.00 GB")."""
+    n = float(n)
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            v = n / size
+            return f"{v:.2f} {unit}" if v < 10 else f"{v:.1f} {unit}" if v < 100 else \
+                f"{v:.0f} {unit}"
+    return f"{int(n)} bytes"
+
+
 def _host_available() -> int:
     try:
         with open("/proc/meminfo") as fh:
@@ -97,9 +108,9 @@ def block_rows(n_cols: int, itemsize: int, budget: int, *, n_buffers: int = 1,
     rows = int(budget) // per_row
     if rows < 1:
         raise MemoryError(
-            f"memory budget of {int(budget):,} bytes cannot hold one block row "
-            f"({per_row:,} bytes for {n_cols} columns x {n_buffers} buffer(s) x {itemsize} bytes); "
-            "raise memory_budget (e.g. memory_budget='1GB') or lower the rank"
+            f"the memory budget left for this step ({format_bytes(budget)}) cannot hold one "
+            f"block row ({format_bytes(per_row)}: {n_cols} columns x {n_buffers} buffer(s) x "
+            f"{itemsize} bytes); raise memory_budget (e.g. memory_budget='1GB') or lower the rank"
         )
     if max_rows is not None:
         rows = min(rows, max(int(max_rows), 1))
@@ -111,8 +122,8 @@ def check_fits(n_bytes: int, budget: int, *, what: str, hint: str) -> None:
     with ``hint`` (what to change) and "or raise memory_budget"."""
     if n_bytes > budget:
         raise MemoryError(
-            f"{what} needs about {n_bytes / 1e9:.2f} GB, more than the memory budget "
-            f"({budget / 1e9:.2f} GB); {hint}, or raise memory_budget"
+            f"{what} needs about {format_bytes(n_bytes)}, more than the memory budget "
+            f"({format_bytes(budget)}); {hint}, or raise memory_budget"
         )
 
 

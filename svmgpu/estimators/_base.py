@@ -45,6 +45,7 @@ from svmgpu.backend import (
     array_device,
     asarray,
     compute_context,
+    format_bytes,
     get_device,
     is_foreign_array,
     numpy_dtype,
@@ -61,6 +62,12 @@ _LOWRANK = {"nystrom": nystrom, "pivoted_cholesky": pivoted_cholesky}
 #: the models that have a full-kernel form, else a factor or reduced set of ``AUTO_RANK``.
 AUTO_FULL_MAX_SAMPLES = 3000
 AUTO_RANK = 300
+
+#: Bytes per training sample a low-rank fit holds besides its features: labels, weights and the
+#: solver's per-sample float64 vectors (margins, residuals, loss derivatives and curvatures, the
+#: previous ones for the active-set test, the line search's trial margins, masks). Checked by
+#: the measured peak in tests/test_robustness.py.
+PER_SAMPLE_BYTES = 160
 _DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
            np.float32: np.float32, np.float64: np.float64}
 
@@ -115,7 +122,7 @@ class SVMBase(BaseEstimator):
 
     #: Attributes that hold the device object and the compute context of the current call:
     #: never saved or pickled (a loaded model rebuilds them from ``device_``).
-    _transient_attributes = ("_device", "_ctx")
+    _transient_attributes = ("_device", "_ctx", "_block_budget")
 
     # ------------------------------------------------------------------ validation
     def _validate_common(self):
@@ -249,18 +256,58 @@ class SVMBase(BaseEstimator):
         self.rank_ = None if rank is None else min(int(rank), m)
         return self.rank_
 
+    def _feature_plan(self, m, r, ctx, *, itemsize):
+        """How the m × r features fit the memory budget, which bounds everything the fit
+        allocates beyond its input (README, "Memory budget").
+
+        Returns ``(in_memory, block_budget)``: hold the features when they take at most three
+        quarters of what the per-sample vectors and r × r matrices leave, else recompute their rows per
+        block (every pass over them then costs a kernel evaluation); ``block_budget`` is what
+        the row blocks may use.
+
+        Raises
+        ------
+        MemoryError
+            Up front, before any kernel evaluation, when even the per-sample vectors and the
+            r × r matrices exceed the budget.
+        """
+        budget = ctx.budget_bytes
+        core = PER_SAMPLE_BYTES * m + 8 * 8 * r * r  # Gram, Hessian, factors, L⁻¹, K_BB, ...
+        if core > budget:
+            raise MemoryError(
+                f"{type(self).__name__} on {m:,} samples at rank {r} needs about "
+                f"{format_bytes(core)} besides its features (the solver's per-sample vectors "
+                f"and r x r matrices), more than the memory budget ({format_bytes(budget)}); "
+                "raise memory_budget, lower the rank, or subsample the data")
+        held = (5 * m * r * itemsize) // 4  # the features and a sub-problem's copy of rows
+        rest = budget - core
+        if 4 * held <= 3 * rest:  # a quarter of the rest at least is left for row blocks
+            return True, rest - held
+        return False, rest
+
     def _lowrank_factor(self, X, kernel, ctx, sample_weight=None):
         """The low-rank factor of the training kernel (``rank_`` landmarks; Nyström draws them
         among the rows of positive sample weight)."""
         rank = self._effective_rank(X.shape[0], ctx)
         if rank is None:  # pragma: no cover - callers take the full-kernel form instead
             raise ValueError("the full kernel (rank=None) has no low-rank factor")
+        in_memory, blocks = self._feature_plan(X.shape[0], rank, ctx,
+                                               itemsize=numpy_dtype(X.dtype).itemsize)
         if self.lowrank == "nystrom":
             cand = None if sample_weight is None else ctx.xp.nonzero(sample_weight > 0)[0]
-            return nystrom(X, kernel, rank, random_state=self.random_state, candidates=cand,
-                           memory_budget=ctx.budget_bytes)
-        return pivoted_cholesky(X, kernel, rank, tol=getattr(self, "lowrank_tol", 1e-3),
-                                memory_budget=ctx.budget_bytes)
+            factor = nystrom(X, kernel, rank, random_state=self.random_state, candidates=cand,
+                             keep_features=in_memory, memory_budget=blocks)
+        elif in_memory:
+            factor = pivoted_cholesky(X, kernel, rank, tol=getattr(self, "lowrank_tol", 1e-3),
+                                      memory_budget=blocks)
+        else:
+            raise MemoryError(
+                f"the pivoted-Cholesky features ({X.shape[0]:,} x {rank}) do not fit the memory "
+                f"budget ({format_bytes(ctx.budget_bytes)}) and are built column by column, so "
+                "they cannot be recomputed per block: use lowrank='nystrom', lower the rank, "
+                "or raise memory_budget")
+        self._block_budget = blocks
+        return factor
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         return None

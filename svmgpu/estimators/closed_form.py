@@ -34,7 +34,7 @@ from svmgpu.estimators.reduced import (
     rkhs_matrix,
 )
 from svmgpu.kernels import Linear, kernel_columns
-from svmgpu.lowrank import FeatureOperator, reduced_kernel_features
+from svmgpu.lowrank import FeatureOperator
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
@@ -144,7 +144,7 @@ class LSSVC(_LeastSquaresBase):
             return {"K": K, "m": m}
         self.solver_ = "reduced"
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        P = reduced_kernel_features(X, kernel, Z, memory_budget=budget)
+        P = self._reduced_features(X, kernel, Z, ctx)
         return {"P": P, "B": rkhs_matrix(kernel, Z, xp=xp)}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
@@ -240,8 +240,7 @@ class PSVC(_LeastSquaresBase):
             self.support_ = self.support_vectors_ = None
             return {"P": FeatureOperator(X, memory_budget=ctx.budget_bytes), "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        return {"P": reduced_kernel_features(X, kernel, Z, memory_budget=ctx.budget_bytes),
-                "X": X}
+        return {"P": self._reduced_features(X, kernel, Z, ctx), "X": X}
 
     def _check_extra(self):
         """Hook for the parameters of subclasses."""

@@ -7,7 +7,7 @@ import warnings
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from svmgpu.backend import check_fits, cho_solve, host_array, jittered_cholesky
+from svmgpu.backend import check_fits, cho_solve, format_bytes, host_array, jittered_cholesky
 from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.path import check_path_params, l2svm_path
@@ -193,6 +193,11 @@ class L2SVMPath(SVCBase):
             return {"P": L, "gram": K, "X": X, "budget": budget,
                     "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps)}
         self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
+        if self.factor_.P is None:  # the path gathers and updates rows of P at every lambda
+            raise MemoryError(
+                f"L2SVMPath keeps its {X.shape[0]:,} x {self.factor_.rank} features in memory and "
+                f"they do not fit the memory budget ({format_bytes(budget)}); lower the rank or "
+                "raise memory_budget")
         return {"P": self.factor_.P, "eps": float(self.eps), "X": X, "budget": budget}
 
     def _fit_binary(self, shared, rows, y, sample_weight):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from svmgpu.backend import get_namespace, host_array
+from svmgpu.backend import get_namespace, host_array, numpy_dtype
 from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
@@ -87,6 +87,15 @@ class _ReducedModelMixin:
                                random_state=self.random_state, memory_budget=ctx.budget_bytes)
         self.support_, self.support_vectors_ = J, ctx.xp.take(X, J, axis=0)
         return self.support_vectors_
+
+    def _reduced_features(self, X, kernel, Z, ctx, *, intercept=False):
+        """``K(X, X_J)`` (with a column of ones for an offset) as a FeatureOperator: held in
+        memory, or recomputed per block when it does not fit the memory budget."""
+        r = Z.shape[0] + int(intercept)
+        in_memory, blocks = self._feature_plan(X.shape[0], r, ctx,
+                                               itemsize=numpy_dtype(X.dtype).itemsize)
+        return reduced_kernel_features(X, kernel, Z, intercept=intercept, in_memory=in_memory,
+                                       memory_budget=blocks)
 
     def _prepare_predict(self, X, *, ctx):
         xp = ctx.xp
@@ -226,8 +235,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         self._validate_params_reduced()
         kernel = self._make_kernel(X)
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
-        P = reduced_kernel_features(X, kernel, Z, intercept=bool(self.fit_intercept),
-                                    memory_budget=ctx.budget_bytes)
+        P = self._reduced_features(X, kernel, Z, ctx, intercept=bool(self.fit_intercept))
         B = None
         if self.regularizer == "rkhs":
             B = rkhs_matrix(kernel, Z, xp=xp, intercept=bool(self.fit_intercept))

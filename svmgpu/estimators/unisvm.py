@@ -61,7 +61,10 @@ class _UniSVMMixin:
             return {"K": self.kernel_.block(X, X)}
         self.factor_ = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         self.X_fit_ = None
-        return {"P": self.factor_.features(memory_budget=ctx.budget_bytes), "G": None}
+        # P in memory, or recomputed per block when it does not fit the budget
+        P = self.factor_.features(None if self.factor_.P is not None else X,
+                                  memory_budget=self._block_budget)
+        return {"P": P, "G": None}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         ctx = self._ctx

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from svmgpu.backend import array_device, block_rows, get_namespace, resolve_budget, serial_blas
+from svmgpu.backend import (
+    array_device,
+    block_rows,
+    format_bytes,
+    get_namespace,
+    resolve_budget,
+    serial_blas,
+)
 
 #: Buffers of one block row alive at once while a block is evaluated (the block, the
 #: exponent/temporary and a product); used to turn a byte budget into block rows.
@@ -54,7 +61,12 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
     if device.kind == "cpu":
         cap = max(_CPU_BLOCK_BYTES // max(n_z * itemsize, 1), _CPU_MIN_ROWS)
         max_rows = cap if max_rows is None else min(max_rows, cap)
-    rows = block_rows(n_z + X.shape[1] + 2, itemsize, budget - fixed if budget > fixed else 0,
+    if budget <= fixed:
+        raise MemoryError(
+            f"the memory budget ({format_bytes(budget)}) cannot hold the prepared kernel "
+            f"columns of {n_z} points ({format_bytes(fixed)}), let alone a block of rows; raise "
+            "memory_budget or lower the rank")
+    rows = block_rows(n_z + X.shape[1] + 2, itemsize, budget - fixed,
                       n_buffers=_BLOCK_BUFFERS - (out is not None), max_rows=max_rows)
     c = kernel.center_of(Z, xp=xp) if center is None else center
     column_block = kernel.against(kernel.prepare(Z, c, xp=xp), xp=xp)  # Z's side once

@@ -91,13 +91,15 @@ class LowRankFactor:
         factor without ``P``, recomputed per row block from the training points ``X`` (the same
         map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding)."""
         budget = resolve_budget(memory_budget, array_device(self.landmark_X))  # once
-        fmap = functools.partial(self.transform, memory_budget=budget)
         if self.P is not None:
+            fmap = functools.partial(self.transform, memory_budget=budget)
             return FeatureOperator(self.P, feature_map=fmap, memory_budget=budget)
         if X is None:
             raise ValueError("this factor holds no training features: pass the training X to "
                              "recompute them per block")
-        return FeatureOperator(X=X, feature_map=fmap, rank=self.rank, memory_budget=budget)
+        # half the budget for the operator's row blocks, half for the kernel blocks of the map
+        fmap = functools.partial(self.transform, memory_budget=budget // 2)
+        return FeatureOperator(X=X, feature_map=fmap, rank=self.rank, memory_budget=budget // 2)
 
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""
@@ -157,7 +159,8 @@ def _check_nonzero_kernel(n, kernel):
             "features to learn from; check the features or use another kernel")
 
 
-def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, trace=None):
+def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, trace=None,
+            keep=True):
     """Build the factor from the landmark Cholesky ``L`` (r × r lower triangular, rows and
     columns in the order of ``landmarks``, an int64 array of training-row indices on the
     device)."""
@@ -165,6 +168,10 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
     landmark_X = xp.take(X, landmarks, axis=0)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
     center = kernel.center_of(landmark_X, xp=xp)
+    if not keep:
+        return LowRankFactor(P=None, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
+                             L_inv=L_inv, trace_residual=math.nan, method=method,
+                             _center=center)
     if P is None:
         P = _features(kernel, X, landmark_X, L_inv, center, device=device,
                       memory_budget=memory_budget)
@@ -181,7 +188,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
 
 
 def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, candidates=None,
-            device=None, dtype=None, memory_budget=None) -> LowRankFactor:
+            keep_features=True, device=None, dtype=None, memory_budget=None) -> LowRankFactor:
     """Nyström factor with ``rank`` landmarks drawn uniformly without replacement.
 
     This is the random-chosen reduced set of the papers (UniSVM section 4.2; Zhou 2013 RC).
@@ -202,6 +209,10 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
         positive sample weight). Rows whose kernel diagonal ``k(x, x)`` is zero (all-zero
         rows for the linear and polynomial kernels without offset) are never drawn: their
         kernel column is zero. ``rank`` is capped by the number of eligible rows.
+    keep_features : bool
+        Compute and hold ``P`` (m × r). False: only the landmarks and ``L⁻¹`` (``P`` None,
+        ``trace_residual`` NaN); :meth:`LowRankFactor.features` then recomputes the rows of
+        ``P`` from ``X`` per block (for a ``P`` larger than the memory budget).
     device : {"cpu", "cuda", "cuda:N", "auto"}, optional
         Default: the device of ``X``.
     dtype : dtype, optional
@@ -244,7 +255,7 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
     L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
     _check_nonzero_kernel(len(piv), kernel)
     return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
-                   memory_budget=ctx.budget_bytes, method="nystrom")
+                   memory_budget=ctx.budget_bytes, method="nystrom", keep=keep_features)
 
 
 def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", device=None,

@@ -99,7 +99,7 @@ class FeatureOperator:
             return _at(self._P, where, xp=xp)
         return self._map(_at(self._X, where, xp=xp))
 
-    def blocks(self, rows=None, *, reserved=0):
+    def blocks(self, rows=None):
         """Yield ``(block in float64, where)`` over row blocks of P (all rows, or the rows of
         the index array ``rows``, gathered a block at a time); ``where`` is the slice or index
         array of the block's rows. The one reduction loop of the m × r matrix: a Dask backend
@@ -107,10 +107,10 @@ class FeatureOperator:
         xp = self.xp
         m, r = self.shape
         n = m if rows is None else int(rows.shape[0])
-        # the block as gathered (P's dtype), its float64 copy and a weighted copy; recomputed
-        # rows also hold their kernel block (the map's own blocks are budgeted by the map)
+        # the block as gathered (P's dtype), its float64 copy and a weighted copy (recomputed
+        # rows: the map's own kernel blocks have a budget of their own, see the builders)
         per_row = r * (numpy_dtype(self.dtype).itemsize + 16)
-        step = block_rows(1, per_row, max(self.budget_bytes - reserved, 0),
+        step = block_rows(1, per_row, self.budget_bytes,
                           max_rows=max(_BLOCK_BYTES // (8 * max(r, 1)), 256))
         for s in range(0, n, step):
             e = min(s + step, n)
@@ -157,7 +157,7 @@ class FeatureOperator:
         xp = self.xp
         r = self.shape[1]
         G = xp.zeros((r, r), dtype=xp.float64, device=self.device.native_device)
-        for Pb, where in self.blocks(rows, reserved=3 * r * r * 8):
+        for Pb, where in self.blocks(rows):
             if weights is None:
                 G += xp.matmul(xp.matrix_transpose(Pb), Pb)
                 continue

@@ -67,11 +67,17 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
         Compute the m × r(+1) matrix once and hold it (default), or recompute its rows per
         block at every pass (for a matrix larger than the memory budget).
     memory_budget : int or str, optional
+        Bytes for the row blocks (recomputed rows: the operator's blocks and the kernel blocks
+        that compute them share it).
     """
     budget = resolve_budget(memory_budget, array_device(X))  # once, for every block
-    fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
-                             memory_budget=budget)
     if in_memory:
+        fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
+                                 memory_budget=budget)
         return FeatureOperator(fmap(X), feature_map=fmap, memory_budget=budget)
+    # recomputed rows: half the budget for the operator's row blocks, half for the kernel
+    # blocks that compute them
+    fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
+                             memory_budget=budget // 2)
     return FeatureOperator(X=X, feature_map=fmap, rank=Z.shape[0] + int(bool(intercept)),
-                           memory_budget=budget)
+                           memory_budget=budget // 2)
