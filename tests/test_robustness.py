@@ -146,3 +146,22 @@ def test_budget_too_small_for_the_per_sample_vectors_refuses_up_front():
     from svmgpu.backend import format_bytes
 
     assert format_bytes(1_000_000) == "1.00 MB" and format_bytes(3) == "3 bytes"
+
+
+def test_spd_systems_rounding_to_indefinite_are_jittered_with_a_warning_or_refused():
+    """SPD in exact arithmetic, indefinite in floating point: the closed forms factor with the
+    smallest diagonal shift that works and say so; the Newton Hessian at C = 1e300 is refused
+    with the fix (was: a raw LinAlgError)."""
+    from svmgpu import PSVC, WPSVC
+
+    X, y = make_checkerboard(500, random_state=0)
+    for est in (PSVC(), WPSVC()):
+        with pytest.warns(RuntimeWarning, match="not numerically positive definite.*added to "
+                                                "its diagonal.*StandardScaler"):
+            est.fit(X + 1e8, y)
+        assert np.all(np.isfinite(est.decision_function(X + 1e8)))
+    with pytest.warns(RuntimeWarning, match="dual system"):
+        clf = LSSVC(C=1e300, gamma=16.0).fit(X, y)
+    assert clf.score(X, y) > 0.95  # interpolation, with a shift of ~1e-14
+    with pytest.raises(FloatingPointError, match="lower C"):
+        ReducedSVC(C=1e300, rank=50, random_state=0).fit(X, y)

@@ -145,7 +145,9 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
                 M[:r, r] = q
                 M[r, :r] = q
                 M[r, r] = (float(m) if s is None else float(xp.sum(s))) + lam
-            factor = spd_factor(M, xp=xp, allow_jitter=B is not None)
+            factor = spd_factor(M, xp=xp, allow_jitter=True,
+                                what=f"the normal equations (λB + PᵀSP) of the primal form "
+                                     f"(C={C:g})")
         w = spd_solve(factor, c, xp=xp)
         coef = w[:r]
         info["intercept"] = float(w[r]) if fit_intercept else 0.0
@@ -160,7 +162,8 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             if sq is not None:
                 K = K * sq[:, None] * sq[None, :]
             K = K + lam * xp.eye(m, dtype=f64, device=dev)
-            factor = spd_factor(K, xp=xp, allow_jitter=False)
+            factor = spd_factor(K, xp=xp, allow_jitter=True,
+                                what=f"the dual system λI + S½KS½ (C={C:g})")
             del K
         rhs = y if sq is None else sq * y
         beta = spd_solve(factor, rhs, xp=xp)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 from svmgpu.backend import (
     LinAlgError,
@@ -177,15 +178,40 @@ def solve_smw(U, lam_diag, lam, b, *, xp):
     return (b - xp.matmul(t, U)) / lam
 
 
-def spd_factor(H, *, xp, allow_jitter):
-    """Lower Cholesky factor of an SPD matrix; a jittered factor when ``allow_jitter``."""
+#: What to change when a system that is SPD in exact arithmetic is not so in floating point.
+_SPD_ADVICE = "center and scale the features (e.g. StandardScaler), or lower C"
+
+
+def spd_factor(H, *, xp, allow_jitter, what=None):
+    """Lower Cholesky factor of a matrix that is SPD in exact arithmetic.
+
+    When rounding makes it indefinite and ``allow_jitter`` is set, the factor of ``H + s I``
+    with the smallest working shift ``s`` (:func:`svmgpu.backend.jittered_cholesky`); with
+    ``what`` (a name for messages) a ``RuntimeWarning`` reports the shift, which acts as extra
+    regularization. When even the largest shift fails, a ``FloatingPointError`` names ``what``
+    and the fix.
+    """
     with small_blas(H.shape[0], xp=xp):
         try:
             return cholesky(H, lower=True, xp=xp)
         except LinAlgError:
             if not allow_jitter:
                 raise
-            return jittered_cholesky(H, lower=True, xp=xp)[0]
+            try:
+                L, shift = jittered_cholesky(H, lower=True, xp=xp)
+            except LinAlgError as exc:
+                raise FloatingPointError(
+                    f"{what or 'an SPD system'} could not be factored, even with a diagonal "
+                    f"shift (it is far from positive definite in floating point): "
+                    f"{_SPD_ADVICE}") from exc
+            if what is not None:
+                scale = float(xp.max(xp.abs(xp.linalg.diagonal(H))))
+                warnings.warn(
+                    f"{what} is not numerically positive definite; it was factored with "
+                    f"{shift:.3g} added to its diagonal ({shift / max(scale, 1e-300):.1e} of "
+                    f"the largest diagonal entry), which regularizes the solution a little "
+                    f"more than asked: {_SPD_ADVICE}", RuntimeWarning, stacklevel=4)
+            return L
 
 
 def spd_solve(L, b, *, xp):
@@ -210,6 +236,8 @@ _REFRESH_EVERY = 20
 
 #: ``C · m`` above which the automatic C continuation starts (at ``C · m = 1e8``, ×10 a stage).
 _C_CONTINUATION_FROM = 1e8
+#: At most this many continuation stages before C (C / 1e16 first).
+_C_CONTINUATION_MAX_STAGES = 16
 
 
 def c_schedule(C, m, continuation="auto"):
@@ -227,7 +255,7 @@ def c_schedule(C, m, continuation="auto"):
         raise ValueError(f"C_continuation must be 'auto' or False, got {continuation!r}")
     if continuation != "auto" or C * m <= _C_CONTINUATION_FROM:
         return [C]
-    K = math.ceil(math.log10(C * m / _C_CONTINUATION_FROM))
+    K = min(math.ceil(math.log10(C * m / _C_CONTINUATION_FROM)), _C_CONTINUATION_MAX_STAGES)
     return [C / 10.0 ** k for k in range(K, 0, -1)] + [C]
 
 
@@ -479,8 +507,10 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                     d = -_factor_solve(H, grad, xp=xp, allow_jitter=B is not None)
                 except LinAlgError as exc:
                     raise FloatingPointError(
-                        f"the Newton Hessian I + C·PᵀΛP with C={c:g} could not be factored at "
-                        f"iteration {n_iter + 1}; lower C or use dtype='float64'") from exc
+                        f"the Newton Hessian B + C·PᵀΛP with C={c:g} could not be factored at "
+                        f"iteration {n_iter + 1}: at this C the regularizer B is below the "
+                        f"rounding of C·PᵀΛP; lower C, or center and scale the features "
+                        f"(e.g. StandardScaler)") from exc
             tm["solve"] += time.perf_counter() - t0
             t0 = time.perf_counter()
             Pd = P.matvec(d)
