@@ -44,6 +44,7 @@ import platform
 import tempfile
 import warnings
 import zipfile
+import zlib
 
 import array_api_compat
 import numpy as np
@@ -257,6 +258,8 @@ class _Decoder:
             arr = self.npz[name]
         except KeyError:
             raise ModelFormatError(f"the model file lacks its array {name!r}") from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            raise ModelFormatError(f"the model file's array {name!r} is damaged ({exc})") from None
         self._cache[name] = arr
         return arr
 
@@ -426,6 +429,9 @@ def save_model(estimator, path, *, compress=False):
     try:
         with os.fdopen(fd, "wb") as fh:
             (np.savez_compressed if compress else np.savez)(fh, **{_META: blob}, **enc.arrays)
+        umask = os.umask(0)  # mkstemp makes the file 0600: give it the usual permissions
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -449,17 +455,26 @@ def _open(path):
         raise ModelFormatError(f"{path!r} is not an svmgpu model file (no {_META} entry)")
     try:
         meta = json.loads(npz[_META].tobytes().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ModelFormatError(f"{path!r}: unreadable model metadata ({exc})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError, OSError, EOFError,
+            zipfile.BadZipFile, zlib.error) as exc:
+        raise ModelFormatError(f"{path!r}: unreadable model metadata ({type(exc).__name__}: "
+                               f"{str(exc)[:200]})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise ModelFormatError(f"{path!r} is not an svmgpu model file")
     version = meta.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
         raise ModelFormatError(
             f"{path!r} has model format version {version!r} (written by svmgpu "
             f"{meta.get('svmgpu_version')}); this svmgpu reads versions <= {FORMAT_VERSION}: "
             "upgrade svmgpu"
         )
+    if version < 1:  # no release wrote one: older formats are refused, not guessed at
+        raise ModelFormatError(
+            f"{path!r} has model format version {version}, older than any this svmgpu reads "
+            f"(1 to {FORMAT_VERSION}); refit and save the model again")
+    for key, kind in (("class", str), ("params", dict), ("attributes", dict), ("arrays", dict)):
+        if not isinstance(meta.get(key), kind):
+            raise ModelFormatError(f"{path!r}: the model metadata lacks a valid {key!r} entry")
     return npz, meta
 
 
@@ -495,25 +510,66 @@ def load_model(path, *, device=None):
         names a class outside the allow-list.
     """
     npz, meta = _open(path)
-    with npz:
-        cls = _estimator_class(meta.get("class"))
-        dec = _Decoder(npz, meta.get("arrays", {}))
-        params = {k: dec.decode(v) for k, v in meta["params"].items()}
-        valid = set(cls().get_params(deep=False))
-        unknown = sorted(set(params) - valid)
-        if unknown:
-            raise ModelFormatError(
-                f"the model's {cls.__name__} parameters {unknown} are unknown to this svmgpu "
-                f"version; it was saved by svmgpu {meta.get('svmgpu_version')}"
-            )
-        est = cls(**params)
-        for k, v in meta["attributes"].items():
-            if not (isinstance(k, str) and k.isidentifier()) or k.startswith("__") \
-                    or callable(getattr(cls, k, None)):
-                raise ModelFormatError(f"refusing attribute name {k!r} in the model metadata")
-            setattr(est, k, dec.decode(v))
+    try:
+        est = _build(npz, meta)
+    except RecursionError:
+        raise ModelFormatError(f"{os.fspath(path)!r}: the model metadata is nested too "
+                               "deeply") from None
+    finally:
+        npz.close()
+    _validate_loaded(est, os.fspath(path))
     if "device_" in vars(est):
         est.device_ = "cpu"
     if device is not None and hasattr(est, "to_device"):
         est.to_device(device)
+    return est
+
+
+def _validate_loaded(est, path):
+    """A loaded model must be fitted, finite and consistent: it predicts one probe row (zeros)
+    with the right output shape, instead of failing inside BLAS (wrong shapes) or predicting
+    class 0 from NaN coefficients at the user's first call."""
+    from sklearn.exceptions import NotFittedError  # noqa: PLC0415
+    from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
+
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        raise ModelFormatError(f"{path!r} holds no fitted {type(est).__name__}") from None
+    n = getattr(est, "n_features_in_", None)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise ModelFormatError(f"{path!r}: invalid n_features_in_ {n!r}")
+    for k, v in vars(est).items():
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.all(np.isfinite(v)):
+            raise ModelFormatError(f"{path!r}: the fitted attribute {k!r} holds NaN or infinity")
+    probe = np.zeros((1, int(n)))
+    try:
+        out = est.decision_function(probe) if hasattr(est, "decision_function") else \
+            est.predict(probe)
+    except Exception as exc:  # noqa: BLE001 - any failure means inconsistent arrays
+        raise ModelFormatError(
+            f"{path!r}: the fitted arrays are inconsistent (a probe prediction failed: "
+            f"{type(exc).__name__}: {str(exc)[:200]})") from None
+    if out.shape[0] != 1:
+        raise ModelFormatError(f"{path!r}: the model predicts {out.shape[0]} values for 1 row")
+
+
+def _build(npz, meta):
+    """The estimator described by a model file's metadata and arrays."""
+    cls = _estimator_class(meta.get("class"))
+    dec = _Decoder(npz, meta.get("arrays", {}))
+    params = {k: dec.decode(v) for k, v in meta["params"].items()}
+    valid = set(cls().get_params(deep=False))
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        raise ModelFormatError(
+            f"the model's {cls.__name__} parameters {unknown} are unknown to this svmgpu "
+            f"version; it was saved by svmgpu {meta.get('svmgpu_version')}"
+        )
+    est = cls(**params)
+    for k, v in meta["attributes"].items():
+        if not (isinstance(k, str) and k.isidentifier()) or k.startswith("__") \
+                or callable(getattr(cls, k, None)):
+            raise ModelFormatError(f"refusing attribute name {k!r} in the model metadata")
+        setattr(est, k, dec.decode(v))
     return est

@@ -321,3 +321,63 @@ def test_load_refuses_newer_format_and_unknown_classes(tmp_path):
                   lambda m: m["attributes"].update(x_={"__array__": "nope"}))
     with pytest.raises(ModelFormatError, match="does not list"):
         load_model(tmp_path / "arr.npz")
+
+
+def _rewrite_arrays(src, dst, change):
+    with np.load(src, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    meta = json.loads(arrays["__svmgpu_meta__"].tobytes().decode())
+    change(meta, arrays)
+    np.savez(dst, **arrays)
+
+
+def test_damaged_or_inconsistent_files_raise_one_model_format_error(tmp_path):
+    """Every way a file can be wrong gives ModelFormatError with the reason, never a raw
+    BadZipFile / KeyError / RecursionError, a crash inside BLAS at predict, or a model that
+    predicts class 0 from NaN."""
+    import os
+
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=0, device="cpu").fit(X, y)
+    path = tmp_path / "m.npz"
+    save_model(clf, path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask  # the umask, not 0600
+    raw = path.read_bytes()
+    failures = 0
+    for pos in range(40, len(raw) - 40, max(len(raw) // 60, 1)):  # one flipped byte each
+        bad = bytearray(raw)
+        bad[pos] ^= 0xFF
+        (tmp_path / "flip.npz").write_bytes(bytes(bad))
+        try:
+            load_model(tmp_path / "flip.npz")
+        except ModelFormatError:
+            failures += 1
+    assert failures > 0  # (a flip inside unused padding may leave a valid file)
+
+    cases = {
+        "no params": (lambda m, a: m.pop("params"), "lacks a valid 'params'"),
+        "no attributes": (lambda m, a: m.update(attributes={}), "holds no fitted"),
+        "old version": (lambda m, a: m.update(format_version=0), "refit and save"),
+        "nan coef": (lambda m, a: a.__setitem__(m["attributes"]["coef_"]["__array__"],
+                                                np.full(10, np.nan)), "NaN or infinity"),
+        "wrong shape": (lambda m, a: a.__setitem__(m["attributes"]["coef_"]["__array__"],
+                                                   np.ones(7)), "inconsistent"),
+    }
+    for _name, (change, match) in cases.items():
+        def both(m, a, change=change):
+            change(m, a)
+            a["__svmgpu_meta__"] = np.frombuffer(json.dumps(m).encode(), dtype=np.uint8)
+        _rewrite_arrays(path, tmp_path / "c.npz", both)
+        with pytest.raises(ModelFormatError, match=match):
+            load_model(tmp_path / "c.npz")
+    deep = "[" * 100_000 + "]" * 100_000  # nested too deeply for json / the decoder
+
+    def nest(m, a):
+        a["__svmgpu_meta__"] = np.frombuffer(
+            json.dumps(m).replace('"attributes": {', '"deep": ' + deep + ', "attributes": {',
+                                  1).encode(), dtype=np.uint8)
+    _rewrite_arrays(path, tmp_path / "deep.npz", nest)
+    with pytest.raises(ModelFormatError):
+        load_model(tmp_path / "deep.npz")
