@@ -517,9 +517,9 @@ def load_model(path, *, device=None):
                                "deeply") from None
     finally:
         npz.close()
-    _validate_loaded(est, os.fspath(path))
-    if "device_" in vars(est):
+    if "device_" in vars(est):  # the arrays are on the host now
         est.device_ = "cpu"
+    _validate_loaded(est, os.fspath(path))
     if device is not None and hasattr(est, "to_device"):
         est.to_device(device)
     return est
