@@ -165,3 +165,34 @@ def test_spd_systems_rounding_to_indefinite_are_jittered_with_a_warning_or_refus
     assert clf.score(X, y) > 0.95  # interpolation, with a shift of ~1e-14
     with pytest.raises(FloatingPointError, match="lower C"):
         ReducedSVC(C=1e300, rank=50, random_state=0).fit(X, y)
+
+
+def test_rank_above_the_samples_means_all_of_them_everywhere():
+    """One rule for every estimator: an int rank above the number of (positive-weight)
+    samples is capped there (rank_ says so); was: clamped by some, rejected by others."""
+    from svmgpu import PSVC, WPSVC, L2SVMPath
+
+    X, y = make_checkerboard(120, random_state=5)
+    assert UniSVC(rank=500, random_state=0).fit(X, y).rank_ == 120
+    assert UniSVR(rank=500, random_state=0).fit(X, y.astype(float)).rank_ == 120
+    assert L2SVMPath(rank=500, random_state=0).fit(X, y).rank_ == 120
+    for est in (ReducedSVC(rank=500, random_state=0), LSSVC(rank=500, random_state=0),
+                PSVC(kernel="rbf", rank=500, random_state=0),
+                WPSVC(kernel="rbf", rank=500, random_state=0)):
+        assert est.fit(X, y).rank_ == 120 and est.support_vectors_.shape[0] == 120
+    w = np.ones(120)
+    w[:20] = 0.0
+    assert ReducedSVC(rank=500, random_state=0).fit(X, y, sample_weight=w).rank_ == 100
+
+
+def test_unscaled_features_warn_with_gamma_scale():
+    X, y = make_checkerboard(1000, random_state=6)
+    X[:, 0] *= 1e6
+    with pytest.warns(UserWarning, match="StandardScaler"):
+        UniSVC(rank=50, random_state=0).fit(X, y)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        UniSVC(rank=50, random_state=0, gamma=1.0).fit(X, y)  # an explicit gamma: no warning
+        UniSVC(rank=50, random_state=0).fit(X / [1e6, 1.0], y)

@@ -34,14 +34,14 @@ def check_choice(name, value, choices):
 
 
 def resolve_rank(rank, n_candidates, n_samples):
-    """The size of the reduced set: ``rank``; every candidate for None (the full kernel);
+    """The size of the reduced set: ``rank``, capped by the number of candidates (samples
+    with positive weight), as in every estimator; every candidate for None (the full kernel);
     ``min(300, n)`` for "auto".
 
     Raises
     ------
     ValueError
-        When ``rank`` is not a positive integer or exceeds the number of samples (with
-        positive sample weight).
+        When ``rank`` is not "auto", None or a positive integer.
     """
     if rank == "auto":
         return min(DEFAULT_RANK, n_candidates)
@@ -49,12 +49,7 @@ def resolve_rank(rank, n_candidates, n_samples):
         return n_candidates
     if isinstance(rank, bool) or not isinstance(rank, Integral) or rank < 1:
         raise ValueError(f"rank must be 'auto', None or a positive integer, got {rank!r}")
-    if rank > n_samples:
-        raise ValueError(f"rank={rank} exceeds n_samples={n_samples}; use rank <= {n_samples}")
-    if rank > n_candidates:
-        raise ValueError(f"rank={rank} exceeds the {n_candidates} samples with positive "
-                         f"sample_weight; use rank <= {n_candidates}")
-    return int(rank)
+    return min(int(rank), n_candidates)  # the one rule: a rank above the samples means all
 
 
 def rkhs_matrix(kernel, Z, *, xp, intercept=False):
@@ -148,7 +143,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         ½‖f‖²_H`` (M1) with the paper's ridge 1e-8 added to the Newton Hessian.
     rank : "auto", int or None
         Size of the reduced set: ``"auto"`` is ``min(300, n_samples)``, None every training point
-        (the full kernel); an int must not exceed n_samples. The size used is ``rank_``.
+        (the full kernel); an int above the number of samples (with positive weight) means all
+        of them, as in every estimator. The size used is ``rank_``.
     reduced_set : {"random", "pivoted_cholesky"}
         Random choice (RC scheme) or greedy pivoted-Cholesky pivots.
     C : float

@@ -13,10 +13,17 @@ distance itself. Squared distances are clipped at zero.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
-from svmgpu.backend import exp_neg_clipped_inplace, get_namespace, matmul_into, power_inplace
+from svmgpu.backend import (
+    exp_neg_clipped_inplace,
+    fetch_scalars,
+    get_namespace,
+    matmul_into,
+    power_inplace,
+)
 
 
 @dataclass(frozen=True)
@@ -296,6 +303,10 @@ class Laplacian(Kernel):
         return -math.log(_check_threshold(threshold)) / self.gamma
 
 
+#: Features whose standard deviations differ by more than this factor get a warning with
+#: ``gamma="scale"`` (the largest one decides every kernel value).
+UNSCALED_RATIO = 1e4
+
 #: Kernel names accepted by :func:`make_kernel`.
 KERNELS = {"rbf": RBF, "poly": Polynomial, "linear": Linear, "laplacian": Laplacian}
 
@@ -306,7 +317,19 @@ def _resolve_gamma(gamma, X, *, xp):
             raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
         d = X.shape[1]
         if gamma == "scale":
-            var = float(xp.var(X)) if X.shape[0] else 0.0
+            if not X.shape[0]:
+                return 1.0
+            col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
+            big, small, var = fetch_scalars(
+                xp.max(col), xp.min(xp.where(col > 0, col, xp.full_like(col, math.inf))),
+                xp.var(X), xp=xp)
+            if d > 1 and small < math.inf and big > UNSCALED_RATIO ** 2 * small:
+                warnings.warn(
+                    f"gamma='scale' on features whose scales differ by a factor "
+                    f"{math.sqrt(big / small):.1e} (standard deviations): the largest feature "
+                    "dominates every distance and an RBF model may predict at chance; "
+                    "standardize the features (e.g. sklearn.preprocessing.StandardScaler)",
+                    UserWarning, stacklevel=4)
             return 1.0 / (d * var) if var > 0 else 1.0
         if gamma == "auto":
             return 1.0 / d
