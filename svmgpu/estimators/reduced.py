@@ -169,6 +169,10 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         Draw of the random reduced set.
     verbose : int
     multi_class : {"ovr", "ovo"}
+    class_weight : None, "balanced" or dict
+        Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
+        "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
+        weights (missing classes: 1). The weights used are ``class_weight_``.
 
     Attributes
     ----------
@@ -199,7 +203,9 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     def __init__(self, loss="squared_hinge", regularizer="gsvm", rank="auto",
                  reduced_set="random", C=1.0, fit_intercept=False, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, tol=1e-6, max_iter=500, device="auto", dtype=None,
-                 memory_budget=None, random_state=None, verbose=0, multi_class="ovr"):
+                 memory_budget=None, random_state=None, verbose=0, multi_class="ovr",
+                 class_weight=None):
+        self.class_weight = class_weight
         self.loss = loss
         self.regularizer = regularizer
         self.rank = rank

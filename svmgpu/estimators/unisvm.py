@@ -198,6 +198,10 @@ class UniSVC(_UniSVMMixin, SVCBase):
     __doc__ = (
         "Kernel SVM classifier trained by UniSVM for any LS-DC loss "
         "(convex or robust non-convex).\n" + _DOC_PARAMS + """    multi_class : {"ovr", "ovo"}
+    class_weight : None, "balanced" or dict
+        Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
+        "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
+        weights (missing classes: 1). The weights used are ``class_weight_``.
 
     Attributes
     ----------
@@ -217,8 +221,8 @@ class UniSVC(_UniSVMMixin, SVCBase):
     def __init__(self, loss="squared_hinge", *, loss_params=None, A=None, C=1.0, kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, rank="auto", lowrank="nystrom",
                  lowrank_tol=1e-3, solver="auto", accelerate=True, init="least_squares",
-                 tol=1e-3, max_iter=1000, multi_class="ovr", device="auto", dtype=None,
-                 memory_budget=None, random_state=None, verbose=0):
+                 tol=1e-3, max_iter=1000, multi_class="ovr", class_weight=None, device="auto",
+                 dtype=None, memory_budget=None, random_state=None, verbose=0):
         self.loss = loss
         self.loss_params = loss_params
         self.A = A
@@ -236,6 +240,7 @@ class UniSVC(_UniSVMMixin, SVCBase):
         self.tol = tol
         self.max_iter = max_iter
         self.multi_class = multi_class
+        self.class_weight = class_weight
         self.device = device
         self.dtype = dtype
         self.memory_budget = memory_budget
