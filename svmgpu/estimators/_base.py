@@ -239,10 +239,10 @@ class SVMBase(BaseEstimator):
         return asarray(sw, device=ctx.device, dtype=X.dtype)
 
     # ---------------------------------------------------------------- shared work
-    def _make_kernel(self, X):
+    def _make_kernel(self, X, sample_weight=None):
         return make_kernel(getattr(self, "kernel", "rbf"), gamma=getattr(self, "gamma", "scale"),
                            degree=getattr(self, "degree", 3), coef0=getattr(self, "coef0", 0.0),
-                           X=X)
+                           X=X, sample_weight=sample_weight)
 
     #: Whether the model has a full-kernel form that ``rank="auto"`` may choose.
     _full_kernel_form = True

@@ -130,7 +130,7 @@ class LSSVC(_LeastSquaresBase):
         xp, budget = ctx.xp, ctx.budget_bytes
         check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
         check_bool("fit_intercept", self.fit_intercept)
-        kernel = self._make_kernel(X)
+        kernel = self._make_kernel(X, sample_weight)
         self.kernel_ = kernel
         m = X.shape[0]
         if self._effective_rank(m, ctx) is None:
@@ -236,7 +236,7 @@ class PSVC(_LeastSquaresBase):
     def _prepare_fit(self, X, *, ctx, sample_weight):
         check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
         self._check_extra()
-        kernel = self._make_kernel(X)
+        kernel = self._make_kernel(X, sample_weight)
         self.kernel_ = kernel
         if isinstance(kernel, Linear):
             self.support_ = self.support_vectors_ = None

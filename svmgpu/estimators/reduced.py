@@ -235,7 +235,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp = ctx.xp
         self._validate_params_reduced()
-        kernel = self._make_kernel(X)
+        kernel = self._make_kernel(X, sample_weight)
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         P = self._reduced_features(X, kernel, Z, ctx, intercept=bool(self.fit_intercept))
         B = None

@@ -41,7 +41,7 @@ class _UniSVMMixin:
             )
         self.solver_ = "newton" if (self.solver == "newton" or
                                      (self.solver == "auto" and newton_ok)) else "dca"
-        self.kernel_ = self._make_kernel(X)
+        self.kernel_ = self._make_kernel(X, sample_weight)
         if rank is None:
             m = X.shape[0]  # K, its float64 copy and the Cholesky factor
             check_fits(3 * m * m * 8, ctx.budget_bytes,
@@ -53,7 +53,9 @@ class _UniSVMMixin:
                 # Cholesky of K drops the numerically dependent ones), solved by Newton in
                 # feature coordinates (DCA needs thousands of steps at large C) and kept in the
                 # full form f = K(·, X_B) α_B with α_B = L⁻ᵀ β (f = P β = K_{·B} L⁻ᵀ β).
-                full = nystrom(X, self.kernel_, m, memory_budget=ctx.budget_bytes)
+                cand = None if sample_weight is None else ctx.xp.nonzero(sample_weight > 0)[0]
+                full = nystrom(X, self.kernel_, m, candidates=cand,
+                               memory_budget=ctx.budget_bytes)
                 self.X_fit_ = full.landmark_X
                 return {"P": full.features(memory_budget=ctx.budget_bytes), "G": None,
                         "L_inv": full.L_inv}

@@ -311,7 +311,7 @@ UNSCALED_RATIO = 1e4
 KERNELS = {"rbf": RBF, "poly": Polynomial, "linear": Linear, "laplacian": Laplacian}
 
 
-def _resolve_gamma(gamma, X, *, xp):
+def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
     if isinstance(gamma, str):
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data X to be resolved")
@@ -319,10 +319,19 @@ def _resolve_gamma(gamma, X, *, xp):
         if gamma == "scale":
             if not X.shape[0]:
                 return 1.0
-            col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
+            if sample_weight is None:
+                col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
+                total = xp.var(X)
+            else:  # weighted as repetitions: a weight of 2 counts a row twice
+                w = xp.astype(sample_weight, X.dtype)[:, None]
+                sw = xp.sum(w)
+                mean_col = xp.sum(w * X, axis=0) / sw
+                col = xp.sum(w * (X - mean_col) ** 2, axis=0) / sw
+                mean = xp.mean(mean_col)
+                total = xp.sum(w * (X - mean) ** 2) / (sw * d)
             big, small, var = fetch_scalars(
                 xp.max(col), xp.min(xp.where(col > 0, col, xp.full_like(col, math.inf))),
-                xp.var(X), xp=xp)
+                total, xp=xp)
             if d > 1 and small < math.inf and big > UNSCALED_RATIO ** 2 * small:
                 warnings.warn(
                     f"gamma='scale' on features whose scales differ by a factor "
@@ -337,7 +346,8 @@ def _resolve_gamma(gamma, X, *, xp):
     return _check_positive("gamma", gamma)
 
 
-def make_kernel(kernel="rbf", *, gamma="scale", degree=3, coef0=0.0, X=None) -> Kernel:
+def make_kernel(kernel="rbf", *, gamma="scale", degree=3, coef0=0.0, X=None,
+                sample_weight=None) -> Kernel:
     """A :class:`Kernel` from a name (or a Kernel, returned as is).
 
     Parameters
@@ -349,6 +359,9 @@ def make_kernel(kernel="rbf", *, gamma="scale", degree=3, coef0=0.0, X=None) -> 
     degree, coef0 : parameters of the polynomial kernel.
     X : array of shape (n_samples, n_features), optional
         Training data, needed for ``gamma="scale"`` or ``"auto"``.
+    sample_weight : array of shape (n_samples,), optional
+        Weights of the rows of ``X`` for ``gamma="scale"``'s variance, counted as repetitions
+        (a weight of 2 is a duplicated row, 0 a removed one).
 
     Raises
     ------
@@ -362,7 +375,7 @@ def make_kernel(kernel="rbf", *, gamma="scale", degree=3, coef0=0.0, X=None) -> 
     if kernel == "linear":
         return Linear()
     xp = get_namespace(X) if X is not None else None
-    g = _resolve_gamma(gamma, X, xp=xp)
+    g = _resolve_gamma(gamma, X, xp=xp, sample_weight=sample_weight)
     if kernel == "poly":
         return Polynomial(degree=degree, gamma=g, coef0=coef0)
     return KERNELS[kernel](gamma=g)
