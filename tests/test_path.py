@@ -347,8 +347,17 @@ def test_full_kernel_memory_error():
 def test_refit_memory_error_points_to_refit_false():
     X, y = make_classification(150, 4, flip_y=0.2, random_state=0)
     kw = dict(device="cpu", rank=10, random_state=0, memory_budget=60_000)
-    with pytest.raises(MemoryError, match="refit=False"):
-        L2SVMPath(**kw).fit(X, y)
+    calls = []
+    import svmgpu.estimators.path as path_module
+
+    real = path_module.l2svm_path
+    path_module.l2svm_path = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        with pytest.raises(MemoryError, match="refit=False"):
+            L2SVMPath(**kw).fit(X, y)
+    finally:
+        path_module.l2svm_path = real
+    assert not calls  # refused before following the path (was: after it, 115 s at 32k points)
     assert L2SVMPath(refit=False, **kw).fit(X, y).score(X, y) > 0.6
 
 

@@ -192,6 +192,11 @@ class L2SVMPath(SVCBase):
             eps = float(self.eps) + 2.0 * shift
             return {"P": L, "gram": K, "X": X, "budget": budget,
                     "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps)}
+        if self.refit:  # the worst case of the expansion after the path, checked before it
+            check_fits(2 * m * m * 8, budget,
+                       what=f"L2SVMPath(refit=True): expanding the selected classifier on its "
+                            f"active set (at worst all {m:,} points, an m_E x m_E system)",
+                       hint="use refit=False (the classifier then stays on the r landmarks)")
         self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
         if self.factor_.P is None:  # the path gathers and updates rows of P at every lambda
             raise MemoryError(
