@@ -225,6 +225,13 @@ def _parse_slow(data: bytes, name: str) -> _Parsed:
     )
 
 
+#: A dense X is refused when it would take more than this many times the bytes of the sparse
+#: data (16 bytes a nonzero) and more than ``DENSE_LIMIT_BYTES``: one huge index in a small
+#: file (a 33 KB file with one token ``450000:1``) must not allocate a gigabyte.
+DENSE_LIMIT_FACTOR = 1000
+DENSE_LIMIT_BYTES = 256 * 10**6
+
+
 def _assemble(parsed: _Parsed, name, n_features, dense, dtype, zero_based):
     labels, indptr, indices, values, row_lines = (
         parsed.labels,
@@ -271,6 +278,14 @@ def _assemble(parsed: _Parsed, name, n_features, dense, dtype, zero_based):
         )
 
     if dense:
+        dense_bytes = n_rows * n_features * np.dtype(dtype).itemsize
+        if dense_bytes > max(DENSE_LIMIT_FACTOR * 16 * max(values.size, 1), DENSE_LIMIT_BYTES):
+            k = int(np.argmax(cols))  # the token that makes the matrix wide
+            raise ValueError(
+                f"{name} line {row_lines[row_of[k]]}: feature index {indices[k]} makes the dense "
+                f"matrix {n_rows:,} x {n_features:,} ({dense_bytes / 1e9:.2f} GB) for "
+                f"{values.size:,} nonzero values; load it with dense=False (a scipy.sparse "
+                "matrix), or check the index")
         X = np.zeros((n_rows, n_features), dtype=dtype)
         X[row_of, cols] = values
     else:
@@ -315,7 +330,9 @@ def load_svmlight(path, n_features=None, *, dense=True, dtype=np.float64, zero_b
         If ``path`` does not exist.
     ValueError
         On a malformed line, with the file name, the line number and what is wrong, e.g.
-        ``"data.txt line 17: feature index 'x' is not an integer"``.
+        ``"data.txt line 17: feature index 'x' is not an integer"``; and for ``dense=True``
+        when the dense matrix would be over 1000 times the size of the sparse data and over
+        256 MB (one huge index), naming the line and ``dense=False``.
     """
     dt = check_float_dtype(dtype)
     if n_features is not None:
