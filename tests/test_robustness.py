@@ -238,3 +238,44 @@ def test_class_weight_for_psvc_wpsvc_and_bad_values():
     for cw, match in (({2: 1.0}, "not in y"), ({1: -1.0}, "non-negative"), ("even", "balanced")):
         with pytest.raises(ValueError, match=match):
             PSVC(class_weight=cw).fit(X, y)
+
+
+class _PoolPeak:
+    """A CuPy memory hook recording the peak of the bytes in use (allocations minus frees)."""
+
+    def __init__(self, cupy):
+        hook = self
+
+        class Hook(cupy.cuda.MemoryHook):
+            name = "svmgpu-peak"
+
+            def malloc_postprocess(self, **kw):  # a chunk handed out by the pool
+                hook.live[kw["mem_ptr"]] = kw["mem_size"]
+                hook.now += kw["mem_size"]
+                hook.peak = max(hook.peak, hook.now)
+
+            def free_postprocess(self, **kw):  # a chunk returned to the pool
+                hook.now -= hook.live.pop(kw["mem_ptr"], 0)
+
+        self.live, self.now, self.peak = {}, 0, 0
+        self.hook = Hook()
+
+
+@pytest.mark.gpu
+def test_memory_budget_bounds_the_fit_on_the_gpu():
+    """CuPy: the pool's peak of live device memory during a fit whose 100k x 100 features do
+    not fit 30 MB (rows recomputed per block) stays under the budget."""
+    import cupy
+
+    X, y = make_checkerboard(100_000, random_state=0)
+    Xd, yd = to_device(X, "cuda"), to_device(y, "cuda")
+    UniSVC(rank=20, random_state=0, device="cuda").fit(Xd[:2000], yd[:2000])  # warm-up
+    for Est in (UniSVC, ReducedSVC):
+        peak = _PoolPeak(cupy)
+        with peak.hook:
+            est = Est(C=10.0, gamma=16.0, rank=100, random_state=0, device="cuda",
+                      memory_budget="30MB").fit(Xd, yd)
+        assert peak.peak <= 30e6, (Est.__name__, peak.peak)
+        ref = Est(C=10.0, gamma=16.0, rank=100, random_state=0, device="cuda").fit(Xd, yd)
+        assert_allclose(est.decision_function(Xd[:2000]),
+                        host(ref.decision_function(Xd[:2000])), atol=1e-6)
