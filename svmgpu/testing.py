@@ -60,6 +60,26 @@ def host(x):
 TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (2e-5, 2e-6)}
 
 
+def _check_array(actual, *, namespace, device, dtype, shape) -> str:
+    """Check namespace, device, dtype and shape of ``actual``; return its dtype name (Python
+    scalars and lists, e.g. objective histories and counts, as NumPy sees them)."""
+    if namespace is not None:
+        name = get_namespace(actual).__name__
+        assert namespace in name, f"expected a {namespace} array, got namespace {name}"
+    if device is not None:
+        assert array_device(actual) == get_device(device), (
+            f"expected device {device}, got {array_device(actual)}"
+        )
+    dt_name = numpy_dtype(actual.dtype).name if hasattr(actual, "dtype") else \
+        np.asarray(actual).dtype.name
+    if dtype is not None:
+        want = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+        assert dt_name == want, f"expected dtype {want}, got {dt_name}"
+    if shape is not None:
+        assert tuple(actual.shape) == tuple(shape), f"expected shape {shape}, got {actual.shape}"
+    return dt_name
+
+
 def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None, shape=None,
                     rtol=None, atol=None, err_msg=""):
     """Check namespace, device, dtype and shape of ``actual``, then its values.
@@ -79,21 +99,7 @@ def assert_allclose(actual, expected, *, namespace=None, device=None, dtype=None
     rtol, atol : float, optional
         Override the dtype-aware tolerances of :data:`TOLERANCES`.
     """
-    if namespace is not None:
-        name = get_namespace(actual).__name__
-        assert namespace in name, f"expected a {namespace} array, got namespace {name}"
-    if device is not None:
-        assert array_device(actual) == get_device(device), (
-            f"expected device {device}, got {array_device(actual)}"
-        )
-    # Python scalars and lists (objective histories, counts) are compared as NumPy arrays
-    dt_name = numpy_dtype(actual.dtype).name if hasattr(actual, "dtype") else \
-        np.asarray(actual).dtype.name
-    if dtype is not None:
-        want = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
-        assert dt_name == want, f"expected dtype {want}, got {dt_name}"
-    if shape is not None:
-        assert tuple(actual.shape) == tuple(shape), f"expected shape {shape}, got {actual.shape}"
+    dt_name = _check_array(actual, namespace=namespace, device=device, dtype=dtype, shape=shape)
     r0, a0 = TOLERANCES.get(dt_name, (1e-7, 1e-9))
     a = np.asarray(host(actual), dtype=np.float64)
     np.testing.assert_allclose(a, np.asarray(host(expected), dtype=np.float64),
@@ -105,18 +111,6 @@ def assert_array_equal(actual, expected, *, namespace=None, device=None, dtype=N
                        err_msg=""):
     """Check namespace, device, dtype and shape of ``actual`` as :func:`assert_allclose` does,
     then that its values equal ``expected`` exactly (labels, indices, counts, masks)."""
-    if namespace is not None:
-        name = get_namespace(actual).__name__
-        assert namespace in name, f"expected a {namespace} array, got namespace {name}"
-    if device is not None:
-        assert array_device(actual) == get_device(device), (
-            f"expected device {device}, got {array_device(actual)}"
-        )
-    if dtype is not None:
-        want = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
-        got = numpy_dtype(actual.dtype).name
-        assert got == want, f"expected dtype {want}, got {got}"
-    if shape is not None:
-        assert tuple(actual.shape) == tuple(shape), f"expected shape {shape}, got {actual.shape}"
+    _check_array(actual, namespace=namespace, device=device, dtype=dtype, shape=shape)
     np.testing.assert_array_equal(np.asarray(host(actual)), np.asarray(host(expected)),
                                   err_msg=err_msg)
