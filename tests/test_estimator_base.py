@@ -46,7 +46,7 @@ class ToyLSClassifier(SVCBase):
         self.multi_class = multi_class
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
-        self.factor_ = self._lowrank_factor(X, self._make_kernel(X), ctx)
+        self.factor_, _ = self._lowrank_factor(X, self._make_kernel(X), ctx)
         return self.factor_
 
     def _fit_binary(self, factor, rows, y, sample_weight):

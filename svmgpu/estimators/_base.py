@@ -124,7 +124,7 @@ class SVMBase(BaseEstimator):
 
     #: Attributes that hold the device object and the compute context of the current call:
     #: never saved or pickled (a loaded model rebuilds them from ``device_``).
-    _transient_attributes = ("_device", "_ctx", "_block_budget")
+    _transient_attributes = ("_device", "_ctx")
 
     # ------------------------------------------------------------------ validation
     def _validate_common(self):
@@ -289,7 +289,8 @@ class SVMBase(BaseEstimator):
 
     def _lowrank_factor(self, X, kernel, ctx, sample_weight=None):
         """The low-rank factor of the training kernel (``rank_`` landmarks; Nyström draws them
-        among the rows of positive sample weight)."""
+        among the rows of positive sample weight) and the bytes its row blocks may use
+        (:meth:`_feature_plan`); the factor holds ``P`` when it fits the budget."""
         rank = self._effective_rank(X.shape[0], ctx)
         if rank is None:  # pragma: no cover - callers take the full-kernel form instead
             raise ValueError("the full kernel (rank=None) has no low-rank factor")
@@ -308,8 +309,7 @@ class SVMBase(BaseEstimator):
                 f"budget ({format_bytes(ctx.budget_bytes)}) and are built column by column, so "
                 "they cannot be recomputed per block: use lowrank='nystrom', lower the rank, "
                 "or raise memory_budget")
-        self._block_budget = blocks
-        return factor
+        return factor, blocks
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         return None
@@ -334,14 +334,12 @@ class SVMBase(BaseEstimator):
     def _warn_if_not_converged(self):
         """One ``ConvergenceWarning`` when a binary problem's solver stopped without meeting its
         stopping rule: the model is then not the optimum the parameters define."""
-        advice = self._convergence_advice()
+        converged = np.asarray(getattr(self, "converged_", True), dtype=bool).reshape(-1)
+        bad = np.flatnonzero(~converged)  # host flags
+        advice = self._convergence_advice() if bad.size else None
         if advice is None:
             return
-        converged = np.asarray(self.converged_, dtype=bool).reshape(-1)  # host flags
         n_iter = np.asarray(self.n_iter_).reshape(-1)
-        bad = np.flatnonzero(~converged)
-        if not bad.size:
-            return
         which = "the problem" if converged.size == 1 else \
             f"{bad.size} of {converged.size} binary problems"
         iters = ", ".join(str(int(n_iter[k])) for k in bad[:5])

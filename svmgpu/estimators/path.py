@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from svmgpu.backend import check_fits, cho_solve, format_bytes, host_array, jittered_cholesky
@@ -197,7 +194,7 @@ class L2SVMPath(SVCBase):
                        what=f"L2SVMPath(refit=True): expanding the selected classifier on its "
                             f"active set (at worst all {m:,} points, an m_E x m_E system)",
                        hint="use refit=False (the classifier then stays on the r landmarks)")
-        self.factor_ = self._lowrank_factor(X, self.kernel_, ctx)
+        self.factor_, _ = self._lowrank_factor(X, self.kernel_, ctx)
         if self.factor_.P is None:  # the path gathers and updates rows of P at every lambda
             raise MemoryError(
                 f"L2SVMPath keeps its {X.shape[0]:,} x {self.factor_.rank} features in memory and "
@@ -205,18 +202,17 @@ class L2SVMPath(SVCBase):
                 "raise memory_budget")
         return {"P": self.factor_.P, "eps": float(self.eps), "X": X, "budget": budget}
 
+    def _convergence_advice(self):  # the estimator base's one ConvergenceWarning
+        reached = min(float(m["path"]["lambdas"][-1]) for m in self.models_
+                      if not m["converged"])
+        return (f"The path stopped at lambda={reached:.3g} > lambda_min={self.lambda_min:g}; "
+                "raise max_iter or lambda_min")
+
     def _fit_binary(self, shared, rows, y, sample_weight):
         xp = self._ctx.xp
         res = l2svm_path(shared["P"], y, xp=xp, eps=shared["eps"], lambda_min=self.lambda_min,
                          lambda_max=self.lambda_max, criterion=self.criterion, tol=self.tol,
                          max_iter=self.max_iter, gram=shared.get("gram"), verbose=self.verbose)
-        if not res.converged:
-            warnings.warn(
-                f"the path stopped after max_iter={self.max_iter} steps at "
-                f"lambda={res.info['lambdas'][-1]:.3g} > lambda_min={self.lambda_min:g}; "
-                "raise max_iter or lambda_min",
-                ConvergenceWarning, stacklevel=3,
-            )
         info = res.info
         rm = info["radius_margin"]
         path = {

@@ -61,11 +61,11 @@ class _UniSVMMixin:
                         "L_inv": full.L_inv}
             self.X_fit_ = X
             return {"K": self.kernel_.block(X, X)}
-        self.factor_ = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
+        self.factor_, blocks = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         self.X_fit_ = None
         # P in memory, or recomputed per block when it does not fit the budget
         P = self.factor_.features(None if self.factor_.P is not None else X,
-                                  memory_budget=self._block_budget)
+                                  memory_budget=blocks)
         return {"P": P, "G": None}
 
     def _fit_binary(self, shared, rows, y, sample_weight):

@@ -441,7 +441,7 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
         gscale = max(gscale, 1e-300)
 
     hessian = CurvatureGram(P)  # C·PᵀΛP's PᵀΛP, updated (23)/(25)
-    eye = xp.eye(r, dtype=f64, device=dev) if B is None else None
+    eye = _identity(r, xp=xp, device=dev) if B is None else None
     res = residual(o)
     history, sizes, plus, steps, gnorms, stage_log = [], [], [], [], [], []
     n_iter = n_stage = n_smw = n_back = 0
