@@ -353,7 +353,18 @@ def part_frontier(args, device="cuda"):
             return clf.predict(Xte)
 
         try:
+            import cProfile
+            import io
+            import pstats
+
+            pr = cProfile.Profile()
+            pr.enable()
             pred, t = timed(run, device)
+            pr.disable()
+            if args.out:  # where the time of the fit goes (host time, syncs included)
+                buf = io.StringIO()
+                pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(25)
+                Path(args.out, f"frontier_profile_{r}.txt").write_text(buf.getvalue())
             row = {"rank": r, "rank_used": int(clf.factor_.rank), "gamma": best["gamma"],
                    "lambda": best["lambda"], "C": C, "end_to_end_seconds": t,
                    "test_accuracy": float(np.mean(np.asarray(pred) == yte)), "n_iter": int(clf.n_iter_),
@@ -448,6 +459,58 @@ def part_syncs(args, device="cuda"):
     return rows
 
 
+# ----------------------------------------------------------------------------- profile
+def part_profile(args, device="cuda"):
+    """Where the time of a 1M Checkerboard UniSVC fit goes: the host profile (cProfile, top
+    functions by own time, which on a GPU includes the waits at synchronisations) and the GPU
+    kernels by total device time (torch.profiler over CUPTI). Text tables in ``args.out``."""
+    import cProfile
+    import io
+    import pstats
+
+    from svmgpu import UniSVC
+    from svmgpu.datasets import make_checkerboard
+
+    m = 1_000_000
+    X, y = make_checkerboard(m, random_state=0)
+    Xt, _ = make_checkerboard(200_000, random_state=1)
+    out = {}
+    for dt in args.dtypes.split(","):
+        clf = UniSVC(C=1.0 / (LAMBDA_CB * m), gamma=GAMMA_CB, rank=RANK_CB, random_state=0,
+                     device=device, dtype=dt)
+        run = lambda: clf.fit(X, y).predict(Xt)  # noqa: E731
+        run()  # warm-up
+        _, t = timed(run, device)
+        pr = cProfile.Profile()
+        pr.enable()
+        timed(run, device)
+        pr.disable()
+        buf = io.StringIO()
+        pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(30)
+        text = buf.getvalue()
+        kernels = None
+        if device.startswith("cuda"):
+            try:
+                import torch
+                from torch.profiler import ProfilerActivity, profile
+
+                with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                    run()
+                    sync()
+                kernels = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
+                torch.cuda.synchronize()
+            except Exception as exc:  # noqa: BLE001 - the host profile still stands
+                kernels = f"torch.profiler failed: {type(exc).__name__}: {exc}"
+        if args.out:
+            Path(args.out, f"profile_{dt}.txt").write_text(
+                f"fit+predict {t:.4f} s\n{clf.timings_ if hasattr(clf, 'timings_') else ''}\n\n"
+                f"{text}\n\n{kernels or ''}\n")
+        out[dt] = {"seconds": t, "timings": getattr(clf, "timings_", None)}
+        log("profile", dt, f"{t:.4f} s", out[dt]["timings"])
+        log(text[:6000])
+    return out
+
+
 # ----------------------------------------------------------------------------- torch
 def part_torch(args, device="cuda"):
     """The solver core (Nyström features + semi-smooth Newton) on torch CUDA tensors."""
@@ -508,7 +571,8 @@ def main():
     results = {"benchmark": "gpu", "machine": machine_info("cuda"), "parts": {}}
     out_dir = Path(args.out) if args.out else None
     fns = {"ceilings": part_ceilings, "checkerboard": part_checkerboard, "covtype": part_covtype,
-           "frontier": part_frontier, "syncs": part_syncs, "torch": part_torch}
+           "frontier": part_frontier, "syncs": part_syncs, "torch": part_torch,
+           "profile": part_profile}
     for p in parts:
         t0 = time.perf_counter()
         try:

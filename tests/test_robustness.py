@@ -163,8 +163,31 @@ def test_spd_systems_rounding_to_indefinite_are_jittered_with_a_warning_or_refus
     with pytest.warns(RuntimeWarning, match="dual system"):
         clf = LSSVC(C=1e300, gamma=16.0).fit(X, y)
     assert clf.score(X, y) > 0.95  # interpolation, with a shift of ~1e-14
+
+
+@pytest.mark.parametrize("smw", [False, True])
+def test_newton_hessian_that_cannot_be_factored_is_refused_on_every_backend(smw, device):
+    """At C = 1e300 the Newton system is refused with the fix (was: a raw LinAlgError). Off
+    NumPy the factor's check is deferred to the iteration's second read (one device sync
+    less): a failed factor must still be caught there, solved again checked and refused,
+    through the Cholesky Hessian and through SMW (28) (was: a raw LinAlgError from SMW)."""
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers.unisvm import unisvm_newton
+
+    X, y = make_checkerboard(500, random_state=0)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    if not smw:
+        with pytest.raises(FloatingPointError, match="lower C"):
+            ReducedSVC(C=1e300, rank=50, random_state=0).fit(Xd, yd)
+        return
+    # SMW: fewer active rows than features; a Gram matrix U Uᵀ of duplicated rows whose
+    # λΛ⁻¹ shift is below its rounding
+    xp = device.xp
+    P = xp.asarray(to_device(np.repeat(X[:3] * 1e3, 2, axis=0), device))
+    yy = xp.asarray(to_device(np.array([1.0, 1.0, -1.0, -1.0, 1.0, 1.0]), device))
+    P = xp.concat([P, xp.zeros((6, 8), dtype=P.dtype, device=P.device)], axis=1)
     with pytest.raises(FloatingPointError, match="lower C"):
-        ReducedSVC(C=1e300, rank=50, random_state=0).fit(X, y)
+        unisvm_newton(yy, get_loss("squared_hinge"), C=1e300, P=P, presolve=False, xp=xp)
 
 
 def test_rank_above_the_samples_means_all_of_them_everywhere():

@@ -30,8 +30,9 @@ def _finite(xp, a) -> bool:
     return bool(xp.all(xp.isfinite(a)))
 
 
-def _factor_ok(xp, L) -> bool:
-    """Whether a Cholesky factor is a real one: a positive, finite diagonal (one read).
+def factor_ok(L, *, xp):
+    """Whether a Cholesky factor is a real one, as a 0-d boolean array on its device (no read):
+    a positive diagonal and finite entries.
 
     CuPy's default ``linalg='ignore'`` does not raise on failure and returns LAPACK's partial
     factor: potrf stops at the first non-positive pivot and leaves it (≤ 0, or NaN) on the
@@ -39,7 +40,7 @@ def _factor_ok(xp, L) -> bool:
     test alone would accept it; the diagonal test catches every failed pivot.
     """
     d = xp.linalg.diagonal(L) if hasattr(xp.linalg, "diagonal") else xp.diagonal(L)
-    return bool(xp.all(d > 0) & xp.all(xp.isfinite(L)))
+    return xp.all(d > 0) & xp.all(xp.isfinite(L))
 
 
 def cholesky(a, *, lower: bool = True, check: bool = True, xp):
@@ -61,10 +62,15 @@ def cholesky(a, *, lower: bool = True, check: bool = True, xp):
 
         with small_blas(a.shape[0], xp=xp):
             return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
-    L = _linalg(xp, "cholesky").cholesky(a)
-    if check and not _factor_ok(xp, L):  # CuPy returns a partial factor instead of raising
-        import numpy as np  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415 - the one exception type every backend raises
 
+    try:
+        L = _linalg(xp, "cholesky").cholesky(a)
+    except Exception as exc:  # PyTorch raises its own LinAlgError (a RuntimeError subclass)
+        if type(exc).__name__.endswith("LinAlgError"):
+            raise np.linalg.LinAlgError(f"matrix is not positive definite ({exc})") from exc
+        raise
+    if check and not bool(factor_ok(L, xp=xp)):  # CuPy returns a partial factor, no error
         raise np.linalg.LinAlgError("matrix is not positive definite")
     return L if lower else xp.matrix_transpose(L)
 

@@ -50,6 +50,7 @@ from svmgpu.backend import (
     get_device,
     host_array,
     is_foreign_array,
+    is_numpy,
     numpy_dtype,
     to_device,
     to_host,
@@ -57,6 +58,7 @@ from svmgpu.backend import (
 )
 from svmgpu.kernels import make_kernel
 from svmgpu.lowrank import nystrom, pivoted_cholesky
+from svmgpu.solvers.newton import presolve_rows
 
 _LOWRANK = {"nystrom": nystrom, "pivoted_cholesky": pivoted_cholesky}
 
@@ -70,6 +72,10 @@ AUTO_RANK = 300
 #: previous ones for the active-set test, the line search's trial margins, masks). Checked by
 #: the measured peak in tests/test_robustness.py.
 PER_SAMPLE_BYTES = 160
+
+#: Rows of the smallest row block (of the features, in float64 with a weighted copy) that an
+#: in-memory fit leaves room for next to the held features.
+_MIN_BLOCK_ROWS = 2048
 _DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
            np.float32: np.float32, np.float64: np.float64}
 
@@ -262,10 +268,12 @@ class SVMBase(BaseEstimator):
         """How the m × r features fit the memory budget, which bounds everything the fit
         allocates beyond its input (README, "Memory budget").
 
-        Returns ``(in_memory, block_budget)``: hold the features when they take at most three
-        quarters of what the per-sample vectors and r × r matrices leave, else recompute their rows per
-        block (every pass over them then costs a kernel evaluation); ``block_budget`` is what
-        the row blocks may use.
+        Returns ``(in_memory, block_budget)``: hold the features (and, on NumPy, the Newton
+        presolve's copy of its rows) when they leave room for row blocks (of a quarter of the
+        rest, or of ``_MIN_BLOCK_ROWS`` rows if less) in what the per-sample vectors and r × r
+        matrices leave, else
+        recompute their rows per block (every pass over them then costs a kernel evaluation:
+        many times slower at large ranks); ``block_budget`` is what the row blocks may use.
 
         Raises
         ------
@@ -281,9 +289,11 @@ class SVMBase(BaseEstimator):
                 f"{format_bytes(core)} besides its features (the solver's per-sample vectors "
                 f"and r x r matrices), more than the memory budget ({format_bytes(budget)}); "
                 "raise memory_budget, lower the rank, or subsample the data")
-        held = (5 * m * r * itemsize) // 4  # the features and a sub-problem's copy of rows
+        n_pre = presolve_rows(m, r) if is_numpy(ctx.xp) else None  # "auto" presolves on NumPy
+        held = (m + 2 * (n_pre or 0)) * r * itemsize  # the features, the presolves' row copies
         rest = budget - core
-        if 4 * held <= 3 * rest:  # a quarter of the rest at least is left for row blocks
+        blocks = min(rest // 4, _MIN_BLOCK_ROWS * r * (itemsize + 16))  # see FeatureOperator
+        if held + blocks <= rest:
             return True, rest - held
         return False, rest
 

@@ -59,6 +59,7 @@ from svmgpu.backend import (
     LinAlgError,
     cho_solve,
     cholesky,
+    factor_ok,
     fetch_scalars,
     is_numpy,
     jittered_cholesky,
@@ -169,13 +170,19 @@ def solve_smw(U, lam_diag, lam, b, *, xp):
     lam : float
     b : array of shape (r,)
     """
+    return _smw(U, lam_diag, lam, b, xp=xp, checked=True)[0]
+
+
+def _smw(U, lam_diag, lam, b, *, xp, checked):
+    """:func:`solve_smw` as ``(z, ok)``, with its factor checked or not (see
+    :func:`_factor_solve`)."""
     n = U.shape[0]
     if n == 0:
-        return b / lam
+        return b / lam, None
     M = xp.matmul(U, xp.matrix_transpose(U))
     M = M + _identity(n, xp=xp, device=getattr(U, "device", None)) * (lam / lam_diag)[None, :]
-    t = spd_solve(spd_factor(M, xp=xp, allow_jitter=False), xp.matmul(U, b), xp=xp)
-    return (b - xp.matmul(t, U)) / lam
+    t, ok = _factor_solve(M, xp.matmul(U, b), xp=xp, allow_jitter=False, checked=checked)
+    return (b - xp.matmul(t, U)) / lam, ok
 
 
 #: What to change when a system that is SPD in exact arithmetic is not so in floating point.
@@ -220,10 +227,23 @@ def spd_solve(L, b, *, xp):
         return cho_solve((L, True), b, xp=xp)
 
 
-def _factor_solve(H, rhs, *, xp, allow_jitter):
-    """Cholesky solve of the SPD Newton system; a jittered factor for the RKHS model."""
+def _factor_solve(H, rhs, *, xp, allow_jitter, checked=True):
+    """Cholesky solve of the SPD Newton system; a jittered factor for the RKHS model.
+
+    Returns ``(x, ok)``. ``checked=False`` on a GPU: the factor is not tested here (a device
+    synchronisation) and ``ok`` is a 0-d flag that it is a real one, for the caller to read
+    with its other scalars and, when false, to solve again checked (which raises or jitters).
+    Checked, or on NumPy (whose LAPACK reports failure at once): ``ok`` is None.
+    """
     with small_blas(H.shape[0], xp=xp):
-        return spd_solve(spd_factor(H, xp=xp, allow_jitter=allow_jitter), rhs, xp=xp)
+        if not checked and not is_numpy(xp):
+            try:
+                L = cholesky(H, lower=True, check=False, xp=xp)
+            except LinAlgError:  # namespaces that raise at once (PyTorch)
+                pass
+            else:
+                return spd_solve(L, rhs, xp=xp), factor_ok(L, xp=xp)
+        return spd_solve(spd_factor(H, xp=xp, allow_jitter=allow_jitter), rhs, xp=xp), None
 
 
 
@@ -492,34 +512,43 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
             t0 = time.perf_counter()
             if use_smw:
                 idx = nonzero_indices(act_mask, n_act, xp=xp)
-                U = P.take(idx).to_array(f64)
-                tm["hessian"] += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                d = -solve_smw(U, xp.take(kap, idx), 1.0 / c, grad / c, xp=xp)
+                U, kap_act = P.take(idx).to_array(f64), xp.take(kap, idx)
             else:
                 M = hessian.update(kap, mode=hessian_update if piecewise else "recompute",
                                    changed=ch_mask, active=act_mask, n_changed=n_ch,
                                    n_active=n_act)
                 H = (eye if B is None else B) + c * M
-                tm["hessian"] += time.perf_counter() - t0
+            tm["hessian"] += time.perf_counter() - t0
+            checked = False  # the factor's check joins read 2 (solved again, checked, if it failed)
+            while True:
                 t0 = time.perf_counter()
                 try:
-                    d = -_factor_solve(H, grad, xp=xp, allow_jitter=B is not None)
+                    if use_smw:
+                        d, ok = _smw(U, kap_act, 1.0 / c, grad / c, xp=xp, checked=checked)
+                    else:
+                        d, ok = _factor_solve(H, grad, xp=xp, allow_jitter=B is not None,
+                                              checked=checked)
                 except LinAlgError as exc:
                     raise FloatingPointError(
-                        f"the Newton Hessian B + C·PᵀΛP with C={c:g} could not be factored at "
-                        f"iteration {n_iter + 1}: at this C the regularizer B is below the "
+                        f"the Newton Hessian B + C·PᵀΛP with C={c:g} could not be factored "
+                        f"at iteration {n_iter + 1}: at this C the regularizer B is below the "
                         f"rounding of C·PᵀΛP; lower C, or center and scale the features "
                         f"(e.g. StandardScaler)") from exc
-            tm["solve"] += time.perf_counter() - t0
-            t0 = time.perf_counter()
-            Pd = P.matvec(d)
-            Bd = Bmul(d)
-            tm["matvec"] += time.perf_counter() - t0
-            gn, bn, vn, slope, zBd, dBd, L_full = fetch_scalars(  # read 2
-                xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz), xp.linalg.vector_norm(v),
-                xp.vecdot(grad, d), xp.vecdot(z, Bd), xp.vecdot(d, Bd),
-                loss_term(residual(o + Pd), psi, c), xp=xp)
+                d = -d
+                tm["solve"] += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                Pd = P.matvec(d)
+                Bd = Bmul(d)
+                tm["matvec"] += time.perf_counter() - t0
+                vals = fetch_scalars(  # read 2
+                    xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz),
+                    xp.linalg.vector_norm(v), xp.vecdot(grad, d), xp.vecdot(z, Bd),
+                    xp.vecdot(d, Bd), loss_term(residual(o + Pd), psi, c),
+                    *(() if ok is None else (ok,)), xp=xp)
+                if ok is None or vals[-1]:
+                    break
+                checked = True
+            gn, bn, vn, slope, zBd, dBd, L_full = vals[:7]
             F_full = 0.5 * (zBz + 2.0 * zBd + dBd) + L_full
         kkt = gn / max(gscale if stop == "gradient" else max(bn, vn), 1e-300)
         if new_point:
