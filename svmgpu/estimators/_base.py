@@ -30,7 +30,8 @@ import array_api_compat
 # encoding of host labels of any type (strings, objects). Device input never goes through it.
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -72,6 +73,10 @@ AUTO_RANK = 300
 #: previous ones for the active-set test, the line search's trial margins, masks). Checked by
 #: the measured peak in tests/test_robustness.py.
 PER_SAMPLE_BYTES = 160
+
+#: Folds of the internal cross-validation that fits Platt's sigmoids (``probability=True``), as
+#: in LIBSVM.
+_PROBABILITY_FOLDS = 5
 
 #: Rows of the smallest row block (of the features, in float64 with a weighted copy) that an
 #: in-memory fit leaves room for next to the held features.
@@ -474,7 +479,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         multi = getattr(self, "multi_class", self._default_multi_class)
         if multi not in ("ovr", "ovo"):
             raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi!r}")
-        sw = self._sample_weight(sample_weight, X, ctx=ctx)
+        sw = user_sw = self._sample_weight(sample_weight, X, ctx=ctx)
         self.classes_ = classes
         n_classes = int(classes.shape[0])
         if not _is_device_array(y_idx):
@@ -503,7 +508,95 @@ class SVCBase(ClassifierMixin, SVMBase):
         self._after_fit(shared)
         self._check_fitted_finite()
         self._warn_if_not_converged()
+        if getattr(self, "probability", False):
+            self._fit_probability(X, y_idx, user_sw, ctx=ctx)
         return self
+
+    def _fit_probability(self, X, y_idx, sample_weight, *, ctx):
+        """Platt's sigmoids (``probA_``, ``probB_``, one per binary problem) on held-out
+        decision values: LIBSVM's internal 5-fold cross-validation, stratified by class. Each
+        fold refits the estimator (``probability=False``) on the other folds, so the fit costs
+        about five more fits. Everything stays on the fit's device; the folds come from a
+        random permutation drawn on the host (``random_state``) and uploaded once."""
+        from sklearn.base import clone  # noqa: PLC0415
+
+        from svmgpu.estimators._probability import fit_sigmoid  # noqa: PLC0415
+
+        check_bool("probability", self.probability)
+        xp = ctx.xp
+        k, m = int(self.classes_.shape[0]), int(X.shape[0])
+        counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
+        n_folds = min(_PROBABILITY_FOLDS, int(min(counts)))
+        if n_folds < 2:
+            raise ValueError(
+                f"probability=True fits Platt's sigmoid on held-out decision values (a "
+                f"cross-validation within the training set) and needs at least 2 samples of "
+                f"each class; class {self.classes_[int(np.argmin(counts))]!r} has "
+                f"{int(min(counts))}: use probability=False or more data")
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
+        key = to_device(np.random.default_rng(seed).permutation(m), ctx.device)
+        order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
+        fold = xp.argsort(order) % n_folds  # each class dealt round-robin to the folds
+        held_rows, held_scores = [], []
+        for f in range(n_folds):
+            train, held = xp.nonzero(fold != f)[0], xp.nonzero(fold == f)[0]
+            est = clone(self).set_params(probability=False)
+            with warnings.catch_warnings():  # the model itself warned already, if at all
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                kw = {} if sample_weight is None else \
+                    {"sample_weight": xp.take(sample_weight, train)}
+                est.fit(xp.take(X, train, axis=0), xp.take(y_idx, train), **kw)
+            if int(est.classes_.shape[0]) != k:  # pragma: no cover - stratified folds
+                raise RuntimeError("a cross-validation fold lost a class")
+            held_rows.append(held)
+            held_scores.append(xp.stack(est._raw_decision(xp.take(X, held, axis=0))[0], axis=1))
+        rows = xp.concat(held_rows)
+        F, y_h = xp.concat(held_scores, axis=0), xp.take(y_idx, rows)
+        w_h = None if sample_weight is None else xp.take(sample_weight, rows)
+        prob_a, prob_b = [], []
+        for j in range(int(F.shape[1])):
+            if self.pairs_ is None:  # binary (positive: class 1) or one-vs-rest (class j)
+                positive, w = y_h == (1 if k == 2 else j), w_h
+            else:  # one-vs-one (i, l): positive i, rows of the two classes only
+                i, l = self.pairs_[j]
+                both = xp.astype((y_h == i) | (y_h == l), xp.float64)
+                positive, w = y_h == i, both if w_h is None else both * xp.astype(w_h, xp.float64)
+            a, b = fit_sigmoid(F[:, j], positive, w, xp=xp)
+            prob_a.append(a)
+            prob_b.append(b)
+        self.probA_ = host_array(prob_a, "float64")
+        self.probB_ = host_array(prob_b, "float64")
+
+    def _probability_enabled(self):
+        if not getattr(self, "probability", False):
+            raise AttributeError(f"predict_proba is not available when probability=False; "
+                                 f"fit {type(self).__name__}(probability=True)")
+        return True
+
+    @available_if(_probability_enabled)
+    def predict_proba(self, X):
+        """Class probabilities, array of shape (n_samples, n_classes) in the caller's kind,
+        columns in the order of ``classes_``: Platt's sigmoid of each binary problem's
+        decision value (``probA_``, ``probB_``, fitted on held-out decision values), coupled
+        pairwise for one-vs-one (Wu, Lin and Weng 2004) or normalised for one-vs-rest.
+
+        As in LIBSVM and scikit-learn's ``SVC``, ``argmax`` of the probabilities may differ
+        from ``predict`` (the decision values) for points near the decision boundary."""
+        from svmgpu.estimators._probability import class_probabilities  # noqa: PLC0415
+
+        if not hasattr(self, "probA_"):
+            raise NotFittedError(f"this {type(self).__name__} was not fitted with "
+                                 f"probability=True; call fit first")
+        scores, xp = self._raw_decision(X)
+        P = class_probabilities(scores, self.probA_.tolist(), self.probB_.tolist(),
+                                pairs=self.pairs_, n_classes=int(self.classes_.shape[0]), xp=xp)
+        return self._to_caller(P, X)
+
+    @available_if(_probability_enabled)
+    def predict_log_proba(self, X):
+        """The logarithm of :meth:`predict_proba`."""
+        P = self.predict_proba(X)
+        return array_api_compat.array_namespace(P).log(P)
 
     def _with_class_weight(self, sw, y_idx, *, ctx, X):
         """The sample weights times ``class_weight`` of each sample's class (LIBSVM's

@@ -91,7 +91,7 @@ class LSSVC(_LeastSquaresBase):
     reduced_set : {"random", "pivoted_cholesky"}
     fit_intercept : bool
         Offset regularized by ``½b²`` (the kernel becomes ``k + 1``). Default False, as in (8).
-    device, dtype, memory_budget, random_state, multi_class, class_weight
+    device, dtype, memory_budget, random_state, multi_class, class_weight, probability
         As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
 
     Attributes
@@ -110,7 +110,9 @@ class LSSVC(_LeastSquaresBase):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
-                 memory_budget=None, random_state=None, multi_class="ovr", class_weight=None):
+                 memory_budget=None, random_state=None, multi_class="ovr", class_weight=None,
+                 probability=False):
+        self.probability = probability
         self.class_weight = class_weight
         self.C = C
         self.kernel = kernel
@@ -203,7 +205,7 @@ class PSVC(_LeastSquaresBase):
         Nonlinear kernels: size of the reduced set (``"auto"``: ``min(300, n_samples)``; None:
         every training point).
     reduced_set : {"random", "pivoted_cholesky"}
-    device, dtype, memory_budget, random_state, multi_class, class_weight
+    device, dtype, memory_budget, random_state, multi_class, class_weight, probability
         As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
 
     Attributes
@@ -218,7 +220,8 @@ class PSVC(_LeastSquaresBase):
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
-                 random_state=None, multi_class="ovr", class_weight=None):
+                 random_state=None, multi_class="ovr", class_weight=None, probability=False):
+        self.probability = probability
         self.class_weight = class_weight
         self.C = C
         self.kernel = kernel
@@ -293,7 +296,7 @@ class WPSVC(PSVC):
         Positive constant of (22), in the units of X (it keeps the farthest point's weight
         ``q/(R + q)`` above zero).
     C, kernel, gamma, degree, coef0, rank, reduced_set, device, dtype, memory_budget,
-    random_state, multi_class, class_weight
+    random_state, multi_class, class_weight, probability
         As in :class:`PSVC`. A ``sample_weight`` given to ``fit`` multiplies ``sᵢ²``.
 
     Attributes
@@ -306,11 +309,12 @@ class WPSVC(PSVC):
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
-                 random_state=None, multi_class="ovr", class_weight=None):
+                 random_state=None, multi_class="ovr", class_weight=None, probability=False):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, rank=rank,
                          reduced_set=reduced_set, device=device, dtype=dtype,
                          memory_budget=memory_budget, random_state=random_state,
-                         multi_class=multi_class, class_weight=class_weight)
+                         multi_class=multi_class, class_weight=class_weight,
+                         probability=probability)
         self.q = q
 
     def _check_extra(self):

@@ -58,6 +58,9 @@ class GreedySVC(SVCBase):
         Unused: the algorithm is deterministic (ties go to the lowest index). Accepted for a
         uniform interface with the other estimators.
     verbose : int, default 0
+    probability : bool, default False
+        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
+        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
 
     Attributes
     ----------
@@ -102,7 +105,8 @@ class GreedySVC(SVCBase):
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_support=None,
                  tol=1e-3, batch=1, multi_class="ovo", device="auto", dtype=None,
-                 memory_budget=None, random_state=None, verbose=0):
+                 memory_budget=None, random_state=None, verbose=0, probability=False):
+        self.probability = probability
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree

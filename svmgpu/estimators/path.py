@@ -74,6 +74,9 @@ class L2SVMPath(SVCBase):
     random_state : int or None
         Seeds the Nyström landmarks.
     verbose : int
+    probability : bool, default False
+        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
+        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
 
     Attributes
     ----------
@@ -117,7 +120,9 @@ class L2SVMPath(SVCBase):
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=200,
                  lowrank="nystrom", eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
                  criterion="loo_span", refit=True, tol=1e-6, max_iter=1000, device="auto",
-                 dtype=None, memory_budget=None, random_state=None, verbose=0):
+                 dtype=None, memory_budget=None, random_state=None, verbose=0,
+                 probability=False):
+        self.probability = probability
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree

@@ -173,6 +173,9 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
         "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
         weights (missing classes: 1). The weights used are ``class_weight_``.
+    probability : bool
+        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
+        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
 
     Attributes
     ----------
@@ -204,7 +207,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
                  reduced_set="random", C=1.0, fit_intercept=False, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, tol=1e-6, max_iter=500, device="auto", dtype=None,
                  memory_budget=None, random_state=None, verbose=0, multi_class="ovr",
-                 class_weight=None):
+                 class_weight=None, probability=False):
+        self.probability = probability
         self.class_weight = class_weight
         self.loss = loss
         self.regularizer = regularizer

@@ -204,6 +204,9 @@ class UniSVC(_UniSVMMixin, SVCBase):
         Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
         "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
         weights (missing classes: 1). The weights used are ``class_weight_``.
+    probability : bool
+        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
+        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
 
     Attributes
     ----------
@@ -223,8 +226,9 @@ class UniSVC(_UniSVMMixin, SVCBase):
     def __init__(self, loss="squared_hinge", *, loss_params=None, A=None, C=1.0, kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, rank="auto", lowrank="nystrom",
                  lowrank_tol=1e-3, solver="auto", accelerate=True, init="least_squares",
-                 tol=1e-3, max_iter=1000, multi_class="ovr", class_weight=None, device="auto",
-                 dtype=None, memory_budget=None, random_state=None, verbose=0):
+                 tol=1e-3, max_iter=1000, multi_class="ovr", class_weight=None, probability=False,
+                 device="auto", dtype=None, memory_budget=None, random_state=None, verbose=0):
+        self.probability = probability
         self.loss = loss
         self.loss_params = loss_params
         self.A = A

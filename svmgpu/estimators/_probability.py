@@ -1,0 +1,126 @@
+"""Class probabilities from decision values (``probability=True``), on the decision values' device.
+
+* Platt's sigmoid ``P(positive | f) = 1 / (1 + exp(A f + B))`` (Platt 1999), fitted by the Newton
+  method with backtracking of Lin, Lin and Weng (2007), "A note on Platt's probabilistic outputs
+  for support vector machines", Algorithm 1, on regularized targets ``(N₊ + 1)/(N₊ + 2)`` and
+  ``1/(N₋ + 2)``; on held-out decision values, as LIBSVM does.
+* One-vs-one: pairwise coupling by Wu, Lin and Weng (2004), "Probability estimates for
+  multi-class classification by pairwise coupling", method 2 (their (21)): ``p`` minimizes
+  ``Σ_i Σ_{j≠i} (r_ji p_i − r_ij p_j)²`` with ``Σ p = 1``, the linear system of their (18) solved
+  for every sample at once.
+* One-vs-rest: the per-class sigmoids, normalised to sum to one.
+"""
+
+from __future__ import annotations
+
+import math
+
+from svmgpu.backend import clip, fetch_scalars
+
+#: LIBSVM's clamp of the pairwise probabilities before coupling (keeps the system regular).
+_MIN_PROB = 1e-7
+
+
+def _softplus(z, *, xp):
+    return xp.logaddexp(xp.zeros_like(z), z)
+
+
+def fit_sigmoid(f, positive, weight=None, *, xp, max_iter=100, min_step=1e-10, sigma=1e-12,
+                eps=1e-5):
+    """Platt's ``(A, B)`` for decision values ``f`` (shape (n,)) and the boolean ``positive``.
+
+    Maximizes the (``weight``-weighted) likelihood of the targets ``(N₊ + 1)/(N₊ + 2)`` for
+    positive samples and ``1/(N₋ + 2)`` for the others (Lin, Lin and Weng 2007, Algorithm 1;
+    ``N`` are weighted counts; zero weight leaves a sample out). One device read per Newton
+    iteration and one per backtracking step.
+
+    Returns
+    -------
+    (A, B) : floats
+    """
+    f = xp.astype(f, xp.float64)
+    pos = xp.astype(positive, xp.float64)
+    w = xp.ones_like(f) if weight is None else xp.astype(weight, xp.float64)
+    n1, n0 = fetch_scalars(xp.sum(w * pos), xp.sum(w * (1.0 - pos)), xp=xp)
+    if not (n1 > 0 and n0 > 0):
+        raise ValueError("Platt scaling needs held-out decision values of both classes")
+    T = pos * ((n1 + 1.0) / (n1 + 2.0)) + (1.0 - pos) * (1.0 / (n0 + 2.0))
+
+    def objective(A, B):  # the negative log-likelihood, Σ w (softplus(z) + (T − 1) z)
+        z = f * A + B
+        return xp.sum(w * (_softplus(z, xp=xp) + (T - 1.0) * z))
+
+    A, B = 0.0, math.log((n0 + 1.0) / (n1 + 1.0))
+    fval = fetch_scalars(objective(A, B), xp=xp)[0]
+    for _ in range(max_iter):
+        z = f * A + B
+        sp = _softplus(z, xp=xp)
+        p, q = xp.exp(-sp), xp.exp(z - sp)  # P(positive) and 1 − p, without overflow
+        d2, d1 = w * p * q, w * (T - p)
+        h11, h22, h21, g1, g2 = fetch_scalars(
+            xp.sum(f * f * d2), xp.sum(d2), xp.sum(f * d2), xp.sum(f * d1), xp.sum(d1), xp=xp)
+        if abs(g1) < eps and abs(g2) < eps:
+            break
+        h11, h22 = h11 + sigma, h22 + sigma
+        det = h11 * h22 - h21 * h21
+        dA, dB = -(h22 * g1 - h21 * g2) / det, -(-h21 * g1 + h11 * g2) / det
+        gd = g1 * dA + g2 * dB
+        step = 1.0
+        while step >= min_step:
+            new = fetch_scalars(objective(A + step * dA, B + step * dB), xp=xp)[0]
+            if new < fval + 1e-4 * step * gd:
+                A, B, fval = A + step * dA, B + step * dB, new
+                break
+            step /= 2.0
+        else:  # no decrease along the Newton direction: at the optimum to rounding
+            break
+    return float(A), float(B)
+
+
+def sigmoid(f, A, B, *, xp):
+    """``1 / (1 + exp(A f + B))`` in float64."""
+    return xp.exp(-_softplus(xp.astype(f, xp.float64) * A + B, xp=xp))
+
+
+def class_probabilities(scores, prob_a, prob_b, *, pairs, n_classes, xp):
+    """Probabilities of shape (n, n_classes) from the binary problems' decision values
+    ``scores`` (a list of (n,) arrays) and their sigmoids; ``pairs`` as ``SVCBase.pairs_``
+    (None: one model for two classes, or one-vs-rest)."""
+    probs = [sigmoid(s, a, b, xp=xp) for s, a, b in zip(scores, prob_a, prob_b)]
+    if len(probs) == 1:  # two classes: the model's positive class is classes_[1]
+        return xp.stack([1.0 - probs[0], probs[0]], axis=1)
+    if pairs is None:
+        P = xp.stack(probs, axis=1)
+        return P / xp.sum(P, axis=1, keepdims=True)
+    return _couple(probs, pairs, n_classes, xp=xp)
+
+
+def _couple(probs, pairs, k, *, xp):
+    """Wu, Lin and Weng (2004) method 2: for each sample, solve
+    ``[[Q, 1], [1ᵀ, 0]] [p; b] = [0; 1]`` with ``Q_ii = Σ_{j≠i} r_ji²``, ``Q_ij = −r_ji r_ij``."""
+    r = {}
+    for (i, j), p in zip(pairs, probs):  # the pair's model is positive for class i
+        p = clip(p, min=_MIN_PROB, max=1.0 - _MIN_PROB, xp=xp)
+        r[i, j], r[j, i] = p, 1.0 - p
+    ref = probs[0]
+    zero, one = xp.zeros_like(ref), xp.ones_like(ref)
+    rows = []
+    for i in range(k):
+        row = []
+        for j in range(k):
+            if i == j:
+                diag = zero
+                for s in range(k):
+                    if s != i:
+                        diag = diag + r[s, i] * r[s, i]
+                row.append(diag)
+            else:
+                row.append(-r[j, i] * r[i, j])
+        row.append(one)
+        rows.append(xp.stack(row, axis=1))
+    rows.append(xp.stack([one] * k + [zero], axis=1))
+    M = xp.stack(rows, axis=1)  # (n, k + 1, k + 1)
+    rhs = xp.stack([zero] * k + [one], axis=1)[:, :, None]
+    p = xp.linalg.solve(M, rhs)[:, :k, 0]
+    p = clip(p, min=0.0, max=1.0, xp=xp)
+    return p / xp.sum(p, axis=1, keepdims=True)
