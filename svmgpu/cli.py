@@ -27,6 +27,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -161,9 +162,13 @@ def _parse_gamma(text):
     return g
 
 
+#: ``--rank none``: the full kernel (``rank=None``), kept apart from "option not given".
+_FULL_KERNEL = "none"
+
+
 def _parse_rank(text):
     if text.lower() in ("none", "full"):
-        return None
+        return _FULL_KERNEL
     if text.lower() == "auto":
         return "auto"
     try:
@@ -205,6 +210,60 @@ def _fraction(text):
     if not 0.0 <= v <= 0.5:
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 0.5], got {text!r}")
     return v
+
+
+def _parse_bytes(text):
+    from svmgpu.backend import parse_bytes  # noqa: PLC0415
+
+    try:
+        parse_bytes(text)
+    except (ValueError, TypeError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _label(text):
+    """A class label as LIBSVM files give it: an int when integral, else a float or the text."""
+    try:
+        v = float(text)
+    except ValueError:
+        return text
+    return int(v) if v.is_integer() else v
+
+
+def _parse_class_weight(text):
+    """``balanced`` or ``LABEL:WEIGHT,...`` (LIBSVM's ``-wi``: e.g. ``1:5,-1:1``)."""
+    if text == "balanced":
+        return text
+    out = {}
+    for item in text.split(","):
+        label, sep, weight = item.rpartition(":")
+        try:
+            w = float(weight)
+        except ValueError:
+            w = None
+        if not sep or not label or w is None or not w >= 0:
+            raise argparse.ArgumentTypeError(
+                f"class weights are 'balanced' or LABEL:WEIGHT pairs separated by commas (e.g. "
+                f"1:5,-1:1) with weights >= 0, got {text!r}")
+        out[_label(label)] = w
+    return out
+
+
+#: Python parameter names in error messages, as the ``train`` command's flags: the names with
+#: an underscore wherever they stand, the others (plain words too) only as ``name=value``.
+_FLAG_NAMES = re.compile(r"\b(memory_budget|class_weight|max_iter|multi_class)\b(=?)"
+                         r"|\b(rank|probability|gamma|dtype|loss|tol|kernel|solver|device)(=)")
+
+
+def _as_flags(message):
+    """An estimator's message with its parameter names written as ``svmgpu train`` flags
+    (``rank=300`` becomes ``--rank 300``, ``memory_budget`` ``--memory-budget``)."""
+    def flag(m):
+        name, eq = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        return "--" + name.replace("_", "-") + (" " if eq else "")
+
+    return re.sub(r"\bC=", "-C ", _FLAG_NAMES.sub(flag, message))
 
 
 def _key_value(text):
@@ -306,7 +365,8 @@ def cmd_demo(args, out=print):
 _TRAIN_OPTIONS = {
     "loss": "loss", "C": "C", "gamma": "gamma", "rank": "rank", "kernel": "kernel",
     "multi_class": "multi_class", "max_iter": "max_iter", "tol": "tol", "solver": "solver",
-    "dtype": "dtype",
+    "dtype": "dtype", "memory_budget": "memory_budget", "class_weight": "class_weight",
+    "probability": "probability",
 }
 
 
@@ -345,7 +405,7 @@ def cmd_train(args, out=print):
             flag = "-C" if opt == "C" else "--" + opt.replace("_", "-")
             raise CLIError(f"{flag} does not apply to estimator {args.estimator!r} "
                            f"({cls.__name__}); its parameters: {', '.join(sorted(valid))}")
-        params[name] = value
+        params[name] = None if value is _FULL_KERNEL else value
     for key, value in args.param:
         if key not in valid:
             raise CLIError(f"--param {key}: {cls.__name__} has no parameter {key!r}; its "
@@ -509,6 +569,13 @@ def build_parser():
     t.add_argument("--tol", type=_positive_float)
     t.add_argument("--dtype", choices=["float64", "float32"])
     t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    t.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes, metavar="BYTES",
+                   help="bytes the fit may use, e.g. 2GB (default: half the free host memory, "
+                   "80%% of a GPU's)")
+    t.add_argument("--class-weight", dest="class_weight", type=_parse_class_weight,
+                   metavar="W", help="'balanced' or LABEL:WEIGHT,... (LIBSVM's -wi), e.g. 1:5,-1:1")
+    t.add_argument("--probability", action="store_const", const=True, default=None,
+                   help="fit Platt's sigmoids for probabilities (LIBSVM's -b 1; ~5 more fits)")
     t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
     t.add_argument("--param", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                    help="any other estimator parameter (VALUE read as JSON, else as a string); "
@@ -571,7 +638,10 @@ def main(argv=None) -> int:
         if debug:
             raise
         if isinstance(exc, _user_errors()):
-            print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
+            text = _one_line(exc)
+            if command == "svmgpu train" and not isinstance(exc, CLIError):
+                text = _as_flags(text)
+            print(f"{command}: error: {text}", file=sys.stderr)
         else:
             print(f"{command}: internal error ({type(exc).__name__}: {_one_line(exc)}); "
                   "run 'svmgpu --debug ...' for the traceback", file=sys.stderr)

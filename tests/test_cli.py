@@ -161,6 +161,30 @@ def test_other_estimators(svm_files, tmp_path, estimator, call):
     assert acc > 70.0
 
 
+def test_libsvm_flags_class_weight_probability_budget_and_full_rank(svm_files, tmp_path, call):
+    """LIBSVM users' flags: --class-weight (-wi), --probability (-b 1), --memory-budget, and
+    --rank none for the full kernel (was: silently the default, as "not given")."""
+    model = tmp_path / "w.npz"
+    rc, out, err = call("train", svm_files / "train.txt", model, "--gamma", 16, "--rank", 80,
+                        "--class-weight", "1:5,-1:1", "--probability", "--memory-budget",
+                        "500MB", "--device", "cpu")
+    assert rc == 0, err
+    est = load_model(model)
+    assert est.class_weight == {1: 5.0, -1: 1.0} and est.probability is True
+    assert est.memory_budget == "500MB"
+    np.testing.assert_array_equal(est.class_weight_, [1.0, 5.0])  # classes_ = [-1, 1]
+    X = np.array([[0.1, 0.2], [0.7, 0.3]])
+    np.testing.assert_allclose(est.predict_proba(X).sum(axis=1), 1.0)
+    rc, out, err = call("train", svm_files / "train.txt", model, "--gamma", 16, "--rank",
+                        "none", "-e", "lssvm", "--device", "cpu")
+    assert rc == 0, err
+    est = load_model(model)
+    assert est.rank is None and est.solver_ == "dual"
+    rc, out, err = call("train", svm_files / "train.txt", model, "--rank", 40,
+                        "--class-weight", "balanced", "--device", "cpu")
+    assert rc == 0 and load_model(model).class_weight == "balanced"
+
+
 def test_missing_estimator_module_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(cli.ESTIMATORS, "ghost", ("svmgpu.estimators.ghost", "GhostSVC",
                                                    "classification"))
@@ -182,6 +206,14 @@ def test_missing_estimator_module_is_a_clear_error(monkeypatch):
     (("train", "{train}", "m.npz", "--param", "nope=1"), 1, "no parameter 'nope'"),
     (("train", "{train}", "m.npz", "--loss", "nope", "--rank", "10"), 1, "unknown"),
     (("train", "{train}", "{tmp}/no/such/dir/m.npz"), 1, "does not exist"),
+    (("train", "{train}", "m.npz", "--class-weight", "1=5"), 2, "LABEL:WEIGHT"),
+    (("train", "{train}", "m.npz", "--class-weight", "1:-2"), 2, "weights >= 0"),
+    (("train", "{train}", "m.npz", "--class-weight", "7:2", "--rank", "10"), 1,
+     "--class-weight names classes [7]"),
+    (("train", "{train}", "m.npz", "--memory-budget", "lots"), 2, "memory-budget"),
+    # an estimator's MemoryError names the CLI's flags, not Python's parameters
+    (("train", "{train}", "m.npz", "--memory-budget", "20kB", "--rank", "50"), 1,
+     "raise --memory-budget"),
     (("predict", "{train}", "missing.npz"), 1, "does not exist"),
     (("predict", "{train}", "{train}"), 1, "not an svmgpu model file"),
     (("predict", "missing.txt", "{model}"), 1, "does not exist"),

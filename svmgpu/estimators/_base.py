@@ -538,9 +538,12 @@ class SVCBase(ClassifierMixin, SVMBase):
         order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
         fold = xp.argsort(order) % n_folds  # each class dealt round-robin to the folds
         held_rows, held_scores = [], []
+        fold_params = {}  # the folds' labels are the class indices: a dict follows them
+        if isinstance(getattr(self, "class_weight", None), dict):
+            fold_params["class_weight"] = dict(enumerate(self.class_weight_.tolist()))
         for f in range(n_folds):
             train, held = xp.nonzero(fold != f)[0], xp.nonzero(fold == f)[0]
-            est = clone(self).set_params(probability=False)
+            est = clone(self).set_params(probability=False, **fold_params)
             with warnings.catch_warnings():  # the model itself warned already, if at all
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 kw = {} if sample_weight is None else \
