@@ -71,8 +71,12 @@ def machine_info(device="cpu") -> dict:
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
-                if line.startswith("model name"):
+                if line.startswith("model name") and "cpu_model" not in info:
                     info["cpu_model"] = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    # the SIMD paths NumPy's exp / BLAS take differ between these (issue 15)
+                    flags = set(line.split(":", 1)[1].split())
+                    info["simd"] = sorted(flags & {"avx2", "avx512f", "fma", "sse4_2"})
                     break
     except OSError:
         pass

@@ -335,3 +335,40 @@ def test_convergence_warning_names_the_fix():
         warnings.simplefilter("error", ConvergenceWarning)
         UniSVC(C=100.0, gamma=16.0).fit(X, y)
         ReducedSVC(C=100.0, gamma=16.0, rank=50, random_state=0).fit(X, y)
+
+
+def test_n_iter_counts_every_iteration_and_the_landmarks_kept_are_reported(capsys):
+    """n_iter_ was the last solver's count only: the demo printed three blocks of iterations
+    and then "3 iterations". Now it is the sum of the warm start's, the presolve's and the
+    solver's (n_iter_detail_); and "rank 300" kept as 114 landmarks says so (n_landmarks_, and
+    a line with verbose)."""
+    X, y = make_checkerboard(20_000, random_state=0)
+    clf = UniSVC(loss="truncated_squared_hinge", init="squared_hinge", C=100.0, gamma=16.0,
+                 rank=50, random_state=0, solver="newton").fit(X, y)
+    d = clf.n_iter_detail_
+    assert set(d) == {"warm_start", "presolve", "solver"}
+    assert d["warm_start"] > 0  # (its presolve counts there; the solver may need no step)
+    assert clf.n_iter_ == sum(d.values())
+    clf = UniSVC(C=100.0, gamma=16.0, rank=50, random_state=0, solver="newton").fit(X, y)
+    d = clf.n_iter_detail_  # no warm start: the presolve on 2,000 of the 20,000 rows
+    assert d["warm_start"] == 0 and d["presolve"] > 0 and clf.n_iter_ == sum(d.values())
+    Xs, ys = make_checkerboard(3000, random_state=1)
+    clf = UniSVC(C=10.0, gamma=16.0, rank=300, random_state=0, dtype="float32",
+                 verbose=1).fit(Xs, ys)
+    assert clf.rank_ == 300 and clf.n_landmarks_ == clf.factor_.rank < 300
+    assert f"rank 300: {clf.n_landmarks_} landmarks kept" in capsys.readouterr().out
+
+
+def test_float32_features_keep_the_accuracy_of_float64():
+    """Issue 15 allows float32 features (float64 r×r algebra) for the 1M Checkerboard target
+    when the accuracy holds: it does here, although float32 keeps fewer landmarks (those with
+    pivots below 100·eps32 are noise in float32 features)."""
+    X, y = make_checkerboard(40_000, random_state=0)
+    Xt, yt = make_checkerboard(20_000, random_state=1)
+    acc = {}
+    for dt in ("float32", "float64"):
+        clf = UniSVC(C=1.0 / (1e-7 * 40_000), gamma=16.0, rank=300, random_state=0,
+                     dtype=dt).fit(X, y)
+        acc[dt] = clf.score(Xt, yt)
+        assert clf.coef_.dtype == np.float64  # the solver's algebra stays in float64
+    assert acc["float32"] >= 0.995 and abs(acc["float32"] - acc["float64"]) <= 0.002, acc

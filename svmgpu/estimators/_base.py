@@ -324,6 +324,11 @@ class SVMBase(BaseEstimator):
                 f"budget ({format_bytes(ctx.budget_bytes)}) and are built column by column, so "
                 "they cannot be recomputed per block: use lowrank='nystrom', lower the rank, "
                 "or raise memory_budget")
+        self.n_landmarks_ = int(factor.rank)
+        if self.n_landmarks_ < rank and getattr(self, "verbose", 0):
+            print(f"[{type(self).__name__}] rank {rank}: {self.n_landmarks_} landmarks kept; the "
+                  f"other {rank - self.n_landmarks_} are numerically dependent on them (Cholesky "
+                  f"pivots below 100·eps of {numpy_dtype(X.dtype).name} of the largest)")
         return factor, blocks
 
     def _prepare_fit(self, X, *, ctx, sample_weight):

@@ -99,16 +99,20 @@ class _UniSVMMixin:
             def run(loss, warm):
                 return unisvm(y, loss, **data, warm_start=warm,
                               **{**kw, "A": self.A_ if loss is self.loss_ else None})
-        warm = None
+        warm, n_warm = None, 0
         if self.init == "squared_hinge" and self.loss_.name != "squared_hinge":
-            warm = run(get_loss("squared_hinge"), None).coef
+            start = run(get_loss("squared_hinge"), None)
+            warm, n_warm = start.coef, start.n_iter + start.info.get("n_presolve_iter", 0)
         res = run(self.loss_, warm)
+        detail = {"warm_start": int(n_warm), "presolve": int(res.info.get("n_presolve_iter", 0)),
+                  "solver": int(res.n_iter)}
         coef = res.coef
         if "L_inv" in shared:  # the exact factor of the full kernel: α_B = L⁻ᵀ β
             L_inv = xp.astype(shared["L_inv"], xp.float64)
             coef, rows = xp.matmul(xp.matrix_transpose(L_inv), coef), None
-        return {"coef": coef, "rows": rows, "n_iter": res.n_iter, "converged": res.converged,
-                "objective_history": res.objective_history, "timings": res.timings}
+        return {"coef": coef, "rows": rows, "n_iter": sum(detail.values()), "n_iter_detail": detail,
+                "converged": res.converged, "objective_history": res.objective_history,
+                "timings": res.timings}
 
 
     def _convergence_advice(self):
@@ -144,12 +148,14 @@ class _UniSVMMixin:
             m = models[0]
             self.coef_ = m["coef"]
             self.n_iter_ = m["n_iter"]
+            self.n_iter_detail_ = m["n_iter_detail"]
             self.converged_ = m["converged"]
             self.objective_history_ = m["objective_history"]
         else:
             same = all(m["coef"].shape == models[0]["coef"].shape for m in models)
             self.coef_ = xp.stack([m["coef"] for m in models]) if same else [m["coef"] for m in models]
             self.n_iter_ = host_array([m["n_iter"] for m in models], "int64")
+            self.n_iter_detail_ = [m["n_iter_detail"] for m in models]
             self.converged_ = host_array([m["converged"] for m in models], "bool")
             self.objective_history_ = [m["objective_history"] for m in models]
 
@@ -211,8 +217,11 @@ class UniSVC(_UniSVMMixin, SVCBase):
     Attributes
     ----------
     classes_, coef_ (β of shape (r,) or α of shape (m,); stacked per binary problem),
-    landmarks_ (indices of the landmarks, or None), n_iter_, converged_,
-    objective_history_, loss_, A_, kernel_, factor_ (the LowRankFactor), device_.
+    landmarks_ (indices of the landmarks, or None), n_landmarks_ (the landmarks kept: fewer
+    than ``rank_`` when some are numerically dependent on the others), n_iter_ (every
+    iteration: the warm start's, the presolve's and the solver's), n_iter_detail_ (those three
+    counts), converged_, objective_history_, loss_, A_, kernel_, factor_ (the LowRankFactor),
+    device_.
 
     Examples
     --------
