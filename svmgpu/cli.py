@@ -370,14 +370,34 @@ _TRAIN_OPTIONS = {
 }
 
 
-def _load_data(path, n_features=None):
+def _load_data(path, n_features=None, *, sparse=False, zero_based="auto"):
+    """The file's X (CSR when ``sparse``: the estimator takes it, on the CPU), y, and whether
+    its feature indices start at 0 (LIBSVM's start at 1; "auto": 0 when index 0 occurs)."""
     from svmgpu.datasets import load_svmlight  # noqa: PLC0415
 
     if not os.path.exists(path):
         raise CLIError(f"data file {path!r} does not exist")
     if os.path.isdir(path):
         raise CLIError(f"data file {path!r} is a directory")
-    return load_svmlight(path, n_features=n_features)
+    try:
+        X, y = load_svmlight(path, n_features=n_features, dense=not sparse,
+                             zero_based=False if zero_based == "auto" else zero_based)
+        return X, y, zero_based is True
+    except ValueError as exc:
+        if zero_based != "auto" or "feature index 0 found" not in str(exc):
+            if "feature index 0 found" in str(exc):
+                raise CLIError(
+                    f"{path} has feature index 0, but the model was trained on a file whose "
+                    f"indices start at 1 (LIBSVM's convention): the columns would shift by "
+                    f"one; write the file with indices from 1") from None
+            raise
+    X, y = load_svmlight(path, n_features=n_features, dense=not sparse, zero_based=True)
+    return X, y, True
+
+
+def _takes_sparse(estimator, device):
+    takes = getattr(estimator, "_takes_sparse", None)
+    return bool(takes and takes()) and getattr(device, "kind", "") == "cpu"
 
 
 def _as_labels(y):
@@ -422,17 +442,18 @@ def cmd_train(args, out=print):
         raise CLIError(f"cannot write the model: directory {model_dir!r} does not exist")
 
     t0 = time.perf_counter()
-    X, y = _load_data(args.data)
+    est = cls(**params)
+    X, y, zero_based = _load_data(args.data, sparse=_takes_sparse(est, device))
     if task == "classification":
         y = _as_labels(y)
     t_load = time.perf_counter() - t0
     out(f"read {args.data}: {X.shape[0]:,} samples x {X.shape[1]} features in {_secs(t_load)}")
-    est = cls(**params)
     echo = out if args.verbose else (lambda *_: None)
     t0 = time.perf_counter()
     with phase_timer(est, device, echo=echo) as ph:
         est.fit(X, y)
     t_fit = time.perf_counter() - t0
+    est.libsvm_zero_based_ = zero_based  # predict reads files with the same indexing
     save_model(est, args.model)
     what = (f"{len(est.classes_)} classes" if hasattr(est, "classes_") else "regression")
     out(f"trained {cls.__name__} ({what}) on {device} in {_secs(t_fit)} "
@@ -465,7 +486,8 @@ def cmd_predict(args, out=print):
     device = get_device(args.device)
     est = load_model(args.model, device=str(device))
     n_features = getattr(est, "n_features_in_", None)
-    X, y = _load_data(args.data, n_features=n_features)
+    X, y, _ = _load_data(args.data, n_features=n_features, sparse=_takes_sparse(est, device),
+                         zero_based=getattr(est, "libsvm_zero_based_", "auto"))
     if n_features is not None and X.shape[1] != n_features:
         raise CLIError(f"{args.data} has {X.shape[1]} features; the model expects {n_features}")
     t0 = time.perf_counter()

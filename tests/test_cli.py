@@ -185,6 +185,32 @@ def test_libsvm_flags_class_weight_probability_budget_and_full_rank(svm_files, t
     assert rc == 0 and load_model(model).class_weight == "balanced"
 
 
+def test_predict_reads_files_with_the_training_files_indexing(tmp_path, call):
+    """``predict`` guessed the indexing of each file on its own: a file with index 0 was read
+    zero-based and its columns shifted against a one-based model (and a zero-based model's
+    test file without index 0 was read one-based). The model now keeps its file's indexing."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(400, 3))
+    y = np.where(X[:, 0] > 0.5, 1, -1)
+    one, zero = tmp_path / "one.txt", tmp_path / "zero.txt"
+    dump_svmlight(X, y, one)
+    dump_svmlight(X, y, zero, zero_based=True)
+    no_zero = tmp_path / "zero_no_col0.txt"  # zero-based rows that never use column 0
+    X2 = X.copy()
+    X2[:, 0] = 0.0
+    dump_svmlight(X2, y, no_zero, zero_based=True)
+    m1, m0 = tmp_path / "m1.npz", tmp_path / "m0.npz"
+    assert call("train", one, m1, "--rank", 30, "--gamma", 4, "--device", "cpu")[0] == 0
+    assert call("train", zero, m0, "--rank", 30, "--gamma", 4, "--device", "cpu")[0] == 0
+    assert load_model(m1).libsvm_zero_based_ is False and load_model(m0).libsvm_zero_based_
+    rc, out, err = call("predict", zero, m1)
+    assert rc == 1 and "feature index 0" in err and "shift" in err
+    rc, out, err = call("predict", no_zero, m0, "-o", tmp_path / "p.txt")
+    assert rc == 0, err
+    pred = np.array((tmp_path / "p.txt").read_text().split(), dtype=int)
+    np.testing.assert_array_equal(pred, load_model(m0).predict(X2))  # columns where trained
+
+
 def test_missing_estimator_module_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(cli.ESTIMATORS, "ghost", ("svmgpu.estimators.ghost", "GhostSVC",
                                                    "classification"))

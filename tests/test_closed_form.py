@@ -195,9 +195,10 @@ def test_lssvc_full_kernel_over_budget_says_what_to_do():
 def _xfail(est):
     out = {}
     if not (est.kernel == "linear" or (isinstance(est, LSSVC) and est.rank in (None, "auto"))):
-        out["check_sample_weight_equivalence_on_dense_data"] = (  # the exact dual passes
-            "the reduced set is drawn among the rows and repeated rows repeat columns of "
-            "K(X, X_J), to which GSVM's ½‖u‖² and the RKHS ridge are not invariant")
+        for data in ("dense", "sparse"):  # the exact dual passes
+            out[f"check_sample_weight_equivalence_on_{data}_data"] = (
+                "the reduced set is drawn among the rows and repeated rows repeat columns of "
+                "K(X, X_J), to which GSVM's ½‖u‖² and the RKHS ridge are not invariant")
     if est.kernel == "rbf" and est.gamma == 0.5:
         out["check_class_weight_classifiers"] = (
             "gamma=0.5 on the check's unscaled blobs (std 20): the RBF kernel matrix is nearly "

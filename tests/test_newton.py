@@ -332,9 +332,10 @@ def test_solver_bad_input(kwargs, match):
                                           multi_class="ovo", device="cpu", fit_intercept=True),
      ReducedSVC(regularizer="rkhs", reduced_set="pivoted_cholesky", device="cpu")],
     expected_failed_checks=lambda est: {} if est.regularizer == "rkhs" else {
-        "check_sample_weight_equivalence_on_dense_data":
+        f"check_sample_weight_equivalence_on_{data}_data":
             "with every point in the reduced set, a repeated row repeats a column of K(X, X_J) "
-            "and GSVM's ½‖z‖² is not invariant to that (the RKHS norm is: those pass)"})
+            "and GSVM's ½‖z‖² is not invariant to that (the RKHS norm is: those pass)"
+        for data in ("dense", "sparse")})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

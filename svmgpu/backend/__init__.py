@@ -61,10 +61,26 @@ from svmgpu.backend._ops import (
     power_inplace,
     set_rows,
 )
+from svmgpu.backend._sparse import (
+    all_finite,
+    column_moments,
+    dense_rows,
+    is_sparse,
+    row_sq_norms,
+    sparse_product_t,
+    take_rows,
+)
 from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
+    "all_finite",
+    "column_moments",
+    "dense_rows",
+    "is_sparse",
+    "row_sq_norms",
+    "sparse_product_t",
+    "take_rows",
     "array_device",
     "asarray",
     "available_memory",

@@ -153,8 +153,13 @@ def get_device(device="auto") -> Device:
 
 
 def get_namespace(*arrays):
-    """The array-API namespace of ``arrays`` (``array_api_compat.array_namespace``)."""
-    return array_api_compat.array_namespace(*arrays)
+    """The array-API namespace of ``arrays`` (``array_api_compat.array_namespace``); SciPy
+    sparse matrices count as NumPy arrays."""
+    from svmgpu.backend._sparse import is_sparse  # noqa: PLC0415
+
+    dense = [a for a in arrays if not is_sparse(a)]
+    return array_api_compat.array_namespace(*dense) if dense else \
+        array_api_compat.array_namespace(np.empty(0))
 
 
 def is_numpy(xp) -> bool:
@@ -242,8 +247,17 @@ def to_device(x, device):
 
 
 def asarray(x, *, device, dtype=None):
-    """``x`` as an array on ``device`` with ``dtype`` (None keeps the dtype)."""
+    """``x`` as an array on ``device`` with ``dtype`` (None keeps the dtype). A SciPy sparse
+    matrix stays sparse (CSR) and on the CPU."""
+    from svmgpu.backend._sparse import as_csr, is_sparse  # noqa: PLC0415
+
     device = get_device(device)
+    if is_sparse(x):
+        if device.kind != "cpu":
+            raise TypeError(
+                f"sparse X runs on the CPU (SciPy); {device} needs dense input: pass "
+                f"X.toarray() if it fits in memory, or device='cpu'")
+        return as_csr(x, x.dtype if dtype is None else dtype)
     x = to_device(x, device)
     if dtype is not None and x.dtype != dtype:
         x = device.xp.astype(x, dtype)

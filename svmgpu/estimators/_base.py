@@ -45,6 +45,7 @@ from svmgpu.backend import (
     Device,
     array_device,
     asarray,
+    check_fits,
     compute_context,
     fetch_scalars,
     format_bytes,
@@ -52,7 +53,9 @@ from svmgpu.backend import (
     host_array,
     is_foreign_array,
     is_numpy,
+    is_sparse,
     numpy_dtype,
+    take_rows,
     to_device,
     to_host,
     tree_to_device,
@@ -178,11 +181,18 @@ class SVMBase(BaseEstimator):
             check_is_fitted(self)
             spec = self._fitted_device()
             want = self.fit_dtype_
+        if is_sparse(X) and not self._takes_sparse():
+            raise TypeError(
+                f"{type(self).__name__} does not take sparse X (yet): UniSVC, UniSVR, "
+                f"ReducedSVC, LSSVC and PSVC (nonlinear kernels) do; or pass X.toarray() if it "
+                f"fits in memory")
         if _is_device_array(X):
             X = self._check_device_array(X, reset=reset)
         else:
-            X = validate_data(self, X, reset=reset, accept_sparse=False,
-                              dtype=[np.float64, np.float32], ensure_min_samples=1)
+            X = validate_data(self, X, reset=reset, accept_sparse="csr" if self._takes_sparse()
+                              else False, dtype=[np.float64, np.float32], ensure_min_samples=1)
+        if reset:
+            self._sparse_fit = is_sparse(X)  # (the fit's own flag: never saved)
         ctx = compute_context(X, device=spec, dtype=want,
                               memory_budget=getattr(self, "memory_budget", None))
         if is_foreign_array(X) and array_device(X) != ctx.device:
@@ -258,12 +268,31 @@ class SVMBase(BaseEstimator):
     #: Whether the model has a full-kernel form that ``rank="auto"`` may choose.
     _full_kernel_form = True
 
+    #: Whether ``fit`` and ``predict`` take SciPy sparse X (kernel blocks from sparse rows).
+    _accepts_sparse = False
+
+    def _takes_sparse(self) -> bool:
+        """Whether this estimator, with its parameters, takes sparse X."""
+        return self._accepts_sparse
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._takes_sparse()
+        return tags
+
     def _effective_rank(self, m, ctx):
         """The rank this fit uses (sets ``rank_``): None for the full kernel, else an int
         (at most ``m``), following the one meaning of ``rank`` (see the class docstring)."""
         rank = getattr(self, "rank", "auto")
+        # the full kernel's form holds its rows dense: with sparse X, m × n_features more
+        dense_rows = m * self.n_features_in_ * 8 if getattr(self, "_sparse_fit", False) else 0
+        if rank is None and dense_rows:
+            check_fits(dense_rows, ctx.budget_bytes,
+                       what=f"the full kernel (rank=None) of sparse X, whose {m:,} rows it "
+                            f"holds dense ({self.n_features_in_:,} features)",
+                       hint="set rank (e.g. rank=300) for the low-rank solver")
         if rank == "auto":
-            full_fits = 3 * m * m * 8 <= ctx.budget_bytes  # K, a float64 copy, its factor
+            full_fits = 3 * m * m * 8 + dense_rows <= ctx.budget_bytes  # K, a copy, its factor
             rank = None if (self._full_kernel_form and m <= AUTO_FULL_MAX_SAMPLES and full_fits) \
                 else AUTO_RANK
         self.rank_ = None if rank is None else min(int(rank), m)
@@ -553,11 +582,11 @@ class SVCBase(ClassifierMixin, SVMBase):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 kw = {} if sample_weight is None else \
                     {"sample_weight": xp.take(sample_weight, train)}
-                est.fit(xp.take(X, train, axis=0), xp.take(y_idx, train), **kw)
+                est.fit(take_rows(X, train, xp=xp), xp.take(y_idx, train), **kw)
             if int(est.classes_.shape[0]) != k:  # pragma: no cover - stratified folds
                 raise RuntimeError("a cross-validation fold lost a class")
             held_rows.append(held)
-            held_scores.append(xp.stack(est._raw_decision(xp.take(X, held, axis=0))[0], axis=1))
+            held_scores.append(xp.stack(est._raw_decision(take_rows(X, held, xp=xp))[0], axis=1))
         rows = xp.concat(held_rows)
         F, y_h = xp.concat(held_scores, axis=0), xp.take(y_idx, rows)
         w_h = None if sample_weight is None else xp.take(sample_weight, rows)

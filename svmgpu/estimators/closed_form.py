@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from svmgpu.backend import check_fits, get_namespace, set_rows
+from svmgpu.backend import check_fits, dense_rows, get_namespace, set_rows
 from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
@@ -108,6 +108,8 @@ class LSSVC(_LeastSquaresBase):
 
     _full_kernel_form = True  # the dual (8)/(9)
 
+    _accepts_sparse = True  # kernel columns from sparse rows (dual and reduced)
+
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
                  memory_budget=None, random_state=None, multi_class="ovr", class_weight=None,
@@ -142,8 +144,8 @@ class LSSVC(_LeastSquaresBase):
                        hint="pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21)")
             self.solver_ = "dual"
             self.support_ = xp.arange(m, dtype=xp.int64, device=ctx.native_device)
-            self.support_vectors_ = X
-            K = kernel_columns(kernel, X, X, memory_budget=budget)
+            self.support_vectors_ = dense_rows(X, slice(None), xp=xp)  # (sparse X: dense rows)
+            K = kernel_columns(kernel, X, self.support_vectors_, memory_budget=budget)
             return {"K": K, "m": m}
         self.solver_ = "reduced"
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
@@ -218,6 +220,12 @@ class PSVC(_LeastSquaresBase):
     n_iter_, converged_ : ndarrays of shape (n_models,)
     """
 
+    _accepts_sparse = True  # nonlinear kernels: reduced-kernel columns from sparse rows
+
+    def _takes_sparse(self):
+        return self._accepts_sparse and not (self.kernel == "linear"
+                                             or isinstance(self.kernel, Linear))
+
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
                  random_state=None, multi_class="ovr", class_weight=None, probability=False):
@@ -241,7 +249,7 @@ class PSVC(_LeastSquaresBase):
         self._check_extra()
         kernel = self._make_kernel(X, sample_weight)
         self.kernel_ = kernel
-        if isinstance(kernel, Linear):
+        if isinstance(kernel, Linear):  # X itself is P (dense: see _takes_sparse)
             self.support_ = self.support_vectors_ = None
             return {"P": FeatureOperator(X, memory_budget=ctx.budget_bytes), "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
@@ -306,6 +314,8 @@ class WPSVC(PSVC):
         that problem; all rows for one-vs-rest).
     coef_, intercept_, support_, support_vectors_, n_iter_, converged_ : as in :class:`PSVC`.
     """
+
+    _accepts_sparse = False  # its class-centre weights read dense rows
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from svmgpu.backend import check_fits, host_array
+from svmgpu.backend import check_fits, dense_rows, host_array
 from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
@@ -17,6 +17,7 @@ class _UniSVMMixin:
     """Shared fit/predict machinery of UniSVC and UniSVR (the ``_task`` differs)."""
 
     _task = "classification"
+    _accepts_sparse = True  # Nyström features from sparse rows (the landmarks dense)
 
     def _loss(self):
         params = dict(self.loss_params or {})
@@ -59,8 +60,8 @@ class _UniSVMMixin:
                 self.X_fit_ = full.landmark_X
                 return {"P": full.features(memory_budget=ctx.budget_bytes), "G": None,
                         "L_inv": full.L_inv}
-            self.X_fit_ = X
-            return {"K": self.kernel_.block(X, X)}
+            self.X_fit_ = dense_rows(X, slice(None), xp=ctx.xp)  # the full form's rows, dense
+            return {"K": self.kernel_.block(self.X_fit_, self.X_fit_)}
         self.factor_, blocks = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         self.X_fit_ = None
         # P in memory, or recomputed per block when it does not fit the budget

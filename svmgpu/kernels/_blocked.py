@@ -7,7 +7,9 @@ from svmgpu.backend import (
     block_rows,
     format_bytes,
     get_namespace,
+    is_sparse,
     resolve_budget,
+    row_sq_norms,
     serial_blas,
 )
 
@@ -68,9 +70,16 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
             "memory_budget or lower the rank")
     rows = block_rows(n_z + X.shape[1] + 2, itemsize, budget - fixed,
                       n_buffers=_BLOCK_BUFFERS - (out is not None), max_rows=max_rows)
+    n = X.shape[0]
+    if is_sparse(X):  # sparse rows against dense Z: X Zᵀ and the row norms, X never densified
+        sq_z = row_sq_norms(Z, xp=xp)
+        for s in range(0, n, rows):
+            e = min(s + rows, n)
+            view = None if out is None else out[s:e, ...]
+            yield s, e, kernel.sparse_block(X[s:e], Z, xp=xp, sq_z=sq_z, out=view)
+        return
     c = kernel.center_of(Z, xp=xp) if center is None else center
     column_block = kernel.against(kernel.prepare(Z, c, xp=xp), xp=xp)  # Z's side once
-    n = X.shape[0]
     for s in range(0, n, rows):
         e = min(s + rows, n)
         px = kernel.prepare(X[s:e, ...], c, xp=xp)

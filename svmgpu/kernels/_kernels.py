@@ -18,11 +18,15 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 from svmgpu.backend import (
+    column_moments,
     exp_neg_clipped_inplace,
     fetch_scalars,
     get_namespace,
+    is_sparse,
     matmul_into,
     power_inplace,
+    row_sq_norms,
+    sparse_product_t,
 )
 
 
@@ -128,10 +132,29 @@ class Kernel:
         K : array of shape (n_x, n_z), same namespace, device and dtype as ``X``.
         """
         xp = get_namespace(X, Z)
+        if is_sparse(X):
+            return self.sparse_block(X, Z.toarray() if is_sparse(Z) else Z, xp=xp)
+        if is_sparse(Z):
+            return self.sparse_block(Z, X, xp=xp).T.copy()
         c = self.center_of(Z, xp=xp)
         return self.evaluate(self.prepare(X, c, xp=xp), self.prepare(Z, c, xp=xp), xp=xp)
 
     __call__ = block
+
+    def sparse_block(self, X, Z, *, xp, sq_z=None, out=None):
+        """``K(X, Z)`` for sparse rows ``X`` (SciPy CSR) and dense rows ``Z``, from the
+        product ``X Zᵀ`` (and the squared row norms, for RBF: ``sq_z`` may be passed once for
+        many blocks), without densifying X. Unlike :meth:`block`, the rows are not centred
+        (a centre would make them dense); sparse data sit near the origin anyway."""
+        K = self._from_product(sparse_product_t(X, Z), X, Z, xp=xp, sq_z=sq_z)
+        if out is not None:
+            out[...] = K
+            return out
+        return K
+
+    def _from_product(self, G, X, Z, *, xp, sq_z):
+        raise TypeError(f"the {self.name!r} kernel does not take sparse input: use 'rbf', "
+                        "'poly' or 'linear', or pass X.toarray()")
 
     def diag(self, X):
         """``k(x_i, x_i)`` for each row, array of shape (n,)."""
@@ -181,9 +204,11 @@ class Linear(Kernel):
     def _evaluate(self, A, B, *, xp, out):
         return _gram(A, B, xp=xp, out=out)
 
+    def _from_product(self, G, X, Z, *, xp, sq_z):
+        return G
+
     def diag(self, X):
-        xp = get_namespace(X)
-        return xp.sum(X * X, axis=1)
+        return row_sq_norms(X, xp=get_namespace(X))
 
 
 class Polynomial(Kernel):
@@ -209,9 +234,13 @@ class Polynomial(Kernel):
         G += self.coef0
         return power_inplace(G, self.degree, xp=xp)
 
+    def _from_product(self, G, X, Z, *, xp, sq_z):
+        G *= self.gamma
+        G += self.coef0
+        return power_inplace(G, self.degree, xp=xp)
+
     def diag(self, X):
-        xp = get_namespace(X)
-        return (self.gamma * xp.sum(X * X, axis=1) + self.coef0) ** self.degree
+        return (self.gamma * row_sq_norms(X, xp=get_namespace(X)) + self.coef0) ** self.degree
 
 
 class RBF(Kernel):
@@ -258,6 +287,14 @@ class RBF(Kernel):
             return self._exp_of(px.data, right_t, xp=xp, out=out)
 
         return f
+
+    def _from_product(self, G, X, Z, *, xp, sq_z):
+        # −γ‖x − z‖² = 2γ xᵀz − γ‖x‖² − γ‖z‖², clipped at 0 before exp
+        sq_z = row_sq_norms(Z, xp=xp) if sq_z is None else sq_z
+        G *= 2.0 * self.gamma
+        G -= self.gamma * row_sq_norms(X, xp=xp)[:, None]
+        G -= self.gamma * sq_z[None, :]
+        return exp_neg_clipped_inplace(G, xp=xp)
 
     def diag(self, X):
         xp = get_namespace(X)
@@ -319,7 +356,11 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
         if gamma == "scale":
             if not X.shape[0]:
                 return 1.0
-            if sample_weight is None:
+            if is_sparse(X):
+                col, total = column_moments(X, None if sample_weight is None
+                                            else xp.asarray(sample_weight))
+                col, total = xp.asarray(col), xp.asarray(total)
+            elif sample_weight is None:
                 col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
                 total = xp.var(X)
             else:  # weighted as repetitions: a weight of 2 counts a row twice

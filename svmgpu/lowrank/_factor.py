@@ -20,14 +20,17 @@ from numbers import Integral
 
 from svmgpu.backend import (
     Device,
+    all_finite,
     array_device,
     asarray,
     block_rows,
     compute_context,
+    dense_rows,
     float_eps,
     fortran_order,
     greedy_pivoted_cholesky,
     host_array,
+    is_sparse,
     numpy_dtype,
     pivoted_cholesky_dense,
     random_subset,
@@ -137,7 +140,7 @@ def _prepare_input(X, kernel, *, device, dtype, memory_budget, gamma="scale"):
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
     xp = ctx.xp
-    if not bool(xp.all(xp.isfinite(X))):
+    if not all_finite(X, xp=xp):
         raise ValueError("X contains NaN or infinity; remove or impute those values first")
     kernel = make_kernel(kernel, gamma=gamma, X=X)
     return X, kernel, ctx
@@ -165,7 +168,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
     columns in the order of ``landmarks``, an int64 array of training-row indices on the
     device)."""
     xp = device.xp
-    landmark_X = xp.take(X, landmarks, axis=0)
+    landmark_X = dense_rows(X, landmarks, xp=xp)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
     center = kernel.center_of(landmark_X, xp=xp)
     if not keep:
@@ -249,7 +252,7 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
         B = xp.take(rows, random_subset(n_el, min(rank, n_el), seed=random_state, device=device))
     # K_BB in float64 whatever X's dtype: the factorization decides which landmarks are
     # independent, and float32 rounding of K_BB (~1e-7) would hide a good part of the spectrum.
-    Z64 = xp.astype(xp.take(X, B, axis=0), xp.float64)
+    Z64 = xp.astype(dense_rows(X, B, xp=xp), xp.float64)
     K64 = kernel.block(Z64, Z64)
     K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
     L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
@@ -289,15 +292,18 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
     max_rank = _check_rank(max_rank, m, "max_rank")
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a non-negative finite number, got {tol!r}")
-    center = kernel.center_of(X, xp=xp)
-    # The prepared training set is reused for every column: check it fits the budget.
     budget = ctx.budget_bytes
-    itemsize = numpy_dtype(X.dtype).itemsize
-    block_rows(m * (X.shape[1] + 3), itemsize, budget)
-    px = kernel.prepare(X, center, xp=xp)
+    if is_sparse(X):  # a column is a sparse product with the pivot's (dense) row
+        def column(j):
+            return kernel.sparse_block(X, dense_rows(X, slice(j, j + 1), xp=xp), xp=xp)[:, 0]
+    else:
+        center = kernel.center_of(X, xp=xp)
+        # The prepared training set is reused for every column: check it fits the budget.
+        block_rows(m * (X.shape[1] + 3), numpy_dtype(X.dtype).itemsize, budget)
+        px = kernel.prepare(X, center, xp=xp)
 
-    def column(j):
-        return kernel.evaluate(px, px.rows(j, j + 1), xp=xp)[:, 0]
+        def column(j):
+            return kernel.evaluate(px, px.rows(j, j + 1), xp=xp)[:, 0]
 
     Pt, piv, trace = greedy_pivoted_cholesky(
         kernel.diag(X), column, max_rank, stop_trace=float(tol) * m,

@@ -19,6 +19,7 @@ from svmgpu.backend import (
     nonzero_indices,
     numpy_dtype,
     resolve_budget,
+    take_rows,
 )
 
 #: Bytes of a (float64) row block of ``gram`` and ``rmatvec`` on the CPU: large enough for BLAS
@@ -29,7 +30,7 @@ _CPU_BLOCK_BYTES = 32 << 20
 
 
 def _at(v, where, *, xp):
-    return v[where, ...] if isinstance(where, slice) else xp.take(v, where, axis=0)
+    return take_rows(v, where, xp=xp)
 
 
 class FeatureOperator:
@@ -179,7 +180,7 @@ class FeatureOperator:
         if self._P is not None:
             return FeatureOperator(xp.take(self._P, rows, axis=0), feature_map=self._map,
                                    memory_budget=self.budget_bytes)
-        return FeatureOperator(X=xp.take(self._X, rows, axis=0), feature_map=self._map,
+        return FeatureOperator(X=take_rows(self._X, rows, xp=xp), feature_map=self._map,
                                rank=self.shape[1], memory_budget=self.budget_bytes)
 
     def to_array(self, dtype=None):

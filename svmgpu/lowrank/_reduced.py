@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import functools
 
-from svmgpu.backend import array_device, asarray, get_namespace, random_subset, resolve_budget
+from svmgpu.backend import (
+    array_device,
+    asarray,
+    get_namespace,
+    random_subset,
+    resolve_budget,
+    take_rows,
+)
 from svmgpu.kernels import kernel_columns
 from svmgpu.lowrank._factor import pivoted_cholesky
 from svmgpu.lowrank._operator import FeatureOperator
@@ -44,7 +51,7 @@ def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state
     else:
         if method != "pivoted_cholesky":
             raise ValueError(f"unknown reduced_set {method!r}; valid: {list(REDUCED_SETS)}")
-        Xc = X if candidates is None else xp.take(X, candidates, axis=0)
+        Xc = X if candidates is None else take_rows(X, candidates, xp=xp)
         factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
         pos = asarray(factor.landmarks, device=device)
     return pos if candidates is None else xp.take(candidates, pos)

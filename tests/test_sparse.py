@@ -1,0 +1,131 @@
+"""Sparse input (issue 13, item 1): SciPy CSR X trains and predicts without being densified
+(kernel blocks from sparse · dense products and row norms; landmarks and reduced sets dense),
+giving the same model as the dense X to rounding; the CLI keeps LIBSVM files sparse."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+
+from svmgpu import LSSVC, PSVC, WPSVC, GreedySVC, L2SVMPath, ReducedSVC, UniSVC, UniSVR
+from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial
+from svmgpu.lowrank import nystrom, pivoted_cholesky
+from svmgpu.testing import assert_allclose
+
+
+def _data(n=600, d=30, n_classes=2, seed=0):
+    X, y = make_classification(n, d, n_informative=10, n_classes=n_classes, random_state=seed)
+    X[np.abs(X) < 1.0] = 0.0  # about 45 % nonzero
+    return X, y
+
+
+@pytest.mark.parametrize("kernel", [RBF(0.05), Polynomial(2, 0.02, 1.0), Linear()])
+def test_sparse_kernel_blocks_and_factors_equal_the_dense_ones(kernel):
+    X, _ = _data()
+    Xs = sp.csr_matrix(X)
+    assert_allclose(kernel.block(Xs, X[:40]), kernel.block(X, X[:40]), rtol=1e-12, atol=1e-13)
+    assert_allclose(kernel.block(Xs, Xs[:40]), kernel.block(X, X[:40]), rtol=1e-12, atol=1e-13)
+    assert_allclose(kernel.diag(Xs), kernel.diag(X), rtol=1e-13)
+    for build in (lambda A: nystrom(A, kernel, 60, random_state=0),
+                  lambda A: pivoted_cholesky(A, kernel, 40)):
+        fs, fd = build(Xs), build(X)
+        assert fs.rank == fd.rank
+        assert_allclose(fs.P, fd.P, atol=1e-10)
+        assert_allclose(fs.transform(Xs[:50]), fd.transform(X[:50]), atol=1e-10)
+    with pytest.raises(TypeError, match="'laplacian' kernel does not take sparse input"):
+        Laplacian(0.1).block(Xs, X[:3])
+
+
+MODELS = [
+    lambda: UniSVC(C=10.0, rank=100, random_state=0),
+    lambda: UniSVC(C=10.0, random_state=0),  # rank="auto": the full kernel at 600 points
+    # DCA: stops within its tol (rounding moves the iterates apart by ~1e-8 of the scale)
+    pytest.param(lambda: UniSVC(C=10.0, random_state=0, loss="truncated_squared_hinge",
+                                solver="dca", rank=None, tol=1e-8), id="dca"),
+    lambda: UniSVC(C=10.0, rank=80, random_state=0, lowrank="pivoted_cholesky"),
+    lambda: UniSVC(C=10.0, rank=60, random_state=0, multi_class="ovo", class_weight="balanced"),
+    lambda: ReducedSVC(C=10.0, rank=100, random_state=0),
+    lambda: ReducedSVC(C=10.0, rank=80, random_state=0, regularizer="rkhs", fit_intercept=True),
+    lambda: ReducedSVC(C=10.0, rank=80, random_state=0, reduced_set="pivoted_cholesky"),
+    lambda: LSSVC(C=10.0),  # the dual with the full kernel
+    lambda: LSSVC(C=10.0, rank=100, random_state=0, fit_intercept=True),
+    lambda: PSVC(kernel="rbf", rank=100, random_state=0),
+]
+
+
+@pytest.mark.parametrize("make", MODELS)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_sparse_and_dense_input_give_the_same_model(make, n_classes):
+    X, y = _data(n_classes=n_classes)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, X.shape[0])
+    sparse = make().fit(sp.csr_matrix(X), y, sample_weight=w)
+    dense = make().fit(X, y, sample_weight=w)
+    # gamma="scale" from sparse moments (E[x²] − E[x]²): equal to rounding
+    assert sparse.kernel_.gamma == pytest.approx(dense.kernel_.gamma, rel=1e-12)
+    coef = [np.asarray(sparse.coef_), np.asarray(dense.coef_)]
+    # Newton's finite termination lands on the same point (to ~1e-13); DCA within its tol
+    tol = 1e-6 if getattr(sparse, "solver_", None) == "dca" else 1e-10
+    assert_allclose(coef[0], coef[1], rtol=tol, atol=tol)
+    Xt = X[:100]
+    assert_allclose(sparse.decision_function(sp.csr_matrix(Xt)), dense.decision_function(Xt),
+                    rtol=tol, atol=tol)
+    assert_allclose(sparse.decision_function(Xt), dense.decision_function(Xt), rtol=tol,
+                    atol=tol)  # a model fitted on sparse X predicts dense X too
+    np.testing.assert_array_equal(sparse.predict(sp.csc_matrix(Xt)), dense.predict(Xt))
+
+
+def test_sparse_regression_and_float32():
+    X, y = _data()
+    t = X[:, 0] * 2.0 + np.sin(X[:, 1])
+    for loss, tol in (("huber", 1e-9), ("smooth_epsilon_insensitive", 1e-3)):  # Newton; DCA
+        a = UniSVR(loss, C=10.0, rank=100, random_state=0).fit(sp.csr_matrix(X), t)
+        b = UniSVR(loss, C=10.0, rank=100, random_state=0).fit(X, t)
+        assert_allclose(a.predict(sp.csr_matrix(X[:50])), b.predict(X[:50]), rtol=tol,
+                        atol=tol)
+    c = UniSVC(rank=100, random_state=0, dtype="float32").fit(sp.csr_matrix(X), X[:, 0] > 0)
+    assert c.factor_.landmark_X.dtype == np.float32 and c.score(X, X[:, 0] > 0) > 0.9
+
+
+def test_estimators_without_sparse_support_say_so_and_bad_sparse_input_is_refused():
+    X, y = _data(200)
+    Xs = sp.csr_matrix(X)
+    for est in (GreedySVC(), L2SVMPath(rank=20), WPSVC()):
+        with pytest.raises(TypeError, match="does not take sparse X.*X.toarray"):
+            est.fit(Xs, y)
+    with pytest.raises(TypeError, match="PSVC does not take sparse X.*nonlinear kernels"):
+        PSVC().fit(Xs, y)  # linear: X itself is the feature matrix
+    bad = Xs.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        UniSVC(rank=20, random_state=0).fit(bad, y)
+    wide = sp.random(200, 100_000, density=1e-4, random_state=0, format="csr")
+    with pytest.raises(MemoryError, match="holds dense"):  # 160 MB of dense rows; K: 1 MB
+        UniSVC(rank=None, memory_budget="50MB").fit(wide, y)
+    clf = UniSVC(rank=20, random_state=0).fit(Xs, y)
+    with pytest.raises(ValueError, match="30 features"):
+        clf.predict(sp.csr_matrix(np.zeros((2, 31))))
+
+
+def test_a_million_feature_sparse_file_trains_from_the_cli(tmp_path):
+    """A LIBSVM file with feature indices up to 10⁶ (361 KB here): the CLI kept it sparse
+    (was: densified, "Unable to allocate 14.9 GiB"). The landmark rows are dense: rank 10 of
+    10⁶ features is 80 MB."""
+    from svmgpu import cli, load_model
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(2000):
+        label = 1 if i % 2 else -1
+        cols = np.sort(rng.choice(1_000_000, size=8, replace=False) + 1)
+        cols[0] = 1 + (i % 2)  # feature 1 or 2 carries the class
+        cols = np.unique(cols)
+        lines.append(f"{label} " + " ".join(f"{c}:1" for c in cols))
+    lines[-1] += " 1000000:0.5"  # the largest index
+    path = tmp_path / "wide.libsvm"
+    path.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.npz"
+    assert cli.main(["train", str(path), str(model), "--rank", "10", "--gamma", "0.5",
+                     "--device", "cpu"]) == 0
+    est = load_model(model)
+    assert est.n_features_in_ == 1_000_000 and est.factor_.landmark_X.shape == (10, 1_000_000)
+    assert cli.main(["predict", str(path), str(model)]) == 0
