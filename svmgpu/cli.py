@@ -397,7 +397,7 @@ def _load_data(path, n_features=None, *, sparse=False, zero_based="auto"):
 
 def _takes_sparse(estimator, device):
     takes = getattr(estimator, "_takes_sparse", None)
-    return bool(takes and takes()) and getattr(device, "kind", "") == "cpu"
+    return bool(takes and takes()) and getattr(device, "kind", "") in ("cpu", "cuda")
 
 
 def _as_labels(y):

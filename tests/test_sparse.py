@@ -129,3 +129,27 @@ def test_a_million_feature_sparse_file_trains_from_the_cli(tmp_path):
     est = load_model(model)
     assert est.n_features_in_ == 1_000_000 and est.factor_.landmark_X.shape == (10, 1_000_000)
     assert cli.main(["predict", str(path), str(model)]) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make", [
+    lambda: UniSVC(C=10.0, rank=100, random_state=0, multi_class="ovo"),
+    lambda: ReducedSVC(C=10.0, rank=100, random_state=0),
+    lambda: LSSVC(C=10.0),
+])
+def test_sparse_input_on_the_gpu(make):
+    """CuPy's sparse CSR (cupyx.scipy.sparse), and SciPy CSR sent to device='cuda', give the
+    CPU's model; prediction of sparse rows returns a CuPy array."""
+    import cupy
+    import cupyx.scipy.sparse as csp
+
+    from svmgpu.testing import host
+
+    X, y = _data(n_classes=3)
+    ref = make().set_params(device="cpu").fit(X, y)
+    for Xin in (csp.csr_matrix(sp.csr_matrix(X)), sp.csr_matrix(X)):
+        clf = make().set_params(device="cuda").fit(Xin, y)
+        assert_allclose(host(clf.coef_), np.asarray(ref.coef_), rtol=1e-8, atol=1e-10)
+        D = clf.decision_function(csp.csr_matrix(sp.csr_matrix(X[:60])))
+        assert isinstance(D, cupy.ndarray)
+        assert_allclose(host(D), ref.decision_function(X[:60]), rtol=1e-8, atol=1e-10)

@@ -153,13 +153,11 @@ def get_device(device="auto") -> Device:
 
 
 def get_namespace(*arrays):
-    """The array-API namespace of ``arrays`` (``array_api_compat.array_namespace``); SciPy
-    sparse matrices count as NumPy arrays."""
+    """The array-API namespace of ``arrays`` (``array_api_compat.array_namespace``); a
+    sparse matrix counts as an array of its data's namespace (SciPy: NumPy, cupyx: CuPy)."""
     from svmgpu.backend._sparse import is_sparse  # noqa: PLC0415
 
-    dense = [a for a in arrays if not is_sparse(a)]
-    return array_api_compat.array_namespace(*dense) if dense else \
-        array_api_compat.array_namespace(np.empty(0))
+    return array_api_compat.array_namespace(*[a.data if is_sparse(a) else a for a in arrays])
 
 
 def is_numpy(xp) -> bool:
@@ -187,6 +185,8 @@ def array_device(x) -> Device:
     """The :class:`Device` holding array ``x`` (NumPy and anything array-like: CPU)."""
     if array_api_compat.is_cupy_array(x):
         return Device("cuda", int(x.device.id))
+    if type(x).__module__.startswith("cupyx.scipy.sparse"):
+        return Device("cuda", int(x.data.device.id))
     if is_foreign_array(x):
         return Device("array_api", namespace=array_api_compat.array_namespace(x),
                       native=array_api_compat.device(x))
@@ -247,17 +247,13 @@ def to_device(x, device):
 
 
 def asarray(x, *, device, dtype=None):
-    """``x`` as an array on ``device`` with ``dtype`` (None keeps the dtype). A SciPy sparse
-    matrix stays sparse (CSR) and on the CPU."""
-    from svmgpu.backend._sparse import as_csr, is_sparse  # noqa: PLC0415
+    """``x`` as an array on ``device`` with ``dtype`` (None keeps the dtype). A sparse matrix
+    stays sparse (CSR): SciPy on the CPU, ``cupyx.scipy.sparse`` on a GPU."""
+    from svmgpu.backend._sparse import is_sparse, sparse_to  # noqa: PLC0415
 
     device = get_device(device)
     if is_sparse(x):
-        if device.kind != "cpu":
-            raise TypeError(
-                f"sparse X runs on the CPU (SciPy); {device} needs dense input: pass "
-                f"X.toarray() if it fits in memory, or device='cpu'")
-        return as_csr(x, x.dtype if dtype is None else dtype)
+        return sparse_to(x, device, x.dtype if dtype is None else dtype)
     x = to_device(x, device)
     if dtype is not None and x.dtype != dtype:
         x = device.xp.astype(x, dtype)

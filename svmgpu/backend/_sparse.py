@@ -1,4 +1,5 @@
-"""Sparse row matrices (SciPy CSR on the CPU) as training and prediction input.
+"""Sparse row matrices as training and prediction input: SciPy CSR on the CPU, CuPy's
+``cupyx.scipy.sparse`` CSR on a GPU.
 
 The kernel models read X in three ways only: row blocks against dense rows (kernel blocks, by a
 sparse · dense product plus row norms, :meth:`svmgpu.kernels.Kernel.sparse_block`), a few
@@ -13,8 +14,22 @@ import numpy as np
 
 
 def is_sparse(x) -> bool:
-    """Whether ``x`` is a SciPy sparse matrix or array (no SciPy import for other inputs)."""
-    return type(x).__module__.startswith("scipy.sparse")
+    """Whether ``x`` is a SciPy or CuPy sparse matrix (no SciPy import for other inputs)."""
+    return type(x).__module__.startswith(("scipy.sparse", "cupyx.scipy.sparse"))
+
+
+def is_device_sparse(x) -> bool:
+    """Whether ``x`` is a CuPy (``cupyx.scipy.sparse``) sparse matrix."""
+    return type(x).__module__.startswith("cupyx.scipy.sparse")
+
+
+def _module(X):
+    """NumPy or CuPy: the array module of a sparse matrix's data."""
+    if is_device_sparse(X):
+        import cupy  # noqa: PLC0415
+
+        return cupy
+    return np
 
 
 def as_csr(x, dtype):
@@ -24,6 +39,24 @@ def as_csr(x, dtype):
         x = x.copy()
         x.sum_duplicates()
     return x
+
+
+def sparse_to(x, device, dtype):
+    """The sparse matrix ``x`` as CSR of ``dtype`` on ``device`` (a :class:`Device`: the CPU,
+    SciPy; ``cuda:N``, CuPy)."""
+    if device.kind == "cpu":
+        return as_csr(x.get() if is_device_sparse(x) else x, dtype)
+    if device.kind != "cuda":
+        raise TypeError(f"sparse X runs on the CPU (SciPy) or a CUDA GPU (CuPy), not on "
+                        f"{device}: pass dense X there")
+    import cupy  # noqa: PLC0415
+    import cupyx.scipy.sparse  # noqa: PLC0415
+
+    with cupy.cuda.Device(device.index):
+        if is_device_sparse(x) and int(x.data.device.id) == device.index:
+            return as_csr(x, dtype)
+        host = x.get() if is_device_sparse(x) else x
+        return as_csr(cupyx.scipy.sparse.csr_matrix(as_csr(host, dtype)), dtype)
 
 
 def take_rows(X, rows, *, xp):
@@ -36,39 +69,42 @@ def take_rows(X, rows, *, xp):
 def dense_rows(X, rows, *, xp):
     """Rows ``rows`` of ``X`` as a dense array (the landmarks or reduced set of a sparse X)."""
     if is_sparse(X):
-        return np.asarray(X[rows if isinstance(rows, slice) else np.asarray(rows)].toarray())
+        mod = _module(X)
+        return mod.asarray(X[rows if isinstance(rows, slice) else mod.asarray(rows)].toarray())
     return take_rows(X, rows, xp=xp)
 
 
 def row_sq_norms(X, *, xp):
     """``‖xᵢ‖²`` for each row, shape (n,)."""
     if is_sparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).reshape(-1)
+        return _module(X).asarray(X.multiply(X).sum(axis=1)).reshape(-1)
     return xp.sum(X * X, axis=1)
 
 
 def sparse_product_t(X, Z):
     """``X Zᵀ`` for sparse ``X`` (n × d) and dense ``Z`` (k × d): dense (n × k)."""
-    return np.asarray(X @ Z.T)
+    return _module(X).asarray(X @ Z.T)
 
 
 def all_finite(X, *, xp) -> bool:
     """Whether ``X`` has no NaN or infinity (for sparse X: its stored values)."""
     if is_sparse(X):
-        return bool(np.all(np.isfinite(X.data)))
+        mod = _module(X)
+        return bool(mod.all(mod.isfinite(X.data)))
     return bool(xp.all(xp.isfinite(X)))
 
 
 def column_moments(X, weight=None):
     """Per-column variances and the variance of all entries of a sparse ``X`` (``weight``:
     rows counted as repetitions), as ``gamma="scale"`` needs them: ``E[x²] − E[x]²``."""
-    m, d = X.shape
+    mod = _module(X)
+    m = X.shape[0]
     if weight is None:
-        w = np.full(m, 1.0 / m)
+        w = mod.full(m, 1.0 / m, dtype=X.dtype)
     else:
-        w = np.asarray(weight, dtype=np.float64) / float(np.sum(weight))
-    mean = np.asarray(X.T @ w).reshape(-1)
-    sq = np.asarray(X.multiply(X).T @ w).reshape(-1)
-    col_var = np.maximum(sq - mean * mean, 0.0)
+        w = mod.asarray(weight, dtype=X.dtype) / mod.sum(mod.asarray(weight, dtype=X.dtype))
+    mean = mod.asarray(X.T @ w).reshape(-1)
+    sq = mod.asarray(X.multiply(X).T @ w).reshape(-1)
+    col_var = mod.maximum(sq - mean * mean, 0.0)
     total_mean, total_sq = mean.mean(), sq.mean()
-    return col_var, max(total_sq - total_mean * total_mean, 0.0)
+    return col_var, mod.maximum(total_sq - total_mean * total_mean, 0.0)

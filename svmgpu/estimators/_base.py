@@ -43,6 +43,7 @@ from sklearn.utils.validation import (
 from svmgpu.backend import (
     ComputeContext,
     Device,
+    all_finite,
     array_device,
     asarray,
     check_fits,
@@ -50,7 +51,9 @@ from svmgpu.backend import (
     fetch_scalars,
     format_bytes,
     get_device,
+    get_namespace,
     host_array,
+    is_device_sparse,
     is_foreign_array,
     is_numpy,
     is_sparse,
@@ -96,9 +99,10 @@ def check_bool(name, value):
 
 
 def _is_device_array(x) -> bool:
-    """CuPy arrays and arrays of any other array-API namespace (array-api-strict, PyTorch):
-    validated and processed where they live, never copied to NumPy."""
-    return array_api_compat.is_cupy_array(x) or is_foreign_array(x)
+    """CuPy arrays (dense or sparse) and arrays of any other array-API namespace
+    (array-api-strict, PyTorch): validated and processed where they live, never copied to
+    NumPy."""
+    return array_api_compat.is_cupy_array(x) or is_foreign_array(x) or is_device_sparse(x)
 
 
 class SVMBase(BaseEstimator):
@@ -186,7 +190,7 @@ class SVMBase(BaseEstimator):
                 f"{type(self).__name__} does not take sparse X (yet): UniSVC, UniSVR, "
                 f"ReducedSVC, LSSVC and PSVC (nonlinear kernels) do; or pass X.toarray() if it "
                 f"fits in memory")
-        if _is_device_array(X):
+        if _is_device_array(X):  # (CuPy sparse too)
             X = self._check_device_array(X, reset=reset)
         else:
             X = validate_data(self, X, reset=reset, accept_sparse="csr" if self._takes_sparse()
@@ -208,14 +212,15 @@ class SVMBase(BaseEstimator):
         return X, ctx
 
     def _check_device_array(self, X, *, reset):
-        xp = array_api_compat.array_namespace(X)
+        sparse = is_sparse(X)
+        xp = get_namespace(X)
         if X.ndim != 2:
             raise ValueError(f"Expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
         if X.shape[0] < 1:
             raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required")
         if not xp.isdtype(X.dtype, "real floating"):
-            X = xp.astype(X, xp.float64)
-        if not bool(xp.all(xp.isfinite(X))):
+            X = X.astype(xp.float64) if sparse else xp.astype(X, xp.float64)
+        if not all_finite(X, xp=xp):
             raise ValueError("Input X contains NaN or infinity; remove or impute those values")
         if reset:
             self.n_features_in_ = int(X.shape[1])
