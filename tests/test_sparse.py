@@ -131,6 +131,29 @@ def test_a_million_feature_sparse_file_trains_from_the_cli(tmp_path):
     assert cli.main(["predict", str(path), str(model)]) == 0
 
 
+class _NoDeviceCSR(sp.csr_matrix):
+    """A CSR matrix whose ``.device`` raises, as CuPy's sparse matrices do (the GPU run of
+    2026-11-23 failed there: ``getattr(X, "device", None)`` does not catch it)."""
+
+    __module__ = "scipy.sparse._fake"  # counts as sparse
+
+    @property
+    def device(self):
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("make", [
+    lambda: UniSVC(C=10.0, rank=100, random_state=0),
+    lambda: ReducedSVC(C=10.0, rank=100, random_state=0),
+    lambda: LSSVC(C=10.0),
+])
+def test_sparse_paths_never_ask_a_sparse_matrix_for_its_device(make):
+    X, y = _data()
+    clf = make().fit(_NoDeviceCSR(X), y)
+    assert_allclose(clf.decision_function(_NoDeviceCSR(X[:40])), make().fit(X, y)
+                    .decision_function(X[:40]), rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("make", [
     lambda: UniSVC(C=10.0, rank=100, random_state=0, multi_class="ovo"),

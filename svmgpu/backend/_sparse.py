@@ -32,6 +32,12 @@ def _module(X):
     return np
 
 
+def native_device(x):
+    """The ``device`` to create arrays beside ``x`` with (None: the namespace's default); for
+    a sparse matrix its data's device (CuPy's sparse matrices raise on ``.device``)."""
+    return getattr(x.data if is_sparse(x) else x, "device", None)
+
+
 def as_csr(x, dtype):
     """``x`` as a CSR matrix of ``dtype`` (canonical: sorted indices, no duplicates)."""
     x = x.tocsr().astype(dtype, copy=False)

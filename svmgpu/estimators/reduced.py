@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from svmgpu.backend import dense_rows, get_namespace, host_array, numpy_dtype
+from svmgpu.backend import dense_rows, get_namespace, host_array, native_device, numpy_dtype
 from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
@@ -97,7 +97,7 @@ class _ReducedModelMixin:
         W = xp.stack([m["coef"] for m in self.models_], axis=1)  # (r[+1], n_models)
         r = self.support_vectors_.shape[0]
         out = xp.zeros((X.shape[0], W.shape[1]), dtype=W.dtype,
-                       device=getattr(X, "device", None))
+                       device=native_device(X))
         if W.shape[0] > r:
             out = out + W[r, :][None, :]
         if r:

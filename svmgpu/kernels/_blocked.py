@@ -8,6 +8,7 @@ from svmgpu.backend import (
     format_bytes,
     get_namespace,
     is_sparse,
+    native_device,
     resolve_budget,
     row_sq_norms,
     serial_blas,
@@ -145,7 +146,7 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False):
     """
     xp = get_namespace(X, Z)
     m, r = X.shape[0], Z.shape[0]
-    F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=getattr(X, "device", None))
+    F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=native_device(X))
     for _ in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget,
                                 out=F[:, :r] if intercept else F):
         pass

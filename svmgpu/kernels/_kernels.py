@@ -24,6 +24,7 @@ from svmgpu.backend import (
     get_namespace,
     is_sparse,
     matmul_into,
+    native_device,
     power_inplace,
     row_sq_norms,
     sparse_product_t,
@@ -298,7 +299,7 @@ class RBF(Kernel):
 
     def diag(self, X):
         xp = get_namespace(X)
-        return xp.ones((X.shape[0],), dtype=X.dtype, device=getattr(X, "device", None))
+        return xp.ones((X.shape[0],), dtype=X.dtype, device=native_device(X))
 
     def negligible_distance(self, threshold):
         # exp(−γ r²) <= threshold  ⇔  r >= sqrt(−log(threshold) / γ)
@@ -333,7 +334,7 @@ class Laplacian(Kernel):
 
     def diag(self, X):
         xp = get_namespace(X)
-        return xp.ones((X.shape[0],), dtype=X.dtype, device=getattr(X, "device", None))
+        return xp.ones((X.shape[0],), dtype=X.dtype, device=native_device(X))
 
     def negligible_distance(self, threshold):
         # ‖·‖₁ >= ‖·‖₂, so exp(−γ‖x − z‖₁) <= exp(−γ r) <= threshold when ‖x − z‖₂ >= r

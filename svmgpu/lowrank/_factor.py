@@ -31,6 +31,7 @@ from svmgpu.backend import (
     greedy_pivoted_cholesky,
     host_array,
     is_sparse,
+    native_device,
     numpy_dtype,
     pivoted_cholesky_dense,
     random_subset,
@@ -120,7 +121,7 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget):
     """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map): each kernel block of the one
     blocked loop is multiplied by ``L_invᵀ`` in place (BLAS ``trmm`` on NumPy)."""
     xp = device.xp
-    out = xp.empty((X.shape[0], Z.shape[0]), dtype=X.dtype, device=getattr(X, "device", None))
+    out = xp.empty((X.shape[0], Z.shape[0]), dtype=X.dtype, device=native_device(X))
     L_inv = fortran_order(L_inv, xp=xp)  # once: trmm reads it without a copy per block
     for s, e, blk in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget, center=center,
                                         out=out):
