@@ -80,6 +80,16 @@ AUTO_RANK = 300
 #: the measured peak in tests/test_robustness.py.
 PER_SAMPLE_BYTES = 160
 
+#: The docstring entries of the classifier parameters ``class_weight`` and ``probability``.
+CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
+        Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
+        "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
+        weights (missing classes: 1). The weights used are ``class_weight_``.
+    probability : bool
+        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
+        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
+"""
+
 #: Folds of the internal cross-validation that fits Platt's sigmoids (``probability=True``), as
 #: in LIBSVM.
 _PROBABILITY_FOLDS = 5

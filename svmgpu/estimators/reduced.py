@@ -14,7 +14,7 @@ from __future__ import annotations
 from numbers import Integral
 
 from svmgpu.backend import dense_rows, get_namespace, host_array, native_device, numpy_dtype
-from svmgpu.estimators._base import SVCBase, check_bool
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.newton import check_loss, newton_reduced
@@ -125,7 +125,7 @@ def check_two_classes(y, sample_weight, *, xp):
 
 
 class ReducedSVC(_ReducedModelMixin, SVCBase):
-    """Reduced SVM classifier trained by Newton's method (Zhou 2013).
+    __doc__ = ("""Reduced SVM classifier trained by Newton's method (Zhou 2013).
 
     Solves ``min_z ½ zᵀBz + C Σᵢ sᵢ ψ(1 − yᵢ f(xᵢ))`` with ``f(x) = Σ_{j∈J} z_j k(x, x_j)`` over
     a reduced set ``J`` of ``rank`` training points (problem (17) of the paper), for one of the
@@ -169,14 +169,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         Draw of the random reduced set.
     verbose : int
     multi_class : {"ovr", "ovo"}
-    class_weight : None, "balanced" or dict
-        Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
-        "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
-        weights (missing classes: 1). The weights used are ``class_weight_``.
-    probability : bool
-        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
-        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
-
+""" + CLASSIFIER_PARAMS_DOC + """
     Attributes
     ----------
     support_ : array of shape (r,)
@@ -201,7 +194,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     -----
     ``K(X, X_J)`` (m × r in the fit dtype) is computed once, block by block, and reused by every
     binary problem and Newton step; for m = 1,000,000 and r = 300 it takes 2.4 GB in float64.
-    """
+    """)
 
     _accepts_sparse = True  # reduced-kernel columns K(X, X_J) from sparse rows
 

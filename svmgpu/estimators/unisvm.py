@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from svmgpu.backend import check_fits, dense_rows, host_array
-from svmgpu.estimators._base import SVCBase, SVMBase, SVRBase
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, SVMBase, SVRBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import nystrom
@@ -207,14 +207,7 @@ class UniSVC(_UniSVMMixin, SVCBase):
     __doc__ = (
         "Kernel SVM classifier trained by UniSVM for any LS-DC loss "
         "(convex or robust non-convex).\n" + _DOC_PARAMS + """    multi_class : {"ovr", "ovo"}
-    class_weight : None, "balanced" or dict
-        Weights of the classes, multiplying ``sample_weight`` (LIBSVM's per-class C):
-        "balanced" weights class c by ``n_samples / (n_classes · n_c)``; a dict maps labels to
-        weights (missing classes: 1). The weights used are ``class_weight_``.
-    probability : bool
-        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
-        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
-
+""" + CLASSIFIER_PARAMS_DOC + """
     Attributes
     ----------
     classes_, coef_ (β of shape (r,) or α of shape (m,); stacked per binary problem),
