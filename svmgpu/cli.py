@@ -617,8 +617,9 @@ def build_parser():
     q.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     q.set_defaults(func=cmd_predict)
 
-    sub.add_parser("bench", help="run bench/compare.py (peer benchmark); arguments pass through",
-                   add_help=False)
+    if bench_script().is_file():  # a source checkout: an installed wheel has no bench/
+        sub.add_parser("bench", help="run bench/compare.py (peer benchmark); arguments pass "
+                       "through", add_help=False)
     return p
 
 

@@ -298,6 +298,16 @@ def test_bench_passes_arguments_through():
     assert "--quick" in out and "--sizes" in out
 
 
+def test_bench_is_listed_only_where_it_can_run(monkeypatch, tmp_path, call):
+    """An installed wheel has no bench/: `svmgpu --help` listed `bench` there, and running it
+    failed. Now it is listed only in a source checkout, and explains itself elsewhere."""
+    assert "bench" in cli.build_parser().format_help()
+    monkeypatch.setattr(cli, "bench_script", lambda: tmp_path / "bench" / "compare.py")
+    assert "bench" not in cli.build_parser().format_help()
+    code, out, err = call("bench", "--quick")
+    _assert_one_line_error(code, err, 1, "source checkout")
+
+
 @pytest.mark.gpu
 def test_demo_on_gpu_reports_pool(call):
     code, out, err = call("demo", "--n-samples", 5000, "--device", "cuda", "-q")
