@@ -161,8 +161,15 @@ def test_probability_errors_are_clear():
     y1[0] = 1  # one sample of class 1: no held-out fold can have it
     with pytest.raises(ValueError, match="at least 2 samples of each class.*probability=False"):
         UniSVC(rank=50, random_state=0, probability=True).fit(X, y1)
-    with pytest.raises(ValueError, match="probability"):
-        UniSVC(rank=50, random_state=0, probability="yes").fit(X, y)
+    import svmgpu.estimators._base as base_module
+
+    real = base_module.nystrom
+    base_module.nystrom = None  # refused before any kernel work (was: after the whole fit)
+    try:
+        with pytest.raises(ValueError, match="probability must be True or False"):
+            UniSVC(rank=50, random_state=0, probability="yes").fit(X, y)
+    finally:
+        base_module.nystrom = real
 
 
 def test_probabilities_survive_save_and_load(tmp_path):

@@ -185,7 +185,9 @@ def array_device(x) -> Device:
     """The :class:`Device` holding array ``x`` (NumPy and anything array-like: CPU)."""
     if array_api_compat.is_cupy_array(x):
         return Device("cuda", int(x.device.id))
-    if type(x).__module__.startswith("cupyx.scipy.sparse"):
+    from svmgpu.backend._sparse import is_device_sparse  # noqa: PLC0415
+
+    if is_device_sparse(x):
         return Device("cuda", int(x.data.device.id))
     if is_foreign_array(x):
         return Device("array_api", namespace=array_api_compat.array_namespace(x),

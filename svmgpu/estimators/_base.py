@@ -176,6 +176,7 @@ class SVMBase(BaseEstimator):
             raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
         if getattr(self, "dtype", None) not in _DTYPES:
             raise ValueError(f"dtype must be None, 'float32' or 'float64', got {self.dtype!r}")
+        check_bool("probability", getattr(self, "probability", False))  # before any fit work
 
     def _fitted_device(self) -> Device:
         dev = getattr(self, "_device", None)
@@ -571,7 +572,6 @@ class SVCBase(ClassifierMixin, SVMBase):
 
         from svmgpu.estimators._probability import fit_sigmoid  # noqa: PLC0415
 
-        check_bool("probability", self.probability)
         xp = ctx.xp
         k, m = int(self.classes_.shape[0]), int(X.shape[0])
         counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
