@@ -63,6 +63,8 @@ from svmgpu.backend import (
     to_host,
     tree_to_device,
 )
+from svmgpu.distributed import _data as dask_data
+from svmgpu.distributed import is_dask_collection
 from svmgpu.kernels import make_kernel
 from svmgpu.lowrank import nystrom, pivoted_cholesky
 from svmgpu.solvers.newton import presolve_rows
@@ -190,6 +192,9 @@ class SVMBase(BaseEstimator):
         """
         if reset:
             self._validate_common()
+        if is_dask_collection(X):  # row chunks on a cluster (svmgpu.distributed)
+            return dask_data.check_X(self, X, reset=reset)
+        if reset:
             spec = getattr(self, "device", "auto")
             want = getattr(self, "dtype", None)
         else:
@@ -207,7 +212,8 @@ class SVMBase(BaseEstimator):
             X = validate_data(self, X, reset=reset, accept_sparse="csr" if self._takes_sparse()
                               else False, dtype=[np.float64, np.float32], ensure_min_samples=1)
         if reset:
-            self._sparse_fit = is_sparse(X)  # (the fit's own flag: never saved)
+            self._sparse_fit = is_sparse(X)  # (the fit's own flags: never saved)
+            self._dask_fit = False
         ctx = compute_context(X, device=spec, dtype=want,
                               memory_budget=getattr(self, "memory_budget", None))
         if is_foreign_array(X) and array_device(X) != ctx.device:
@@ -300,6 +306,11 @@ class SVMBase(BaseEstimator):
         """The rank this fit uses (sets ``rank_``): None for the full kernel, else an int
         (at most ``m``), following the one meaning of ``rank`` (see the class docstring)."""
         rank = getattr(self, "rank", "auto")
+        if getattr(self, "_dask_fit", False):  # a Dask fit is low-rank (no m x m kernel)
+            if rank is None:
+                raise ValueError("rank=None (the full kernel) does not take Dask input: set "
+                                 "rank (e.g. rank=300) for the distributed low-rank solver")
+            rank = AUTO_RANK if rank == "auto" else rank
         # the full kernel's form holds its rows dense: with sparse X, m × n_features more
         dense_rows = m * self.n_features_in_ * 8 if getattr(self, "_sparse_fit", False) else 0
         if rank is None and dense_rows:
@@ -354,6 +365,16 @@ class SVMBase(BaseEstimator):
         rank = self._effective_rank(X.shape[0], ctx)
         if rank is None:  # pragma: no cover - callers take the full-kernel form instead
             raise ValueError("the full kernel (rank=None) has no low-rank factor")
+        if is_dask_collection(X):  # landmarks gathered once; features stay on the workers
+            if self.lowrank != "nystrom":
+                raise ValueError(f"lowrank={self.lowrank!r} does not take Dask input (its "
+                                 "columns are built one after another over all rows); use "
+                                 "lowrank='nystrom'")
+            factor = dask_data.landmark_factor(
+                X, kernel, rank, random_state=self.random_state, sample_weight=sample_weight,
+                device=ctx.device)
+            self.n_landmarks_ = int(factor.rank)
+            return factor, ctx.budget_bytes
         in_memory, blocks = self._feature_plan(X.shape[0], rank, ctx,
                                                itemsize=numpy_dtype(X.dtype).itemsize)
         if self.lowrank == "nystrom":
@@ -524,20 +545,32 @@ class SVCBase(ClassifierMixin, SVMBase):
         """
         X, ctx = self._check_X(X, reset=True)
         xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
-        y = self._check_y(y, X, ctx)
-        classes, y_idx = self._encode_labels(y, xp=xp)
         multi = getattr(self, "multi_class", self._default_multi_class)
         if multi not in ("ovr", "ovo"):
             raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi!r}")
-        sw = user_sw = self._sample_weight(sample_weight, X, ctx=ctx)
+        if self._dask_fit:  # labels and weights stay chunked like X, on the workers
+            if getattr(self, "probability", False):
+                raise ValueError("probability=True does not take Dask input yet (its internal "
+                                 "cross-validation is in-memory); fit without it")
+            classes, y_idx = dask_data.encode_labels(y, X)
+            if multi == "ovo" and classes.shape[0] > 2:
+                raise ValueError("multi_class='ovo' does not take Dask input yet; use "
+                                 "multi_class='ovr'")
+            sw = user_sw = dask_data.sample_weights(sample_weight, X)
+        else:
+            y = self._check_y(y, X, ctx)
+            classes, y_idx = self._encode_labels(y, xp=xp)
+            sw = user_sw = self._sample_weight(sample_weight, X, ctx=ctx)
+            if not _is_device_array(y_idx):
+                y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
         self.classes_ = classes
         n_classes = int(classes.shape[0])
-        if not _is_device_array(y_idx):
-            y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
         sw = self._with_class_weight(sw, y_idx, ctx=ctx, X=X)
         shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
 
         def labels(mask):
+            if self._dask_fit:
+                return 2.0 * mask.astype(X.dtype) - 1.0
             return 2.0 * xp.astype(mask, X.dtype) - 1.0
 
         models, pairs = [], None
@@ -639,6 +672,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         if not hasattr(self, "probA_"):
             raise NotFittedError(f"this {type(self).__name__} was not fitted with "
                                  f"probability=True; call fit first")
+        if is_dask_collection(X):
+            return dask_data.map_predict(self, "predict_proba", X)
         scores, xp = self._raw_decision(X)
         P = class_probabilities(scores, self.probA_.tolist(), self.probB_.tolist(),
                                 pairs=self.pairs_, n_classes=int(self.classes_.shape[0]), xp=xp)
@@ -660,7 +695,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         xp = ctx.xp
         k = int(self.classes_.shape[0])
         if isinstance(cw, str) and cw == "balanced":
-            counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
+            counts = dask_data.class_counts(y_idx, k).tolist() if self._dask_fit else \
+                fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
             n = float(sum(counts))
             weights = [n / (k * c) for c in counts]
         elif isinstance(cw, dict):
@@ -681,6 +717,9 @@ class SVCBase(ClassifierMixin, SVMBase):
             raise ValueError(f"class_weight must be None, 'balanced' or a dict of class: "
                              f"weight, got {cw!r}")
         self.class_weight_ = host_array(weights, "float64")
+        if self._dask_fit:
+            w = dask_data.per_class(y_idx, self.class_weight_, X.dtype)
+            return w if sw is None else sw * w
         per_class = asarray(self.class_weight_, device=ctx.device, dtype=X.dtype)
         w = xp.take(per_class, y_idx)
         return w if sw is None else sw * w
@@ -757,6 +796,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         summed pairwise confidences squashed into (−⅓, ⅓) (scikit-learn's "ovr" shape of
         one-vs-one), so that ``argmax`` is the predicted class.
         """
+        if is_dask_collection(X):
+            return dask_data.map_predict(self, "decision_function", X)
         scores, xp = self._raw_decision(X)
         if len(scores) == 1:
             out = scores[0]
@@ -781,7 +822,10 @@ class SVCBase(ClassifierMixin, SVMBase):
 
     def predict(self, X):
         """Predicted class labels, array of shape (n_samples,) in the caller's kind
-        (labels that are not numbers are returned as a NumPy array)."""
+        (labels that are not numbers are returned as a NumPy array; a Dask array for Dask
+        input, computed chunk by chunk on the workers)."""
+        if is_dask_collection(X):
+            return dask_data.map_predict(self, "predict", X)
         scores, xp = self._raw_decision(X)
         if len(scores) == 1:
             idx = xp.astype(scores[0] > 0, xp.int64)
@@ -816,6 +860,12 @@ class SVRBase(RegressorMixin, SVMBase):
         """
         X, ctx = self._check_X(X, reset=True)
         xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
+        if self._dask_fit:  # targets and weights stay chunked like X, on the workers
+            y = dask_data.regression_targets(y, X)
+            sw = dask_data.sample_weights(sample_weight, X)
+            shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
+            self.models_ = [self._fit_binary(shared, None, y.astype(X.dtype), sw)]
+            return self._finish_fit(shared)
         y = self._check_y(y, X, ctx)
         if _is_device_array(y):
             if not xp.isdtype(y.dtype, ("real floating", "integral")):
@@ -833,6 +883,9 @@ class SVRBase(RegressorMixin, SVMBase):
         shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
         self.models_ = [self._fit_binary(shared, None, asarray(y, device=ctx.device, dtype=X.dtype),
                                          sw)]
+        return self._finish_fit(shared)
+
+    def _finish_fit(self, shared):
         self._after_fit(shared)
         self._check_fitted_finite()
         self._warn_if_not_converged()
@@ -859,7 +912,10 @@ class SVRBase(RegressorMixin, SVMBase):
         """Hook: set fitted attributes derived from ``self.models_``."""
 
     def predict(self, X):
-        """Predictions, array of shape (n_samples,) in the caller's array kind."""
+        """Predictions, array of shape (n_samples,) in the caller's array kind (a Dask array
+        for Dask input)."""
+        if is_dask_collection(X):
+            return dask_data.map_predict(self, "predict", X)
         X_dev, ctx = self._check_X(X, reset=False)
         feats = self._prepare_predict(X_dev, ctx=ctx)
         out = self._decision_binary(self.models_[0], feats, xp=ctx.xp)

@@ -18,6 +18,7 @@ class _UniSVMMixin:
 
     _task = "classification"
     _accepts_sparse = True  # Nyström features from sparse rows (the landmarks dense)
+    _accepts_dask = True  # Nyström features on the workers, the Newton solver over partitions
 
     def _loss(self):
         params = dict(self.loss_params or {})
@@ -42,6 +43,11 @@ class _UniSVMMixin:
             )
         self.solver_ = "newton" if (self.solver == "newton" or
                                      (self.solver == "auto" and newton_ok)) else "dca"
+        if self._dask_fit and self.solver_ == "dca":
+            raise ValueError(
+                f"loss={self.loss_.name!r} is solved by DCA, which does not take Dask input yet: "
+                "use a piecewise-quadratic loss (squared_hinge, least_squares, their truncations, "
+                "huber, truncated_huber), which the distributed Newton solver fits")
         self.kernel_ = self._make_kernel(X, sample_weight)
         if rank is None:
             m = X.shape[0]  # K, its float64 copy and the Cholesky factor

@@ -40,6 +40,7 @@ from svmgpu.backend import (
     tri_inv,
     tri_inv_matmul_inplace,
 )
+from svmgpu.distributed import DaskFeatures, is_dask_collection
 from svmgpu.kernels import Kernel, check_kernel_finite, iter_kernel_blocks, make_kernel
 from svmgpu.lowrank._operator import FeatureOperator
 
@@ -95,6 +96,9 @@ class LowRankFactor:
         factor without ``P``, recomputed per row block from the training points ``X`` (the same
         map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding)."""
         budget = resolve_budget(memory_budget, array_device(self.landmark_X))  # once
+        if X is not None and is_dask_collection(X):  # each partition's rows on its worker
+            return DaskFeatures(X, self.without_features(), memory_budget=budget,
+                                device=array_device(self.landmark_X))
         if self.P is not None:
             fmap = functools.partial(self.transform, memory_budget=budget)
             return FeatureOperator(self.P, feature_map=fmap, memory_budget=budget)

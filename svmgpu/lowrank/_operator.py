@@ -252,7 +252,7 @@ class CurvatureGram:
 def as_operator(P, *, memory_budget=None) -> FeatureOperator:
     """``P`` itself if it is a :class:`FeatureOperator`, else an in-memory operator over the
     array ``P`` (the public solvers accept either)."""
-    if isinstance(P, FeatureOperator):
+    if isinstance(P, FeatureOperator) or getattr(P, "distributed", False):
         return P
     return FeatureOperator(P, memory_budget=memory_budget)
 

@@ -51,6 +51,7 @@ minimizes (17) with ``B + (ε/λ) I``, so Newton equations and line search agree
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 import warnings
@@ -396,14 +397,18 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     if task not in ("classification", "regression"):
         raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
     t_start = time.perf_counter()
-    P = as_operator(P)
-    m, r = P.shape
+    if hasattr(P, "examine"):  # the rows themselves (NewtonRows or DaskNewtonRows)
+        if y is not None or sample_weight is not None:
+            raise ValueError("pass y and sample_weight inside the NewtonRows, not beside them")
+        rows = P
+    elif hasattr(P, "newton_rows"):  # distributed features: rows on their partitions
+        rows = P.newton_rows(y, sample_weight, task=task, tau=tau)
+    else:
+        rows = NewtonRows(P, y, sample_weight, task=task, tau=tau)
+    m, r = rows.shape
     f64 = xp.float64
-    dev = P.device.native_device
-    cls = task == "classification"
+    dev = rows.device.native_device
     C = float(C)
-    y = xp.astype(y, f64)
-    s = None if sample_weight is None else xp.astype(sample_weight, f64)
     piecewise = all(getattr(psi, "piecewise_quadratic", False) for psi in losses)
     Cs = c_schedule(C, m, C_continuation)
     stages = [(0, c) for c in Cs[:-1]] + [(k, C) for k in range(len(losses))]  # (loss, C)
@@ -412,15 +417,14 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
 
     # ---- warm start from a strided subset of the rows (recursively)
     stage, gscale = 0, None
-    n_pre = None if z0 is not None else _presolve_size(presolve, m, r, xp=xp, nested=_nested)
+    n_pre = None if z0 is not None or rows.distributed else \
+        _presolve_size(presolve, m, r, xp=xp, nested=_nested)
     if n_pre is not None:
         t0 = time.perf_counter()
-        sub = xp.arange(0, m, max(m // n_pre, 1), device=dev)
-        s_sub = None if s is None else xp.take(s, sub)
-        scale = m / int(sub.shape[0]) if s is None else float(xp.sum(s)) / float(xp.sum(s_sub))
+        sub, scale = rows.strided(n_pre)
         pre = semismooth_newton(
-            P.take(sub), xp.take(y, sub), losses, C=C * scale, B=B, task=task,
-            sample_weight=s_sub, tol=max(tol, _PRESOLVE_TOL[stop]), stop=stop,
+            sub, None, losses, C=C * scale, B=B, task=task,
+            tol=max(tol, _PRESOLVE_TOL[stop]), stop=stop,
             stage_tol=stage_tol, max_iter=max_iter, smw=smw, hessian_update=hessian_update,
             tau=tau, presolve=presolve if presolve in ("auto", True) else None,
             C_continuation=C_continuation, armijo=armijo,
@@ -428,7 +432,7 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
             label=f"{label} presolve", xp=xp, _nested=True)
         z0, stage = pre.coef, len(stages) - 1
         gscale = pre.info["grad_scale"]  # ‖∇F(0)‖ of the subset problem estimates the full one
-        info["presolve"] = {"rows": int(sub.shape[0]), "n_iter": pre.n_iter,
+        info["presolve"] = {"rows": sub.shape[0], "n_iter": pre.n_iter,
                             "converged": pre.converged, "seconds": time.perf_counter() - t0,
                             "presolve": pre.info["presolve"]}
         info["n_presolve_iter"] = pre.n_iter + pre.info["n_presolve_iter"]
@@ -436,58 +440,32 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(z0, f64)
     if tuple(z.shape) != (r,):
         raise ValueError(f"the start must have shape ({r},), got {tuple(z.shape)}")
-    o = P.matvec(z) if z0 is not None else xp.zeros((m,), dtype=f64, device=dev)
-
-    def residual(o):
-        return 1.0 - y * o if cls else y - o
-
-    def weighted(v):
-        return v if s is None else s * v
+    rows.start(z if z0 is not None else None)
 
     def Bmul(v):
         return v if B is None else xp.matmul(B, v)
 
-    def loss_term(res, psi, c):
-        """``c Σ sᵢ ψ(rᵢ)`` as a 0-d device array (read with other scalars). The objective is
-        this plus ``½ zᵀBz``, whose values along a step are formed on the host from ``zᵀBz``,
-        ``zᵀBd`` and ``dᵀBd``: differences of F near the optimum stay above rounding."""
-        return c * xp.sum(weighted(psi.value(res, xp=xp)))
-
+    # The objective is the loss term ``c Σ sᵢ ψ(rᵢ)`` (a 0-d array from the rows, read with
+    # other scalars) plus ``½ zᵀBz``, whose values along a step are formed on the host from
+    # ``zᵀBz``, ``zᵀBd`` and ``dᵀBd``: differences of F near the optimum stay above rounding.
     if stop == "gradient" and gscale is None:  # ‖∇F(0)‖, the scale of the gradient test
-        r0 = residual(xp.zeros((m,), dtype=f64, device=dev))
-        g0 = losses[-1].grad(r0, xp=xp)
-        gscale = C * float(xp.linalg.vector_norm(P.rmatvec(weighted(y * g0 if cls else g0))))
+        gscale = C * float(xp.linalg.vector_norm(rows.gradient_at_zero(losses[-1])))
     if gscale is not None:
         gscale = max(gscale, 1e-300)
 
-    hessian = CurvatureGram(P)  # C·PᵀΛP's PᵀΛP, updated (23)/(25)
     eye = _identity(r, xp=xp, device=dev) if B is None else None
-    res = residual(o)
     history, sizes, plus, steps, gnorms, stage_log = [], [], [], [], [], []
     n_iter = n_stage = n_smw = n_back = 0
     converged, why, kkt = False, "max_iter", float("inf")
     F, new_point, last_full = None, True, False
-    kap_prev = g_prev = None
     while True:
         final = stage == len(stages) - 1
         k_loss, c = stages[stage]
         psi = losses[k_loss]
-        g = psi.grad(res, xp=xp)
-        k = psi.curvature(res, xp=xp)
-        if tau > 0:
-            k = xp.where(k >= tau, k, xp.zeros_like(k))
-            g = xp.where((xp.abs(g) >= tau) | (k > 0), g, xp.zeros_like(g))
-        u = weighted(y * g if cls else g)  # −∇F = C Pᵀu − Bz
-        kap = weighted(k)
-        u_mask, ch_mask, act_mask = u != 0, kap != hessian.kappa, kap != 0
-        scalars = [xp.count_nonzero(u_mask), xp.count_nonzero(ch_mask),
-                   xp.count_nonzero(act_mask), xp.count_nonzero(u_mask & ~act_mask)]
         check_stable = piecewise and last_full
-        if check_stable:  # rows that left their piece of ψ in the last (full) step
-            scalars.append(xp.count_nonzero((kap != kap_prev) | (~act_mask & (g != g_prev))))
+        counts, loss = rows.examine(psi, c, check_stable=check_stable)
         Bz = Bmul(z)
-        scalars += [xp.vecdot(z, Bz), loss_term(res, psi, c)]
-        vals = fetch_scalars(*scalars, xp=xp)  # read 1
+        vals = fetch_scalars(*counts, xp.vecdot(z, Bz), loss, xp=xp)  # read 1
         n_u, n_ch, n_act, n_plus = (int(v) for v in vals[:4])
         stable = check_stable and int(vals[4]) == 0
         zBz = vals[-2]
@@ -499,8 +477,7 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
 
         # ---- the gradient −∇F = C Pᵀu − Bz over the rows with ψ' ≠ 0
         t0 = time.perf_counter()
-        rows = nonzero_indices(u_mask, n_u, xp=xp) if 4 * n_u < m else None
-        v = c * P.rmatvec(u, rows=rows)
+        v = c * rows.gradient(n_u)
         grad = Bz - v
         tm["rhs"] += time.perf_counter() - t0
         use_smw = B is None and (smw == "always" or (smw == "auto" and n_act < r))
@@ -511,12 +488,10 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
             # ---- Newton direction: SMW (28) or Cholesky of B + C·PᵀΛP
             t0 = time.perf_counter()
             if use_smw:
-                idx = nonzero_indices(act_mask, n_act, xp=xp)
-                U, kap_act = P.take(idx).to_array(f64), xp.take(kap, idx)
+                U, kap_act = rows.active_rows(n_act)
             else:
-                M = hessian.update(kap, mode=hessian_update if piecewise else "recompute",
-                                   changed=ch_mask, active=act_mask, n_changed=n_ch,
-                                   n_active=n_act)
+                M = rows.curvature(mode=hessian_update if piecewise else "recompute",
+                                   n_changed=n_ch, n_active=n_act)
                 H = (eye if B is None else B) + c * M
             tm["hessian"] += time.perf_counter() - t0
             checked = False  # the factor's check joins read 2 (solved again, checked, if it failed)
@@ -537,14 +512,13 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                 d = -d
                 tm["solve"] += time.perf_counter() - t0
                 t0 = time.perf_counter()
-                Pd = P.matvec(d)
+                L_full = rows.trial(d, psi, c)
                 Bd = Bmul(d)
                 tm["matvec"] += time.perf_counter() - t0
                 vals = fetch_scalars(  # read 2
                     xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz),
                     xp.linalg.vector_norm(v), xp.vecdot(grad, d), xp.vecdot(z, Bd),
-                    xp.vecdot(d, Bd), loss_term(residual(o + Pd), psi, c),
-                    *(() if ok is None else (ok,)), xp=xp)
+                    xp.vecdot(d, Bd), L_full, *(() if ok is None else (ok,)), xp=xp)
                 if ok is None or vals[-1]:
                     break
                 checked = True
@@ -571,10 +545,10 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                 "use dtype='float64'")
 
         # ---- backtracking Armijo line search (margins are linear in the step)
-        def along(eta, o=o, Pd=Pd, zBz=zBz, zBd=zBd, dBd=dBd, psi=psi, c=c):
+        def along(eta, zBz=zBz, zBd=zBd, dBd=dBd, psi=psi, c=c):
             """F at z + eta d."""
             return (0.5 * (zBz + 2.0 * eta * zBd + eta * eta * dBd)
-                    + float(loss_term(residual(o + eta * Pd), psi, c)))
+                    + fetch_scalars(rows.loss_along(eta, psi, c), xp=xp)[0])
 
         t0 = time.perf_counter()
         eta, n_b, accepted = 0.0, 0, False
@@ -589,30 +563,181 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
             why = "line_search"
             converged = final and kkt <= math.sqrt(tol)
             break
-        z, o = z + eta * d, o + eta * Pd
+        z = z + eta * d
         n_iter += 1
         n_smw += use_smw
         n_stage += 1
-        kap_prev, g_prev, last_full, new_point = kap, g, eta == 1.0, True
-        if n_iter % _REFRESH_EVERY == 0:
-            o = P.matvec(z)
-        res = residual(o)
+        last_full, new_point = eta == 1.0, True
+        rows.accept(eta, z if n_iter % _REFRESH_EVERY == 0 else None)
         steps.append(eta)
         if verbose:
             print(f"[{label}] it {n_iter:3d} stage {stage} obj {F:.10g} active {n_act:7d} "
                   f"|g|/scale {kkt:.2e} step {eta:g}")
+    n_incremental, n_recompute = rows.hessian_counts()
     info.update(
         stop=why, active_set_sizes=sizes, plus_set_sizes=plus, step_sizes=steps,
         grad_norms=gnorms, grad_scale=gscale, kkt=kkt, stages=stage_log, smw_steps=n_smw,
-        hessian_incremental=hessian.n_incremental, hessian_recomputed=hessian.n_recompute,
-        n_backtracks=n_back, margins=o, C_stages=Cs,
-        n_margin_violators=int(xp.count_nonzero(res >= 0)) if cls else None,
+        hessian_incremental=n_incremental, hessian_recomputed=n_recompute,
+        n_backtracks=n_back, margins=rows.margins(), C_stages=Cs,
+        n_margin_violators=int(fetch_scalars(rows.n_margin_violators(), xp=xp)[0])
+        if rows.cls else None,
     )
     timings = {"total": time.perf_counter() - t_start, **tm}
     if info["presolve"] is not None:
         timings["presolve"] = info["presolve"]["seconds"]
     return SolverResult(coef=z, n_iter=n_iter, converged=converged, objective_history=history,
                         timings=timings, info=info)
+
+
+
+class NewtonRows:
+    """The row side of :func:`semismooth_newton`: the features ``P``, labels ``y``, weights
+    ``s``, margins ``o = P z`` and each row's piece of ψ, behind a few methods whose results are
+    small (0-d arrays, r-vectors, r × r matrices) and add up over any split of the rows.
+
+    The solver does its r × r algebra on these results; it never touches an m-vector. A row
+    partition of a Dask array is one ``NewtonRows`` on its worker
+    (:class:`svmgpu.distributed.DaskNewtonRows` maps each method over the partitions and adds
+    the results), so both run this one implementation of the per-row work. Methods rebind
+    attributes and never write into an array, so a shallow copy of a state is a new state.
+
+    Counts (``n_u``, ...) may be passed by a caller that has read them already (in one batched
+    read); otherwise they are read here.
+
+    Parameters
+    ----------
+    P : FeatureOperator or array of shape (m, r)
+    y : array of shape (m,)
+    sample_weight : array of shape (m,), optional
+    task : {"classification", "regression"}
+    tau : float
+        Zhou 2013's threshold on ψ'' and ψ' (see :func:`semismooth_newton`).
+    """
+
+    distributed = False
+
+    def __init__(self, P, y, sample_weight=None, *, task="classification", tau=0.0):
+        P = as_operator(P)
+        self.P, self.xp, self.shape, self.device = P, P.xp, P.shape, P.device
+        xp = self.xp
+        m = P.shape[0]
+        if tuple(y.shape) != (m,):
+            raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
+        self.task, self.cls, self.tau = task, task == "classification", tau
+        self.y = xp.astype(y, xp.float64)
+        self.s = None if sample_weight is None else xp.astype(sample_weight, xp.float64)
+        self.hessian = CurvatureGram(P)  # PᵀΛP, updated (23)/(25)
+        self.o = xp.zeros((m,), dtype=xp.float64, device=P.device.native_device)
+        self.res = self._residual(self.o)
+        self.g = self.kap = self.g_prev = self.kap_prev = self.Pd = None
+
+    def _residual(self, o):
+        return 1.0 - self.y * o if self.cls else self.y - o
+
+    def _weighted(self, v):
+        return v if self.s is None else self.s * v
+
+    def _read(self, count, mask):
+        return count if count is not None else int(self.xp.count_nonzero(mask))
+
+    def loss_term(self, res, psi, c):
+        """``c Σ sᵢ ψ(rᵢ)`` as a 0-d array."""
+        return c * self.xp.sum(self._weighted(psi.value(res, xp=self.xp)))
+
+    def strided(self, n):
+        """``(rows, scale)``: the rows of an evenly strided subset of about ``n`` rows (a
+        presolve), and ``Σs / Σs_subset`` (the factor on C that keeps the loss's weight)."""
+        xp, m = self.xp, self.shape[0]
+        sub = xp.arange(0, m, max(m // n, 1), device=self.device.native_device)
+        s_sub = None if self.s is None else xp.take(self.s, sub)
+        scale = m / int(sub.shape[0]) if self.s is None else \
+            float(xp.sum(self.s)) / float(xp.sum(s_sub))
+        return NewtonRows(self.P.take(sub), xp.take(self.y, sub), s_sub, task=self.task,
+                          tau=self.tau), scale
+
+    def start(self, z):
+        """Margins at ``z`` (``P z``; None: z = 0)."""
+        if z is not None:
+            self.o = self.P.matvec(z)
+            self.res = self._residual(self.o)
+
+    def gradient_at_zero(self, psi):
+        """``Pᵀ(s σ ψ'(r))`` at z = 0 (``‖∇F(0)‖ = C`` times its norm)."""
+        xp = self.xp
+        g0 = psi.grad(self._residual(xp.zeros_like(self.o)), xp=xp)
+        return self.P.rmatvec(self._weighted(self.y * g0 if self.cls else g0))
+
+    def examine(self, psi, c, *, check_stable):
+        """Each row's ψ' and curvature at the current margins; returns the unread 0-d counts
+        ``[n_u, n_changed, n_active, n_plus(, n_unstable)]`` (rows with ψ' ≠ 0, whose
+        curvature changed since the Hessian was built, with ψ'' > 0, with ψ' ≠ 0 and ψ'' = 0,
+        and with ``check_stable`` the rows that left their piece of ψ in the last step) and
+        the loss term ``c Σ sψ``."""
+        xp = self.xp
+        g = psi.grad(self.res, xp=xp)
+        k = psi.curvature(self.res, xp=xp)
+        if self.tau > 0:
+            k = xp.where(k >= self.tau, k, xp.zeros_like(k))
+            g = xp.where((xp.abs(g) >= self.tau) | (k > 0), g, xp.zeros_like(g))
+        self.g, self.u = g, self._weighted(self.y * g if self.cls else g)  # −∇F = C Pᵀu − Bz
+        self.kap = self._weighted(k)
+        self.u_mask, self.act_mask = self.u != 0, self.kap != 0
+        self.ch_mask = self.kap != self.hessian.kappa
+        counts = [xp.count_nonzero(self.u_mask), xp.count_nonzero(self.ch_mask),
+                  xp.count_nonzero(self.act_mask), xp.count_nonzero(self.u_mask & ~self.act_mask)]
+        if check_stable:
+            counts.append(xp.count_nonzero((self.kap != self.kap_prev)
+                                           | (~self.act_mask & (g != self.g_prev))))
+        return counts, self.loss_term(self.res, psi, c)
+
+    def gradient(self, n_u=None):
+        """``Pᵀu`` over the rows with ψ' ≠ 0 (gathered when they are under a quarter)."""
+        n_u = self._read(n_u, self.u_mask)
+        rows = nonzero_indices(self.u_mask, n_u, xp=self.xp) if 4 * n_u < self.shape[0] else None
+        return self.P.rmatvec(self.u, rows=rows)
+
+    def curvature(self, *, mode, n_changed=None, n_active=None):
+        """``PᵀΛP`` (Λ = diag(sψ'')), following the rows that changed (23)/(25)."""
+        if n_changed is None or n_active is None:
+            n_changed = self._read(None, self.ch_mask)
+            n_active = self._read(None, self.act_mask)
+        hessian = copy.copy(self.hessian)  # (a new state: the old one is not written)
+        self.hessian = hessian
+        return hessian.update(self.kap, mode=mode, changed=self.ch_mask, active=self.act_mask,
+                              n_changed=n_changed, n_active=n_active)
+
+    def active_rows(self, n_active=None):
+        """``(U, κ)``: the rows of P with ψ'' > 0 (float64) and their curvatures (SMW (28))."""
+        xp = self.xp
+        idx = nonzero_indices(self.act_mask, self._read(n_active, self.act_mask), xp=xp)
+        return self.P.take(idx).to_array(xp.float64), xp.take(self.kap, idx)
+
+    def trial(self, d, psi, c):
+        """Keep ``P d`` and return the loss term at the full step."""
+        self.Pd = self.P.matvec(d)
+        return self.loss_along(1.0, psi, c)
+
+    def loss_along(self, eta, psi, c):
+        """The loss term at ``z + eta d`` (margins are linear in the step)."""
+        return self.loss_term(self._residual(self.o + eta * self.Pd), psi, c)
+
+    def accept(self, eta, z=None):
+        """Move the margins to ``z + eta d`` (recomputed as ``P z`` for a given ``z``)."""
+        self.o = self.P.matvec(z) if z is not None else self.o + eta * self.Pd
+        self.res = self._residual(self.o)
+        self.kap_prev, self.g_prev = self.kap, self.g
+
+    def n_margin_violators(self):
+        """``#{i : yᵢ f(xᵢ) <= 1}`` (classification) as a 0-d array."""
+        return self.xp.count_nonzero(self.res >= 0)
+
+    def margins(self):
+        """``P z`` at the current point, float64."""
+        return self.o
+
+    def hessian_counts(self):
+        """``(incremental updates, rebuilds)`` of ``PᵀΛP``."""
+        return self.hessian.n_incremental, self.hessian.n_recompute
 
 
 # ------------------------------------------------------------------ Zhou 2013's reduced SVM
@@ -754,6 +879,7 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
 __all__ = [
     "LOSSES",
     "LOSS_SCALE",
+    "NewtonRows",
     "c_to_lambda",
     "check_loss",
     "lambda_to_c",

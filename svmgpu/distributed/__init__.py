@@ -1,0 +1,15 @@
+"""Scale-out on Dask (``pip install 'svmgpu[dask]'``): the estimators that accept a row-chunked
+``dask.array`` recognise it and fit through :class:`DaskFeatures` / :class:`DaskNewtonRows`
+(see :mod:`svmgpu.distributed._engine`). Importing this package does not import Dask."""
+
+from svmgpu.distributed._engine import (
+    DaskFeatures,
+    DaskNewtonRows,
+    DistributedFitError,
+    executor,
+    is_dask_collection,
+    require_dask,
+)
+
+__all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
+           "is_dask_collection", "require_dask"]

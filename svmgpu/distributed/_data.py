@@ -1,0 +1,261 @@
+"""Dask inputs of the estimators: validation, labels, weights, ``gamma="scale"`` and the
+landmarks, each a Dask reduction whose small result reaches the client; and predictions mapped
+over the chunks of ``X``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from svmgpu.distributed._engine import executor, is_dask_collection, require_dask
+
+
+def _persist(*arrays):
+    """The arrays persisted where they will be used: on the cluster's workers, or in this
+    process without one."""
+    import dask  # noqa: PLC0415
+
+    ex = executor()
+    return ex.client.persist(list(arrays)) if ex.client is not None else \
+        list(dask.persist(*arrays))
+
+
+def check_X(est, X, *, reset):
+    """``(X, ctx)`` for a Dask ``X``: a 2-D floating ``dask.array`` chunked by rows only (the
+    columns are rechunked into one), finite, persisted, on the device of its chunks."""
+    require_dask()
+    import dask.array as da  # noqa: PLC0415
+
+    from svmgpu.backend import array_device, compute_context, get_device  # noqa: PLC0415
+
+    name = type(est).__name__
+    if not getattr(est, "_accepts_dask", False):
+        raise TypeError(
+            f"{name} does not take Dask input: UniSVC and UniSVR do; {name} "
+            f"{getattr(est, '_dask_refusal', 'is fitted in one process (pass X.compute())')}")
+    if not isinstance(X, da.Array):
+        raise TypeError(f"Dask input must be a dask.array.Array, got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has chunks of unknown size; call X.compute_chunk_sizes() first")
+    meta = X._meta
+    if "scipy.sparse" in type(meta).__module__ or "cupyx" in type(meta).__module__:
+        raise TypeError("Dask arrays of sparse chunks are not supported; use dense chunks")
+    dev = array_device(meta)
+    spec = getattr(est, "device", "auto") if reset else est._fitted_device()
+    if reset and spec not in (None, "auto") and get_device(spec) != dev:
+        raise ValueError(f"X's chunks live on {dev}, but device={spec!r}; pass device='auto'")
+    want = getattr(est, "dtype", None) if reset else est.fit_dtype_
+    ctx = compute_context(meta, device=dev, dtype=want,
+                          memory_budget=getattr(est, "memory_budget", None))
+    if not reset and dev != ctx.device:  # pragma: no cover - the device comes from the chunks
+        raise ValueError(f"X lives on {dev}, but this model runs on {ctx.device}")
+    X = X.rechunk({1: -1}).astype(ctx.dtype)
+    if reset:
+        est.n_features_in_ = int(X.shape[1])
+    elif X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
+                         f"{est.n_features_in_} features as input")
+    if X.shape[0] < 1:
+        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required")
+    if reset:
+        (X,) = _persist(X)
+        if not bool(da.isfinite(X).all().compute()):
+            raise ValueError("Input X contains NaN or infinity; remove or impute those values")
+        est._device = ctx.device
+        est._sparse_fit, est._dask_fit = False, True  # (the fit's own flags: never saved)
+        est.device_ = str(ctx.device)
+        est.fit_dtype_ = np.dtype(X.dtype).name
+    return X, ctx
+
+
+def as_rows_like(v, X, name):
+    """``v`` (Dask, NumPy or a list; 1-D, or a column) as a Dask array chunked like X's rows."""
+    import dask.array as da  # noqa: PLC0415
+
+    if not is_dask_collection(v):
+        v = np.asarray(v)
+        if v.ndim == 2 and v.shape[1] == 1:
+            v = v.reshape(-1)
+        if v.ndim != 1 or v.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} must have shape ({X.shape[0]},), got {v.shape}")
+        return da.from_array(v, chunks=(X.chunks[0],))
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v.reshape(-1)
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of shape (n_samples,), got shape {v.shape}")
+    if v.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} samples but {name} has {v.shape[0]}")
+    return v.rechunk((X.chunks[0],))
+
+
+def _searchsorted(b, classes):
+    from svmgpu.backend import array_device, asarray, get_namespace  # noqa: PLC0415
+
+    xp = get_namespace(b)
+    return xp.searchsorted(asarray(classes, device=array_device(b)), b)
+
+
+def encode_labels(y, X):
+    """``(classes, y_idx)`` for Dask labels: the sorted distinct labels (NumPy, on the client)
+    and each sample's class index (a Dask array chunked like X)."""
+    from sklearn.utils.multiclass import check_classification_targets  # noqa: PLC0415
+
+    from svmgpu.backend import to_numpy  # noqa: PLC0415
+
+    y = as_rows_like(y, X, "y")
+    import dask.array as da  # noqa: PLC0415
+
+    classes = to_numpy(da.unique(y).compute())
+    if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
+        raise ValueError("Input y contains NaN or infinity")
+    check_classification_targets(classes)
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has only one class ({classes[0]!r}); a classifier needs at least "
+                         "two classes")
+    y_idx = y.map_blocks(_searchsorted, classes, dtype=np.int64)
+    (y_idx,) = _persist(y_idx)
+    return classes, y_idx
+
+
+def regression_targets(y, X):
+    """Finite real targets as a Dask array chunked like X (float64)."""
+    import dask.array as da  # noqa: PLC0415
+
+    y = as_rows_like(y, X, "y")
+    if y.dtype.kind not in "fiu":
+        raise ValueError(f"regression targets y must be numbers, got dtype {y.dtype}")
+    y = y.astype(np.float64)
+    if not bool(da.isfinite(y).all().compute()):
+        raise ValueError("regression targets y contain NaN or infinity; remove those samples")
+    return y
+
+
+def sample_weights(sample_weight, X):
+    """Validated non-negative weights chunked like X, in X's dtype (None stays None)."""
+    if sample_weight is None:
+        return None
+    import dask  # noqa: PLC0415
+    import dask.array as da  # noqa: PLC0415
+
+    sw = as_rows_like(sample_weight, X, "sample_weight").astype(np.float64)
+    finite, nonneg = dask.compute(da.isfinite(sw).all(), (sw >= 0).all())
+    if not finite:
+        raise ValueError("sample_weight contains NaN or infinity")
+    if not nonneg:
+        raise ValueError("sample_weight must be non-negative")
+    return sw.astype(X.dtype)
+
+
+def class_counts(y_idx, k):
+    """How many samples each of the ``k`` classes has (NumPy)."""
+    import dask.array as da  # noqa: PLC0415
+
+    from svmgpu.backend import to_numpy  # noqa: PLC0415
+
+    return to_numpy(da.bincount(y_idx, minlength=k).compute())
+
+
+def _take_classes(b, per_class):
+    from svmgpu.backend import array_device, asarray, get_namespace  # noqa: PLC0415
+
+    xp = get_namespace(b)
+    return xp.take(asarray(per_class, device=array_device(b)), b)
+
+
+def per_class(y_idx, values, dtype):
+    """``values[y_idx]`` chunk by chunk (class weights of each sample)."""
+    return y_idx.map_blocks(_take_classes, np.asarray(values, dtype=dtype), dtype=dtype)
+
+
+def column_moments(X, sample_weight=None):
+    """``(per-column variances, variance of all entries)`` of a Dask ``X`` (weights count as
+    repetitions), as NumPy: what ``gamma="scale"`` reads."""
+    import dask  # noqa: PLC0415
+
+    from svmgpu.backend import to_numpy  # noqa: PLC0415
+
+    X = X.astype(np.float64)
+    if sample_weight is None:
+        col, total = dask.compute(X.var(axis=0), X.var())
+    else:
+        w = sample_weight.astype(np.float64)[:, None]
+        sw = w.sum()
+        mean_col = (w * X).sum(axis=0) / sw
+        col = (w * (X - mean_col) ** 2).sum(axis=0) / sw
+        mean = mean_col.mean()
+        total = (w * (X - mean) ** 2).sum() / (sw * X.shape[1])
+        col, total = dask.compute(col, total)
+    return to_numpy(col), float(to_numpy(total))
+
+
+def _eligible(b, kernel, sb=None):
+    """Rows of a chunk that landmarks may be drawn from (``sb``: its weights, a column)."""
+    ok = kernel.diag(b) > 0
+    return ok if sb is None else ok & (sb[:, 0] > 0)
+
+
+def landmark_factor(X, kernel, rank, *, random_state, sample_weight, device):
+    """The Nyström factor of a Dask ``X`` (without features): the landmarks are drawn exactly
+    as :func:`svmgpu.lowrank.nystrom` draws them on the same rows (uniformly among the rows of
+    nonzero kernel diagonal and positive weight, by the same generator), their r rows gathered
+    to the client once, and factored there (pivoted Cholesky of ``K_BB`` in float64)."""
+    import dask.array as da  # noqa: PLC0415
+
+    from svmgpu.backend import asarray, get_device, random_subset, to_numpy  # noqa: PLC0415
+    from svmgpu.lowrank import nystrom  # noqa: PLC0415
+    from svmgpu.lowrank._factor import _check_nonzero_kernel, _check_rank  # noqa: PLC0415
+
+    m = int(X.shape[0])
+    rank = _check_rank(rank, m, "rank")
+    sw = None if sample_weight is None else sample_weight.rechunk((X.chunks[0],))
+    mask = X.map_blocks(_eligible, kernel, drop_axis=1, dtype=bool) if sw is None else \
+        da.map_blocks(_eligible, X, kernel, sw[:, None], drop_axis=1, dtype=bool)
+    n_el = int(mask.sum().compute())
+    _check_nonzero_kernel(n_el, kernel)
+    cpu = get_device("cpu")  # the same draw as nystrom's, on the host
+    if n_el == m:
+        B = to_numpy(random_subset(m, rank, seed=random_state, device=cpu))
+    else:
+        rows = np.flatnonzero(to_numpy(mask.compute()))
+        B = rows[to_numpy(random_subset(n_el, min(rank, n_el), seed=random_state, device=cpu))]
+    Z = X[B].compute()  # the r landmark rows: the one gather of rows
+    f = nystrom(Z, kernel, int(Z.shape[0]), random_state=0, keep_features=False, device=device)
+    return dataclasses.replace(f, landmarks=asarray(B[to_numpy(f.landmarks)], device=device))
+
+
+def _predict_block(b, est, method):
+    """``est.<method>(b)`` on the worker, the model moved to the chunk's device if needed (a
+    pickled model arrives on the CPU)."""
+    import copy  # noqa: PLC0415
+
+    from svmgpu.backend import array_device  # noqa: PLC0415
+
+    dev = array_device(b)
+    if str(dev) != est.device_:
+        est = copy.deepcopy(est).to_device(dev)
+    return getattr(est, method)(b)
+
+
+def map_predict(est, method, X):
+    """``est.<method>`` of a Dask ``X``, chunk by chunk on the workers: a Dask array
+    (shape (n,) or (n, k) for the per-class outputs)."""
+    require_dask()
+    from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
+
+    check_is_fitted(est)
+    X, _ = check_X(est, X, reset=False)
+    k = len(getattr(est, "classes_", ()))
+    two_d = method in ("predict_proba", "predict_log_proba") or (
+        method == "decision_function" and k > 2)
+    dtype = np.float64 if method != "predict" else (
+        getattr(est, "classes_", np.zeros(0)).dtype if k else np.float64)
+    if two_d:
+        return X.map_blocks(_predict_block, est, method, dtype=dtype, chunks=(X.chunks[0], (k,)))
+    return X.map_blocks(_predict_block, est, method, dtype=dtype, drop_axis=1)
+
+
+__all__ = ["as_rows_like", "check_X", "class_counts", "column_moments", "encode_labels",
+           "landmark_factor", "map_predict", "per_class", "regression_targets", "sample_weights"]
