@@ -177,3 +177,91 @@ def test_a_worker_killed_during_the_fit_raises_a_clear_error(client, monkeypatch
     a = UniSVC(**KW).fit(X, y)
     b = UniSVC(**KW).fit(Xd, yd)
     assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-8)
+
+
+def test_the_presolve_runs_on_rows_gathered_from_the_partitions(client):
+    # m >= 8 x presolve_rows(m, r): the Newton solve starts from a presolve on every
+    # (m // n)-th row of each partition, gathered once to the client; the optimum is the same
+    from svmgpu.solvers.newton import presolve_rows
+
+    X, y, _ = _data(m=20_000, seed=7)
+    kw = dict(KW, rank=10, C=100.0)
+    assert presolve_rows(20_000, 10) is not None
+    a = UniSVC(**kw).fit(X, y)
+    b = UniSVC(**kw).fit(da.from_array(X, chunks=(6000, 2)), y)
+    assert a.n_iter_detail_["presolve"] > 0 and b.n_iter_detail_["presolve"] > 0
+    assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-8)
+
+
+def test_make_checkerboard_chunks_are_generated_by_their_tasks(client):
+    from svmgpu.datasets import make_checkerboard
+
+    X, y = make_checkerboard(10_001, chunks=4000, flip=0.1, random_state=3, dtype=np.float32)
+    assert isinstance(X, da.Array) and X.chunks == ((4000, 4000, 2001), (2,))
+    assert y.chunks == ((4000, 4000, 2001),) and X.dtype == np.float32
+    Xc, yc = X.compute(), y.compute()
+    seeds = np.random.SeedSequence(3).spawn(3)
+    for k, (s, e) in enumerate([(0, 4000), (4000, 8000), (8000, 10_001)]):
+        Xk, yk = make_checkerboard(e - s, flip=0.1, dtype=np.float32,
+                                   random_state=np.random.default_rng(seeds[k]))
+        assert_array_equal(Xc[s:e], Xk)
+        assert_array_equal(yc[s:e], yk)
+    clean = 1 - 2 * ((np.floor(Xc[:, 0] * 4) + np.floor(Xc[:, 1] * 4)) % 2)
+    assert np.sum(clean != yc) == round(0.1 * 4000) * 2 + round(0.1 * 2001)
+    with pytest.raises(TypeError, match="int random_state"):
+        make_checkerboard(10, chunks=5, random_state=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="chunks must be >= 1"):
+        make_checkerboard(10, chunks=0)
+
+
+def _reset_peak():
+    with open("/proc/self/clear_refs", "w") as fh:  # VmHWM := VmRSS (Linux >= 4.0)
+        fh.write("5")
+    from svmgpu.backend import peak_host_bytes
+
+    return peak_host_bytes()
+
+
+def _peak():
+    from svmgpu.backend import peak_host_bytes
+
+    return peak_host_bytes()
+
+
+def test_worker_memory_follows_the_budget(client):
+    X, y, _ = _data(m=4000)
+    Xd = da.from_array(X, chunks=1000)
+    with pytest.raises(MemoryError, match="a Dask worker with"):  # up front, before features
+        UniSVC(**dict(KW, memory_budget=100_000)).fit(Xd, y)
+    # 200k rows at rank 60: 96 MB of features, 48 MB a worker; a 24 MB budget holds the
+    # per-row vectors and recomputes the features per block instead of holding them
+    X, y, _ = _data(m=200_000, seed=8)
+    kw = dict(KW, rank=60, tol=1e-6)
+    budget = 24 << 20
+    Xd = da.from_array(X, chunks=25_000).persist()
+    client.run(_reset_peak)
+    base = client.run(_peak)
+    b = UniSVC(memory_budget=budget, **kw).fit(Xd, y)
+    grown = {w: client.run(_peak)[w] - base[w] for w in base}
+    assert max(grown.values()) <= budget + (16 << 20), grown  # (16 MB: the y chunks, Python)
+    a = UniSVC(**kw).fit(X, y)
+    assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-6 * float(np.max(np.abs(a.coef_))))
+
+
+@pytest.mark.gpu
+def test_cupy_chunks_on_a_cluster_equal_the_in_memory_cupy_fit(client):
+    import cupy
+
+    X, y, _ = _data(seed=9)
+    y3 = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.3, 0.3])
+    kw = dict(KW, device="auto")
+    Xg = cupy.asarray(X)
+    Xd = da.from_array(X, chunks=(CHUNKS, 2)).map_blocks(cupy.asarray)
+    for labels in (y, y3):
+        a = UniSVC(**kw).fit(Xg, cupy.asarray(labels))
+        b = UniSVC(**kw).fit(Xd, da.from_array(labels, chunks=1000).map_blocks(cupy.asarray))
+        assert b.device_.startswith("cuda")
+        assert_allclose(cupy.asnumpy(b.coef_), cupy.asnumpy(a.coef_), rtol=0, atol=1e-8)
+        pred = b.predict(Xd).compute()
+        assert isinstance(pred, cupy.ndarray)
+        assert_array_equal(cupy.asnumpy(pred), cupy.asnumpy(a.predict(Xg)))

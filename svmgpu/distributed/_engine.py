@@ -202,8 +202,10 @@ class DaskFeatures:
     factor : LowRankFactor
         Without features: the landmarks and ``L⁻¹`` (broadcast with the tasks).
     memory_budget : int
-        Bytes per partition: its rows of P are held when they take at most half of it, else
-        recomputed per block.
+        Bytes per worker: the rows of P of a worker's partitions are held when they fit with
+        the solver's per-row vectors (:func:`svmgpu.lowrank.feature_plan` of the worker's row
+        count), else recomputed per block; MemoryError up front when even the per-row vectors
+        do not fit.
     device : Device
         The client's device (where the r × r algebra runs).
     """
@@ -215,13 +217,22 @@ class DaskFeatures:
         self.chunks = X.chunks[0]
         self.shape = (int(X.shape[0]), factor.rank)
         self.device, self.xp, self.dtype = device, device.xp, X.dtype
-        itemsize = X.dtype.itemsize
+        from svmgpu.lowrank import feature_plan  # noqa: PLC0415
+
         blocks = self.ex.blocks(X)
         self.where = self.ex.where(blocks)
+        rows = {}  # rows per worker
+        for n, w in zip(self.chunks, self.where):
+            key = None if w is None else w[0]
+            rows[key] = rows.get(key, 0) + n
+        self.plan = {w: feature_plan(n, factor.rank, memory_budget, itemsize=X.dtype.itemsize,
+                                     who=f"a Dask worker with {n:,} rows" if w else
+                                     f"{n:,} rows in this process")
+                     for w, n in rows.items()}
         self.parts = [
-            self.ex.submit(_features, b, factor, memory_budget,
-                           2 * n * factor.rank * itemsize <= memory_budget, where=w)
-            for b, n, w in zip(blocks, self.chunks, self.where)]
+            self.ex.submit(_features, b, factor, *self.plan[None if w is None else w[0]][::-1],
+                           where=w)
+            for b, w in zip(blocks, self.where)]
 
     def __repr__(self):
         m, r = self.shape
@@ -244,7 +255,7 @@ class DaskNewtonRows:
     def __init__(self, features, y, sample_weight=None, *, task="classification", tau=0.0):
         ex = self.ex = features.ex
         self.shape, self.device, self.xp = features.shape, features.device, features.xp
-        self.cls = task == "classification"
+        self.task, self.tau, self.cls = task, tau, task == "classification"
         ys = ex.blocks(y.rechunk((features.chunks,)))
         ss = [None] * len(ys) if sample_weight is None else \
             ex.blocks(sample_weight.rechunk((features.chunks,)))
@@ -269,7 +280,7 @@ class DaskNewtonRows:
         """A reduced result on the client's device (0-d results stay Python numbers)."""
         if isinstance(v, (tuple, list)):
             return type(v)(self._client(x) for x in v)
-        if isinstance(v, (int, float)):
+        if v is None or isinstance(v, (int, float)):
             return v
         from svmgpu.backend import asarray  # noqa: PLC0415
 
@@ -277,6 +288,22 @@ class DaskNewtonRows:
 
     def start(self, z):
         self._map("start", z, how=None)
+
+    def strided(self, n):
+        """The presolve's rows (every ``m // n``-th row of each partition) gathered into an
+        in-memory :class:`~svmgpu.solvers.newton.NewtonRows` on the client (about
+        ``n × r`` features cross the network, once), and ``Σs / Σs_subset``."""
+        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
+
+        xp = self.xp
+        parts = [self._client(p) for p in self._map("strided_rows", max(self.shape[0] // n, 1),
+                                                    how="list")]
+        P = xp.concat([p[0] for p in parts], axis=0)
+        y = xp.concat([p[1] for p in parts])
+        s = None if parts[0][2] is None else xp.concat([p[2] for p in parts])
+        total = sum(float(p[3]) for p in parts)
+        sub = NewtonRows(P, y, s, task=self.task, tau=self.tau)
+        return sub, total / float(y.shape[0] if s is None else xp.sum(s))
 
     def gradient_at_zero(self, psi):
         return self._map("gradient_at_zero", psi)

@@ -66,7 +66,7 @@ from svmgpu.backend import (
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
 from svmgpu.kernels import make_kernel
-from svmgpu.lowrank import nystrom, pivoted_cholesky
+from svmgpu.lowrank import feature_plan, nystrom, pivoted_cholesky
 from svmgpu.solvers.newton import presolve_rows
 
 _LOWRANK = {"nystrom": nystrom, "pivoted_cholesky": pivoted_cholesky}
@@ -75,12 +75,6 @@ _LOWRANK = {"nystrom": nystrom, "pivoted_cholesky": pivoted_cholesky}
 #: the models that have a full-kernel form, else a factor or reduced set of ``AUTO_RANK``.
 AUTO_FULL_MAX_SAMPLES = 3000
 AUTO_RANK = 300
-
-#: Bytes per training sample a low-rank fit holds besides its features: labels, weights and the
-#: solver's per-sample float64 vectors (margins, residuals, loss derivatives and curvatures, the
-#: previous ones for the active-set test, the line search's trial margins, masks). Checked by
-#: the measured peak in tests/test_robustness.py.
-PER_SAMPLE_BYTES = 160
 
 #: The docstring entries of the classifier parameters ``class_weight`` and ``probability``.
 CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
@@ -96,9 +90,6 @@ CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
 #: in LIBSVM.
 _PROBABILITY_FOLDS = 5
 
-#: Rows of the smallest row block (of the features, in float64 with a weighted copy) that an
-#: in-memory fit leaves room for next to the held features.
-_MIN_BLOCK_ROWS = 2048
 _DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
            np.float32: np.float32, np.float64: np.float64}
 
@@ -326,37 +317,12 @@ class SVMBase(BaseEstimator):
         return self.rank_
 
     def _feature_plan(self, m, r, ctx, *, itemsize):
-        """How the m × r features fit the memory budget, which bounds everything the fit
-        allocates beyond its input (README, "Memory budget").
-
-        Returns ``(in_memory, block_budget)``: hold the features (and, on NumPy, the Newton
-        presolve's copy of its rows) when they leave room for row blocks (of a quarter of the
-        rest, or of ``_MIN_BLOCK_ROWS`` rows if less) in what the per-sample vectors and r × r
-        matrices leave, else
-        recompute their rows per block (every pass over them then costs a kernel evaluation:
-        many times slower at large ranks); ``block_budget`` is what the row blocks may use.
-
-        Raises
-        ------
-        MemoryError
-            Up front, before any kernel evaluation, when even the per-sample vectors and the
-            r × r matrices exceed the budget.
-        """
-        budget = ctx.budget_bytes
-        core = PER_SAMPLE_BYTES * m + 8 * 8 * r * r  # Gram, Hessian, factors, L⁻¹, K_BB, ...
-        if core > budget:
-            raise MemoryError(
-                f"{type(self).__name__} on {m:,} samples at rank {r} needs about "
-                f"{format_bytes(core)} besides its features (the solver's per-sample vectors "
-                f"and r x r matrices), more than the memory budget ({format_bytes(budget)}); "
-                "raise memory_budget, lower the rank, or subsample the data")
+        """:func:`svmgpu.lowrank.feature_plan` of this fit: ``(in_memory, block_budget)``,
+        counting the Newton presolve's copy of its rows on NumPy (raises MemoryError up front
+        when even the per-sample vectors and r × r matrices exceed the budget)."""
         n_pre = presolve_rows(m, r) if is_numpy(ctx.xp) else None  # "auto" presolves on NumPy
-        held = (m + 2 * (n_pre or 0)) * r * itemsize  # the features, the presolves' row copies
-        rest = budget - core
-        blocks = min(rest // 4, _MIN_BLOCK_ROWS * r * (itemsize + 16))  # see FeatureOperator
-        if held + blocks <= rest:
-            return True, rest - held
-        return False, rest
+        return feature_plan(m, r, ctx.budget_bytes, itemsize=itemsize, n_presolve=n_pre or 0,
+                            who=f"{type(self).__name__} on {m:,} samples")
 
     def _lowrank_factor(self, X, kernel, ctx, sample_weight=None):
         """The low-rank factor of the training kernel (``rank_`` landmarks; Nyström draws them

@@ -16,6 +16,7 @@ from svmgpu.backend import (
     array_device,
     block_rows,
     fetch_scalars,
+    format_bytes,
     nonzero_indices,
     numpy_dtype,
     resolve_budget,
@@ -249,6 +250,49 @@ class CurvatureGram:
         return self.M
 
 
+#: Bytes per training sample a low-rank fit holds besides its features: labels, weights and the
+#: solver's per-sample float64 vectors (margins, residuals, loss derivatives and curvatures, the
+#: previous ones for the active-set test, the line search's trial margins, masks). Checked by
+#: the measured peak in tests/test_robustness.py.
+PER_SAMPLE_BYTES = 160
+
+#: Rows of the smallest row block (of the features, in float64 with a weighted copy) that an
+#: in-memory fit leaves room for next to the held features.
+MIN_BLOCK_ROWS = 2048
+
+
+def feature_plan(m, r, budget, *, itemsize, n_presolve=0, who="the fit"):
+    """How the m × r features of a fit (or of the rows one Dask worker holds) fit ``budget``
+    bytes, which bounds everything the fit allocates beyond its input (README, "Memory budget").
+
+    Returns ``(in_memory, block_budget)``: hold the features (and the presolve's copies of its
+    ``n_presolve`` rows) when they leave room for row blocks (of a quarter of the rest, or of
+    :data:`MIN_BLOCK_ROWS` rows if less) in what the per-sample vectors and r × r matrices
+    leave, else recompute their rows per block (every pass over them then costs a kernel
+    evaluation: many times slower at large ranks); ``block_budget`` is what the row blocks may
+    use.
+
+    Raises
+    ------
+    MemoryError
+        Up front, before any kernel evaluation, when even the per-sample vectors and the
+        r × r matrices exceed the budget.
+    """
+    core = PER_SAMPLE_BYTES * m + 8 * 8 * r * r  # Gram, Hessian, factors, L⁻¹, K_BB, ...
+    if core > budget:
+        raise MemoryError(
+            f"{who} at rank {r} needs about {format_bytes(core)} besides its features (the "
+            f"solver's per-sample vectors and r x r matrices), more than the memory budget "
+            f"({format_bytes(budget)}); raise memory_budget, lower the rank, or subsample the "
+            "data (or, on Dask, use more workers)")
+    held = (m + 2 * n_presolve) * r * itemsize  # the features, the presolves' row copies
+    rest = budget - core
+    blocks = min(rest // 4, MIN_BLOCK_ROWS * r * (itemsize + 16))  # see FeatureOperator
+    if held + blocks <= rest:
+        return True, rest - held
+    return False, rest
+
+
 def as_operator(P, *, memory_budget=None) -> FeatureOperator:
     """``P`` itself if it is a :class:`FeatureOperator`, else an in-memory operator over the
     array ``P`` (the public solvers accept either)."""
@@ -257,4 +301,5 @@ def as_operator(P, *, memory_budget=None) -> FeatureOperator:
     return FeatureOperator(P, memory_budget=memory_budget)
 
 
-__all__ = ["CurvatureGram", "FeatureOperator", "as_operator"]
+__all__ = ["MIN_BLOCK_ROWS", "PER_SAMPLE_BYTES", "CurvatureGram", "FeatureOperator",
+           "as_operator", "feature_plan"]

@@ -417,8 +417,7 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
 
     # ---- warm start from a strided subset of the rows (recursively)
     stage, gscale = 0, None
-    n_pre = None if z0 is not None or rows.distributed else \
-        _presolve_size(presolve, m, r, xp=xp, nested=_nested)
+    n_pre = None if z0 is not None else _presolve_size(presolve, m, r, xp=xp, nested=_nested)
     if n_pre is not None:
         t0 = time.perf_counter()
         sub, scale = rows.strided(n_pre)
@@ -646,14 +645,22 @@ class NewtonRows:
 
     def strided(self, n):
         """``(rows, scale)``: the rows of an evenly strided subset of about ``n`` rows (a
-        presolve), and ``Σs / Σs_subset`` (the factor on C that keeps the loss's weight)."""
-        xp, m = self.xp, self.shape[0]
-        sub = xp.arange(0, m, max(m // n, 1), device=self.device.native_device)
-        s_sub = None if self.s is None else xp.take(self.s, sub)
-        scale = m / int(sub.shape[0]) if self.s is None else \
-            float(xp.sum(self.s)) / float(xp.sum(s_sub))
-        return NewtonRows(self.P.take(sub), xp.take(self.y, sub), s_sub, task=self.task,
-                          tau=self.tau), scale
+        presolve, in memory here), and ``Σs / Σs_subset`` (the factor on C that keeps the
+        loss's weight)."""
+        P, y, s, total = self.strided_rows(max(self.shape[0] // n, 1), as_array=False)
+        return NewtonRows(P, y, s, task=self.task, tau=self.tau), \
+            float(total) / float(y.shape[0] if s is None else self.xp.sum(s))
+
+    def strided_rows(self, step, *, as_array=True):
+        """``(P, y, s, Σs)`` of the rows 0, step, 2·step, …: their features (an array, or with
+        ``as_array=False`` the operator of those rows), labels and weights (None), and the
+        total weight of all rows (``m`` without weights)."""
+        xp = self.xp
+        sub = xp.arange(0, self.shape[0], step, device=self.device.native_device)
+        P = self.P.take(sub)
+        total = self.shape[0] if self.s is None else xp.sum(self.s)
+        return (P.to_array() if as_array else P, xp.take(self.y, sub),
+                None if self.s is None else xp.take(self.s, sub), total)
 
     def start(self, z):
         """Margins at ``z`` (``P z``; None: z = 0)."""
