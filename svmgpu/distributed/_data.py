@@ -221,9 +221,33 @@ def landmark_factor(X, kernel, rank, *, random_state, sample_weight, device):
     else:
         rows = np.flatnonzero(to_numpy(mask.compute()))
         B = rows[to_numpy(random_subset(n_el, min(rank, n_el), seed=random_state, device=cpu))]
-    Z = X[B].compute()  # the r landmark rows: the one gather of rows
+    Z = rows_of(X, B, device=device)  # the r landmark rows: the one gather of rows
     f = nystrom(Z, kernel, int(Z.shape[0]), random_state=0, keep_features=False, device=device)
     return dataclasses.replace(f, landmarks=asarray(B[to_numpy(f.landmarks)], device=device))
+
+
+def _take_local(b, idx):
+    from svmgpu.backend import array_device, asarray, get_namespace  # noqa: PLC0415
+
+    return get_namespace(b).take(b, asarray(idx, device=array_device(b)), axis=0)
+
+
+def rows_of(X, rows, *, device):
+    """The rows ``rows`` (sorted host indices) of a Dask ``X``, on ``device``: each chunk that
+    holds some gives them with its own namespace (CuPy chunks take device indices)."""
+    import dask  # noqa: PLC0415
+
+    from svmgpu.backend import asarray, get_namespace  # noqa: PLC0415
+
+    bounds = np.cumsum((0,) + X.chunks[0])
+    blocks = X.to_delayed().ravel()
+    parts = []
+    for k in range(len(blocks)):
+        local = rows[(rows >= bounds[k]) & (rows < bounds[k + 1])] - bounds[k]
+        if local.size:
+            parts.append(dask.delayed(_take_local)(blocks[k], local))
+    parts = [asarray(p, device=device) for p in dask.compute(*parts)]
+    return get_namespace(parts[0]).concat(parts, axis=0)
 
 
 def _predict_block(b, est, method):
