@@ -13,7 +13,7 @@ matplotlib.use("Agg")  # the path block plots
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 #: The README's sizes and the test's.
-SIZES = {"1_000_000": "5_000", "200_000": "5_000", "20_000": "1_000"}
+SIZES = {"10_000_000": "20_000", "1_000_000": "5_000", "200_000": "5_000", "20_000": "1_000"}
 
 
 def _blocks():
