@@ -8,6 +8,14 @@ import dataclasses
 
 import numpy as np
 
+from svmgpu.backend import (
+    array_device,
+    asarray,
+    get_device,
+    get_namespace,
+    random_subset,
+    to_numpy,
+)
 from svmgpu.distributed._engine import executor, is_dask_collection, require_dask
 
 
@@ -32,7 +40,7 @@ def check_X(est, X, *, reset):
     name = type(est).__name__
     if not getattr(est, "_accepts_dask", False):
         raise TypeError(
-            f"{name} does not take Dask input: UniSVC and UniSVR do; {name} "
+            f"{name} does not take Dask input: UniSVC, UniSVR and ReducedSVC do; {name} "
             f"{getattr(est, '_dask_refusal', 'is fitted in one process (pass X.compute())')}")
     if not isinstance(X, da.Array):
         raise TypeError(f"Dask input must be a dask.array.Array, got {type(X).__name__}")
@@ -192,9 +200,35 @@ def column_moments(X, sample_weight=None):
 
 
 def _eligible(b, kernel, sb=None):
-    """Rows of a chunk that landmarks may be drawn from (``sb``: its weights, a column)."""
-    ok = kernel.diag(b) > 0
+    """Rows of a chunk that may be drawn (``sb``: its weights, a column)."""
+    xp = get_namespace(b)
+    ok = kernel.diag(b) > 0 if kernel is not None else \
+        xp.ones((b.shape[0],), dtype=xp.bool, device=array_device(b).native_device)
     return ok if sb is None else ok & (sb[:, 0] > 0)
+
+
+def eligible_rows(X, *, sample_weight=None, kernel=None):
+    """``(rows, n)``: the rows of a Dask ``X`` that landmarks or a reduced set may be drawn
+    from (positive weight; with ``kernel``, nonzero kernel diagonal) as sorted host indices —
+    None when all ``m`` rows are — and their number."""
+    import dask.array as da  # noqa: PLC0415
+
+    if sample_weight is None and kernel is None:
+        return None, int(X.shape[0])
+    sw = None if sample_weight is None else sample_weight.rechunk((X.chunks[0],))
+    mask = X.map_blocks(_eligible, kernel, drop_axis=1, dtype=bool) if sw is None else \
+        da.map_blocks(_eligible, X, kernel, sw[:, None], drop_axis=1, dtype=bool)
+    n = int(mask.sum().compute())
+    if n == X.shape[0]:
+        return None, n
+    return np.flatnonzero(to_numpy(mask.compute())), n
+
+
+def draw_rows(rows, n, k, *, random_state):
+    """``k`` of the ``n`` eligible ``rows`` (None: all), sorted: the in-memory estimators'
+    draw (:func:`svmgpu.backend.random_subset` on the host), so a Dask fit picks the same."""
+    pos = to_numpy(random_subset(n, k, seed=random_state, device=get_device("cpu")))
+    return pos if rows is None else rows[pos]
 
 
 def landmark_factor(X, kernel, rank, *, random_state, sample_weight, device):
@@ -202,25 +236,13 @@ def landmark_factor(X, kernel, rank, *, random_state, sample_weight, device):
     as :func:`svmgpu.lowrank.nystrom` draws them on the same rows (uniformly among the rows of
     nonzero kernel diagonal and positive weight, by the same generator), their r rows gathered
     to the client once, and factored there (pivoted Cholesky of ``K_BB`` in float64)."""
-    import dask.array as da  # noqa: PLC0415
-
-    from svmgpu.backend import asarray, get_device, random_subset, to_numpy  # noqa: PLC0415
     from svmgpu.lowrank import nystrom  # noqa: PLC0415
     from svmgpu.lowrank._factor import _check_nonzero_kernel, _check_rank  # noqa: PLC0415
 
-    m = int(X.shape[0])
-    rank = _check_rank(rank, m, "rank")
-    sw = None if sample_weight is None else sample_weight.rechunk((X.chunks[0],))
-    mask = X.map_blocks(_eligible, kernel, drop_axis=1, dtype=bool) if sw is None else \
-        da.map_blocks(_eligible, X, kernel, sw[:, None], drop_axis=1, dtype=bool)
-    n_el = int(mask.sum().compute())
+    rank = _check_rank(rank, int(X.shape[0]), "rank")
+    rows, n_el = eligible_rows(X, sample_weight=sample_weight, kernel=kernel)
     _check_nonzero_kernel(n_el, kernel)
-    cpu = get_device("cpu")  # the same draw as nystrom's, on the host
-    if n_el == m:
-        B = to_numpy(random_subset(m, rank, seed=random_state, device=cpu))
-    else:
-        rows = np.flatnonzero(to_numpy(mask.compute()))
-        B = rows[to_numpy(random_subset(n_el, min(rank, n_el), seed=random_state, device=cpu))]
+    B = draw_rows(rows, n_el, min(rank, n_el), random_state=random_state)
     Z = rows_of(X, B, device=device)  # the r landmark rows: the one gather of rows
     f = nystrom(Z, kernel, int(Z.shape[0]), random_state=0, keep_features=False, device=device)
     return dataclasses.replace(f, landmarks=asarray(B[to_numpy(f.landmarks)], device=device))

@@ -163,13 +163,9 @@ def _plain(v):
     return v
 
 
-def _features(Xb, factor, budget, in_memory):
-    """The partition's FeatureOperator: its rows of P in memory, or recomputed per block."""
-    from svmgpu.lowrank import FeatureOperator  # noqa: PLC0415
-
-    if in_memory:
-        return FeatureOperator(factor.transform(Xb, memory_budget=budget), memory_budget=budget)
-    return factor.features(Xb, memory_budget=budget)
+def _features(Xb, build, budget, in_memory):
+    """The partition's FeatureOperator (``build(Xb, in_memory=, memory_budget=)``)."""
+    return build(Xb, in_memory=in_memory, memory_budget=budget)
 
 
 class _PartitionGroup:
@@ -199,8 +195,13 @@ class DaskFeatures:
     ----------
     X : dask.array.Array of shape (m, n_features)
         Row-chunked (one column chunk), NumPy or CuPy chunks.
-    factor : LowRankFactor
-        Without features: the landmarks and ``L⁻¹`` (broadcast with the tasks).
+    build : callable
+        ``build(X_chunk, in_memory=bool, memory_budget=int) -> FeatureOperator``, picklable
+        (sent with the tasks): the Nyström map of a factor without features
+        (:meth:`~svmgpu.lowrank.LowRankFactor.operator`) or the reduced-kernel columns
+        (:func:`~svmgpu.lowrank.reduced_kernel_features`).
+    rank : int
+        r, the width of the features.
     memory_budget : int
         Bytes per worker: the rows of P of a worker's partitions are held when they fit with
         the solver's per-row vectors (:func:`svmgpu.lowrank.feature_plan` of the worker's row
@@ -212,10 +213,10 @@ class DaskFeatures:
 
     distributed = True
 
-    def __init__(self, X, factor, *, memory_budget, device):
+    def __init__(self, X, build, rank, *, memory_budget, device):
         self.ex = executor()
         self.chunks = X.chunks[0]
-        self.shape = (int(X.shape[0]), factor.rank)
+        self.shape = (int(X.shape[0]), int(rank))
         self.device, self.xp, self.dtype = device, device.xp, X.dtype
         from svmgpu.lowrank import feature_plan  # noqa: PLC0415
 
@@ -225,12 +226,12 @@ class DaskFeatures:
         for n, w in zip(self.chunks, self.where):
             key = None if w is None else w[0]
             rows[key] = rows.get(key, 0) + n
-        self.plan = {w: feature_plan(n, factor.rank, memory_budget, itemsize=X.dtype.itemsize,
+        self.plan = {w: feature_plan(n, int(rank), memory_budget, itemsize=X.dtype.itemsize,
                                      who=f"a Dask worker with {n:,} rows" if w else
                                      f"{n:,} rows in this process")
                      for w, n in rows.items()}
         self.parts = [
-            self.ex.submit(_features, b, factor, *self.plan[None if w is None else w[0]][::-1],
+            self.ex.submit(_features, b, build, *self.plan[None if w is None else w[0]][::-1],
                            where=w)
             for b, w in zip(blocks, self.where)]
 

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from svmgpu.backend import dense_rows, get_namespace, host_array, native_device, numpy_dtype
+from svmgpu.backend import (
+    asarray,
+    dense_rows,
+    get_namespace,
+    host_array,
+    native_device,
+    numpy_dtype,
+)
+from svmgpu.distributed import _data as dask_data
+from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
@@ -74,6 +83,8 @@ class _ReducedModelMixin:
     def _reduced_set(self, X, kernel, ctx, sample_weight):
         """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
         ``support_vectors_`` and returns ``X[J]``."""
+        if getattr(self, "_dask_fit", False):  # drawn on the host, r rows gathered
+            return self._dask_reduced_set(X, ctx, sample_weight)
         cand = positive_rows(sample_weight, xp=ctx.xp)
         m = X.shape[0]
         rank = resolve_rank(self.rank, m if cand is None else cand.shape[0], m)
@@ -83,9 +94,25 @@ class _ReducedModelMixin:
         self.support_, self.support_vectors_ = J, dense_rows(X, J, xp=ctx.xp)
         return self.support_vectors_
 
+    def _dask_reduced_set(self, X, ctx, sample_weight):
+        if self.reduced_set != "random":
+            raise ValueError(f"reduced_set={self.reduced_set!r} does not take Dask input (its "
+                             "pivots are chosen one after another over all rows); use "
+                             "reduced_set='random'")
+        rows, n = dask_data.eligible_rows(X, sample_weight=sample_weight)
+        self.rank_ = rank = resolve_rank(self.rank, n, X.shape[0])
+        J = dask_data.draw_rows(rows, n, rank, random_state=self.random_state)
+        self.support_ = asarray(J, device=ctx.device)
+        self.support_vectors_ = dask_data.rows_of(X, J, device=ctx.device)
+        return self.support_vectors_
+
     def _reduced_features(self, X, kernel, Z, ctx, *, intercept=False):
         """``K(X, X_J)`` (with a column of ones for an offset) as a FeatureOperator: held in
-        memory, or recomputed per block when it does not fit the memory budget."""
+        memory, or recomputed per block when it does not fit the memory budget (on Dask: per
+        partition, planned per worker)."""
+        if getattr(self, "_dask_fit", False):
+            return reduced_kernel_features(X, kernel, Z, intercept=intercept,
+                                           memory_budget=ctx.budget_bytes)
         r = Z.shape[0] + int(intercept)
         in_memory, blocks = self._feature_plan(X.shape[0], r, ctx,
                                                itemsize=numpy_dtype(X.dtype).itemsize)
@@ -118,8 +145,16 @@ def positive_rows(sample_weight, *, xp):
 
 def check_two_classes(y, sample_weight, *, xp):
     """Raise ``ValueError`` when the rows of positive weight hold only one class."""
-    yy = y if sample_weight is None else y[sample_weight > 0]
-    if yy.shape[0] == 0 or bool(xp.all(yy == yy[0])):
+    if is_dask_collection(y):  # (±1 labels: both signs among the rows of positive weight)
+        import dask  # noqa: PLC0415
+
+        w = True if sample_weight is None else sample_weight > 0
+        pos, neg = dask.compute(((y > 0) & w).any(), ((y < 0) & w).any())
+        one = not (pos and neg)
+    else:
+        yy = y if sample_weight is None else y[sample_weight > 0]
+        one = yy.shape[0] == 0 or bool(xp.all(yy == yy[0]))
+    if one:
         raise ValueError("after removing the samples with zero sample_weight, only one class "
                          "is left; a binary problem needs two classes")
 
@@ -197,6 +232,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     """)
 
     _accepts_sparse = True  # reduced-kernel columns K(X, X_J) from sparse rows
+
+    _accepts_dask = True  # reduced-kernel columns on the workers, Newton over partitions
 
     def __init__(self, loss="squared_hinge", regularizer="gsvm", rank="auto",
                  reduced_set="random", C=1.0, fit_intercept=False, kernel="rbf", gamma="scale",

@@ -97,8 +97,8 @@ class LowRankFactor:
         map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding)."""
         budget = resolve_budget(memory_budget, array_device(self.landmark_X))  # once
         if X is not None and is_dask_collection(X):  # each partition's rows on its worker
-            return DaskFeatures(X, self.without_features(), memory_budget=budget,
-                                device=array_device(self.landmark_X))
+            return DaskFeatures(X, self.without_features().operator, self.rank,
+                                memory_budget=budget, device=array_device(self.landmark_X))
         if self.P is not None:
             fmap = functools.partial(self.transform, memory_budget=budget)
             return FeatureOperator(self.P, feature_map=fmap, memory_budget=budget)
@@ -108,6 +108,15 @@ class LowRankFactor:
         # half the budget for the operator's row blocks, half for the kernel blocks of the map
         fmap = functools.partial(self.transform, memory_budget=budget // 2)
         return FeatureOperator(X=X, feature_map=fmap, rank=self.rank, memory_budget=budget // 2)
+
+    def operator(self, X, *, in_memory=True, memory_budget=None) -> FeatureOperator:
+        """The features of the points ``X`` as a :class:`FeatureOperator`: computed and held
+        (``in_memory``), or recomputed per block from ``X`` (a Dask partition's features)."""
+        if in_memory:
+            budget = resolve_budget(memory_budget, array_device(self.landmark_X))
+            fmap = functools.partial(self.transform, memory_budget=budget)
+            return FeatureOperator(fmap(X), feature_map=fmap, memory_budget=budget)
+        return self.without_features().features(X, memory_budget=memory_budget)
 
     def transform(self, X_new, *, memory_budget=None):
         """Features ``p(x)`` of new points, shape (n, r), with ``p(x)ᵀ p(z) ≈ k(x, z)``."""

@@ -12,6 +12,7 @@ from svmgpu.backend import (
     resolve_budget,
     take_rows,
 )
+from svmgpu.distributed import DaskFeatures, is_dask_collection
 from svmgpu.kernels import kernel_columns
 from svmgpu.lowrank._factor import pivoted_cholesky
 from svmgpu.lowrank._operator import FeatureOperator
@@ -77,6 +78,12 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
         Bytes for the row blocks (recomputed rows: the operator's blocks and the kernel blocks
         that compute them share it).
     """
+    if is_dask_collection(X):  # each partition's columns on its worker
+        build = functools.partial(reduced_kernel_features, kernel=kernel, Z=Z,
+                                  intercept=bool(intercept))
+        return DaskFeatures(X, build, Z.shape[0] + int(bool(intercept)),
+                            memory_budget=resolve_budget(memory_budget, array_device(Z)),
+                            device=array_device(Z))
     budget = resolve_budget(memory_budget, array_device(X))  # once, for every block
     if in_memory:
         fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),

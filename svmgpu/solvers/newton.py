@@ -850,11 +850,13 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
     f64 = xp.float64
     dev = P.device.native_device
-    y = xp.astype(y, f64)
-    if not bool(xp.all((y == 1.0) | (y == -1.0))):
+    s = sample_weight
+    if getattr(P, "distributed", False):
+        pass  # Dask rows: labels and weights come validated from the estimator; rows of
+        # weight 0 stay (they add nothing to the loss, gradient or Hessian)
+    elif not bool(xp.all((y == 1.0) | (y == -1.0))):
         raise ValueError("y must hold labels -1 and +1 only")
-    s = None
-    if sample_weight is not None:
+    elif sample_weight is not None:
         s = xp.astype(sample_weight, f64)
         if tuple(s.shape) != (m,):
             raise ValueError(f"sample_weight must have shape ({m},), got {tuple(s.shape)}")
