@@ -126,6 +126,10 @@ def test_dask_input_is_refused_up_front_where_it_is_not_supported(client):
     Xd = da.from_array(X, chunks=100)
     with pytest.raises(TypeError, match="GreedySVC does not take Dask input"):
         GreedySVC().fit(Xd, y)
+    from svmgpu import WPSVC
+
+    with pytest.raises(TypeError, match="WPSVC does not take Dask input.*class centre"):
+        WPSVC().fit(Xd, y)
     with pytest.raises(ValueError, match="multi_class='ovo' does not take Dask input"):
         UniSVC(multi_class="ovo", **KW).fit(Xd, y3)
     with pytest.raises(ValueError, match="probability=True does not take Dask input"):
@@ -298,3 +302,37 @@ def test_reduced_svc_on_a_cluster_equals_the_in_memory_fit(client, kw):
         assert_array_equal(b.predict(Xd).compute(), a.predict(X))
     with pytest.raises(ValueError, match="reduced_set='pivoted_cholesky' does not take Dask"):
         ReducedSVC(reduced_set="pivoted_cholesky", **KW).fit(Xd, y)
+
+
+@pytest.mark.parametrize("name,kw", [("LSSVC", dict(gamma=2.0, rank=40)),
+                                     ("LSSVC", dict(gamma=2.0, rank=40, fit_intercept=True)),
+                                     ("PSVC", dict()),
+                                     ("PSVC", dict(kernel="rbf", gamma=2.0, rank=40))],
+                         ids=["lssvc", "lssvc-intercept", "psvc-linear", "psvc-rbf"])
+def test_closed_forms_on_a_cluster_equal_the_in_memory_fit(client, name, kw):
+    import svmgpu
+
+    cls = getattr(svmgpu, name)
+    X, y, y3 = _data(seed=12)
+    sw = np.random.default_rng(13).uniform(0, 2, X.shape[0])
+    sw[::5] = 0
+    kw = dict(C=10.0, random_state=1, device="cpu", **kw)
+    Xd = da.from_array(X, chunks=(CHUNKS, 2))
+    for labels, w in ((y, None), (y3, sw)):
+        a = cls(**kw).fit(X, labels, sample_weight=w)
+        b = cls(**kw).fit(Xd, labels, sample_weight=None if w is None else
+                          da.from_array(w, chunks=1000))
+        if name == "LSSVC":
+            # the reduced LS-SVM's coefficients (~5e3) solve normal equations with the RKHS
+            # regularizer K_JJ (ill-conditioned): the partitions' order of summation moves them
+            # by ~5e-6 relative, the decision values by ~4e-7
+            err = np.linalg.norm(b.coef_ - a.coef_) / np.linalg.norm(a.coef_)
+            assert err < 1e-4
+            tol = 1e-5
+        else:
+            assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-8)
+            assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-8)
+            tol = 1e-8
+        assert_allclose(b.decision_function(Xd).compute(), a.decision_function(X),
+                        rtol=0, atol=tol)
+        assert_array_equal(b.predict(Xd).compute(), a.predict(X))

@@ -40,7 +40,8 @@ def check_X(est, X, *, reset):
     name = type(est).__name__
     if not getattr(est, "_accepts_dask", False):
         raise TypeError(
-            f"{name} does not take Dask input: UniSVC, UniSVR and ReducedSVC do; {name} "
+            f"{name} does not take Dask input: UniSVC, UniSVR, ReducedSVC, LSSVC and PSVC do; "
+            f"{name} "
             f"{getattr(est, '_dask_refusal', 'is fitted in one process (pass X.compute())')}")
     if not isinstance(X, da.Array):
         raise TypeError(f"Dask input must be a dask.array.Array, got {type(X).__name__}")

@@ -77,6 +77,9 @@ class _Local:
     def call(self, actors, method, *args):
         return [getattr(a, method)(*args) for a in actors]
 
+    def gather(self, futures):
+        return list(futures)
+
 
 class _Cluster:
     """The current ``distributed.Client``: partition tasks on the worker of their chunk, and
@@ -106,6 +109,10 @@ class _Cluster:
         with _lost_as_error():
             futures = [getattr(a, method)(*args) for a in actors]  # all workers at once
             return [f.result() for f in futures]
+
+    def gather(self, futures):
+        with _lost_as_error():
+            return self.client.gather(list(futures))
 
 
 @contextlib.contextmanager
@@ -146,7 +153,9 @@ def _has_distributed() -> bool:
 
 # ------------------------------------------------------------------ partition tasks
 def _add(a, b):
-    """Sum of two partition results: arrays, numbers, or tuples/lists of them."""
+    """Sum of two partition results: arrays, numbers, None, or tuples/lists of them."""
+    if a is None:
+        return None
     if isinstance(a, (tuple, list)):
         return type(a)(_add(x, y) for x, y in zip(a, b))
     return a + b
@@ -161,6 +170,28 @@ def _plain(v):
     if shape is not None and len(shape) == 0:
         return float(v)
     return v
+
+
+def _to_client(v, device):
+    """A reduced result on the client's device (numbers and None stay as they are)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_to_client(x, device) for x in v)
+    if v is None or isinstance(v, (int, float)):
+        return v
+    from svmgpu.backend import asarray  # noqa: PLC0415
+
+    return asarray(v, device=device)
+
+
+def _reduce_part(fn, F, *blocks):
+    return _plain(fn(F, *blocks))
+
+
+def linear_features(Xb, *, in_memory=True, memory_budget=None):
+    """The features of a linear model: the rows themselves (a Dask partition's operator)."""
+    from svmgpu.lowrank import FeatureOperator  # noqa: PLC0415
+
+    return FeatureOperator(Xb, memory_budget=memory_budget)
 
 
 def _features(Xb, build, budget, in_memory):
@@ -239,6 +270,18 @@ class DaskFeatures:
         m, r = self.shape
         return f"DaskFeatures({m} × {r} in {len(self.parts)} partitions)"
 
+    def reduce(self, fn, *vectors):
+        """``Σ_k fn(P_k, *chunks_k)`` over the partitions, on the client's device: ``fn`` (a
+        picklable function of a partition's FeatureOperator and its chunks of ``vectors``,
+        Dask arrays of X's rows or None) returns arrays, numbers or None, or a tuple of them.
+        One task per partition; the results are gathered and added here."""
+        ex = self.ex
+        chunks = [[None] * len(self.parts) if v is None else ex.blocks(v.rechunk((self.chunks,)))
+                  for v in vectors]
+        outs = [ex.submit(_reduce_part, fn, F, *[c[k] for c in chunks], where=w)
+                for k, (F, w) in enumerate(zip(self.parts, self.where))]
+        return _to_client(functools.reduce(_add, ex.gather(outs)), self.device)
+
     def newton_rows(self, y, sample_weight=None, *, task="classification", tau=0.0):
         """The :class:`DaskNewtonRows` of a problem on these features (``y`` and
         ``sample_weight``: Dask arrays of X's rows)."""
@@ -278,14 +321,7 @@ class DaskNewtonRows:
         return self._client(functools.reduce(_add, [o for o in outs if o is not None]))
 
     def _client(self, v):
-        """A reduced result on the client's device (0-d results stay Python numbers)."""
-        if isinstance(v, (tuple, list)):
-            return type(v)(self._client(x) for x in v)
-        if v is None or isinstance(v, (int, float)):
-            return v
-        from svmgpu.backend import asarray  # noqa: PLC0415
-
-        return asarray(v, device=self.device)
+        return _to_client(v, self.device)
 
     def start(self, z):
         self._map("start", z, how=None)

@@ -24,6 +24,8 @@ import math
 from numbers import Real
 
 from svmgpu.backend import check_fits, dense_rows, get_namespace, set_rows
+from svmgpu.distributed import DaskFeatures
+from svmgpu.distributed._engine import linear_features
 from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
@@ -109,6 +111,7 @@ class LSSVC(_LeastSquaresBase):
     _full_kernel_form = True  # the dual (8)/(9)
 
     _accepts_sparse = True  # kernel columns from sparse rows (dual and reduced)
+    _accepts_dask = True  # the reduced form: kernel columns on the workers, sums gathered
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
@@ -221,6 +224,7 @@ class PSVC(_LeastSquaresBase):
     """
 
     _accepts_sparse = True  # nonlinear kernels: reduced-kernel columns from sparse rows
+    _accepts_dask = True  # features on the workers (X itself for the linear kernel)
 
     def _takes_sparse(self):
         return self._accepts_sparse and not (self.kernel == "linear"
@@ -251,7 +255,10 @@ class PSVC(_LeastSquaresBase):
         self.kernel_ = kernel
         if isinstance(kernel, Linear):  # X itself is P (dense: see _takes_sparse)
             self.support_ = self.support_vectors_ = None
-            return {"P": FeatureOperator(X, memory_budget=ctx.budget_bytes), "X": X}
+            P = DaskFeatures(X, linear_features, X.shape[1], memory_budget=ctx.budget_bytes,
+                             device=ctx.device) if self._dask_fit else \
+                FeatureOperator(X, memory_budget=ctx.budget_bytes)
+            return {"P": P, "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         return {"P": self._reduced_features(X, kernel, Z, ctx), "X": X}
 
@@ -316,6 +323,10 @@ class WPSVC(PSVC):
     """
 
     _accepts_sparse = False  # its class-centre weights read dense rows
+
+    _accepts_dask = False
+    _dask_refusal = ("weights points by their distance to their class centre in input space, "
+                     "computed in one process (pass X.compute())")
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,

@@ -35,6 +35,7 @@ The per-class centre-distance weights of WPSVM (22) are :func:`center_distance_w
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 
@@ -104,17 +105,14 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
     f64 = xp.float64
     m = (P if P is not None else K).shape[0]
     dev = P.device.native_device if P is not None else getattr(K, "device", None)
-    y = xp.astype(y, f64)
-    if y.shape != (m,):
+    if tuple(y.shape) != (m,):
         raise ValueError(f"y must have shape ({m},), got {tuple(y.shape)}")
-    s = None
+    s = sample_weight
     if sample_weight is not None:
-        s = xp.astype(sample_weight, f64)
-        if s.shape != (m,):
+        if tuple(s.shape) != (m,):
             raise ValueError(f"sample_weight must have shape ({m},), got {tuple(s.shape)}")
-        if not bool(xp.all(s >= 0)):
-            raise ValueError("sample_weight must be non-negative")
-    sy = y if s is None else s * y
+        if not getattr(P, "distributed", False) and not bool(xp.all(s >= 0)):
+            raise ValueError("sample_weight must be non-negative")  # (Dask: the estimator's)
     info = {"lambda": lam, "method": "primal" if P is not None else "dual"}
 
     if P is not None:
@@ -122,20 +120,13 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
         if B is not None and tuple(B.shape) != (r, r):
             raise ValueError(f"B must have shape ({r}, {r}), got {tuple(B.shape)}")
         n = r + int(bool(fit_intercept))
-        # Few columns: the passes over P are memory-bound, and one BLAS thread is as fast
-        # (and far faster on a loaded machine, see backend.serial_blas).
-        passes = serial_blas(xp=xp) if r <= _SERIAL_COLUMNS else contextlib.nullcontext()
-        with passes:
-            if fit_intercept and factor is None:  # Pᵀ[Sy, s] in one pass over P
-                W = xp.stack([sy, xp.ones((m,), dtype=f64, device=dev) if s is None else s],
-                             axis=1)
-                PW = P.rmatvec(W)  # (r, 2)
-                c, q = PW[:, 0], PW[:, 1]
-            else:
-                c = P.rmatvec(sy)
-            Q = P.gram(s, nonnegative=True) if factor is None else None
+        sums = functools.partial(primal_sums, fit_intercept=bool(fit_intercept),
+                                 gram=factor is None)
+        # the one pass over P (on Dask: on each partition, the sums added)
+        c, q, Q, sum_sy, sum_s = P.reduce(sums, y, s) if getattr(P, "distributed", False) \
+            else sums(P, y, s)
         if fit_intercept:
-            c = xp.concat([c, xp.reshape(xp.sum(sy), (1,))])
+            c = xp.concat([c, xp.reshape(xp.asarray(sum_sy, dtype=f64, device=dev), (1,))])
         if factor is None:
             reg = (xp.eye(r, dtype=f64, device=dev) if B is None
                    else xp.astype(B, f64) + (float(ridge) / lam) * xp.eye(r, dtype=f64, device=dev))
@@ -144,7 +135,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             if fit_intercept:
                 M[:r, r] = q
                 M[r, :r] = q
-                M[r, r] = (float(m) if s is None else float(xp.sum(s))) + lam
+                M[r, r] = float(sum_s) + lam
             factor = spd_factor(M, xp=xp, allow_jitter=True,
                                 what=f"the normal equations (λB + PᵀSP) of the primal form "
                                      f"(C={C:g})")
@@ -154,7 +145,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
     else:
         if tuple(K.shape) != (m, m):
             raise ValueError(f"K must be square, got {tuple(K.shape)}")
-        sq = None if s is None else xp.sqrt(s)
+        sq = None if s is None else xp.sqrt(xp.astype(s, f64))
         if factor is None:
             K = xp.astype(K, f64)  # a copy: K is kept by the caller
             if fit_intercept:
@@ -165,6 +156,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             factor = spd_factor(K, xp=xp, allow_jitter=True,
                                 what=f"the dual system λI + S½KS½ (C={C:g})")
             del K
+        y = xp.astype(y, f64)
         rhs = y if sq is None else sq * y
         beta = spd_solve(factor, rhs, xp=xp)
         coef = beta if sq is None else sq * beta
@@ -172,6 +164,30 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
     info["factor"] = factor
     return SolverResult(coef=coef, n_iter=1, converged=True, objective_history=[],
                         timings={"total": time.perf_counter() - t0}, info=info)
+
+
+def primal_sums(P, y, s, *, fit_intercept, gram):
+    """The sums over the rows of the primal least-squares system, in one pass over ``P``:
+    ``(Pᵀ(s∘y), Pᵀs or None, PᵀSP or None, Σ s∘y, Σ s)`` (s = 1 without weights). Each adds
+    over any split of the rows (a Dask fit adds those of its partitions)."""
+    xp = P.xp
+    f64 = xp.float64
+    m = P.shape[0]
+    y = xp.astype(y, f64)
+    s = None if s is None else xp.astype(s, f64)
+    sy = y if s is None else s * y
+    # Few columns: the passes over P are memory-bound, and one BLAS thread is as fast (and far
+    # faster on a loaded machine, see backend.serial_blas).
+    passes = serial_blas(xp=xp) if P.shape[1] <= _SERIAL_COLUMNS else contextlib.nullcontext()
+    with passes:
+        if fit_intercept and gram:  # Pᵀ[Sy, s] in one pass over P
+            ones = xp.ones((m,), dtype=f64, device=P.device.native_device)
+            PW = P.rmatvec(xp.stack([sy, ones if s is None else s], axis=1))  # (r, 2)
+            c, q = PW[:, 0], PW[:, 1]
+        else:
+            c, q = P.rmatvec(sy), None
+        Q = P.gram(s, nonnegative=True) if gram else None
+    return c, q, Q, xp.sum(sy), (m if s is None else xp.sum(s))
 
 
 def center_distance_weights(X, y, *, q, sample_weight=None, xp):
