@@ -48,14 +48,14 @@ def _cluster(spec):
             from dask_cuda import LocalCUDACluster
 
             cluster = LocalCUDACluster(n_workers=1, threads_per_worker=1,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
             return cluster, Client(cluster), "dask_cuda.LocalCUDACluster(n_workers=1)"
         except Exception as exc:  # noqa: BLE001 - not installed, or not working here
             print(f"dask_cuda: {type(exc).__name__}: {exc}; a LocalCluster instead",
                   file=sys.stderr)
             spec = {**spec, "workers": 1}
     cluster = LocalCluster(n_workers=spec["workers"], threads_per_worker=1, processes=True,
-                           dashboard_address=None, memory_limit=0)
+                           dashboard_address=":0", memory_limit=0)
     return cluster, Client(cluster), f"LocalCluster(n_workers={spec['workers']}, threads=1)"
 
 

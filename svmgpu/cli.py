@@ -403,10 +403,58 @@ def _takes_sparse(estimator, device):
 def _as_labels(y):
     import numpy as np  # noqa: PLC0415
 
+    if hasattr(y, "dask"):  # a Dask array: one reduction decides
+        if bool(((y == y.round()) & (abs(y) < 2**53)).all().compute()):
+            return y.astype(np.int64)
+        return y
     if y.size and np.all(np.isfinite(y)) and np.all(y == np.round(y)) \
             and np.all(np.abs(y) < 2**53):
         return y.astype(np.int64)
     return y
+
+
+@contextlib.contextmanager
+def _dask_client(args, out):
+    """The Dask client of ``--workers N`` (a local cluster, one thread a worker) or
+    ``--scheduler ADDRESS``; None without either."""
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster  # noqa: PLC0415
+    except ImportError:
+        raise CLIError("--workers/--scheduler need Dask: pip install 'svmgpu[dask]'") from None
+    if args.scheduler is not None:
+        try:
+            client = Client(args.scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise CLIError(f"cannot reach the Dask scheduler at {args.scheduler!r} "
+                           f"({exc}); start it, or pass --workers N for a local cluster") from None
+        with client:
+            yield f"the cluster at {args.scheduler}"
+        return
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster):
+        yield f"{args.workers} local workers"
+
+
+def _load_chunks(path, chunk_bytes):
+    """The file as Dask arrays read per chunk (dense chunks), and whether its indices start
+    at 0 (as :func:`_load_data`: LIBSVM's 1, or 0 when an index 0 occurs)."""
+    from svmgpu.backend import parse_bytes  # noqa: PLC0415
+    from svmgpu.datasets import load_svmlight  # noqa: PLC0415
+
+    if not os.path.exists(path):
+        raise CLIError(f"data file {path!r} does not exist")
+    chunk_bytes = int(parse_bytes(chunk_bytes))
+    try:
+        X, y = load_svmlight(path, zero_based=False, chunks=chunk_bytes)
+        return X, y, False
+    except ValueError as exc:
+        if "feature index 0 found" not in str(exc):
+            raise
+    X, y = load_svmlight(path, zero_based=True, chunks=chunk_bytes)
+    return X, y, True
 
 
 def cmd_train(args, out=print):
@@ -441,18 +489,27 @@ def cmd_train(args, out=print):
     if not os.path.isdir(model_dir):
         raise CLIError(f"cannot write the model: directory {model_dir!r} does not exist")
 
-    t0 = time.perf_counter()
+    if args.workers is not None and args.scheduler is not None:
+        raise CLIError("pass --workers N (a local Dask cluster) or --scheduler ADDRESS (an "
+                       "existing one), not both")
     est = cls(**params)
-    X, y, zero_based = _load_data(args.data, sparse=_takes_sparse(est, device))
-    if task == "classification":
-        y = _as_labels(y)
-    t_load = time.perf_counter() - t0
-    out(f"read {args.data}: {X.shape[0]:,} samples x {X.shape[1]} features in {_secs(t_load)}")
-    echo = out if args.verbose else (lambda *_: None)
-    t0 = time.perf_counter()
-    with phase_timer(est, device, echo=echo) as ph:
-        est.fit(X, y)
-    t_fit = time.perf_counter() - t0
+    with _dask_client(args, out) as client:
+        t0 = time.perf_counter()
+        if client is None:
+            X, y, zero_based = _load_data(args.data, sparse=_takes_sparse(est, device))
+        else:  # read per chunk by the workers; the fit runs on them
+            X, y, zero_based = _load_chunks(args.data, args.chunk_bytes)
+        if task == "classification":
+            y = _as_labels(y)
+        t_load = time.perf_counter() - t0
+        where = "" if client is None else f" into {X.numblocks[0]} chunks on {client}"
+        out(f"read {args.data}: {X.shape[0]:,} samples x {X.shape[1]} features{where} in "
+            f"{_secs(t_load)}")
+        echo = out if args.verbose else (lambda *_: None)
+        t0 = time.perf_counter()
+        with phase_timer(est, device, echo=echo) as ph:
+            est.fit(X, y)
+        t_fit = time.perf_counter() - t0
     est.libsvm_zero_based_ = zero_based  # predict reads files with the same indexing
     save_model(est, args.model)
     what = (f"{len(est.classes_)} classes" if hasattr(est, "classes_") else "regression")
@@ -599,6 +656,15 @@ def build_parser():
     t.add_argument("--probability", action="store_const", const=True, default=None,
                    help="fit Platt's sigmoids for probabilities (LIBSVM's -b 1; ~5 more fits)")
     t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
+    t.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="fit on a local Dask cluster of N worker processes (1 thread each); "
+                        "the file is read per chunk by the workers (pip install "
+                        "'svmgpu[dask]'; uni, unisvr, reduced, lssvm, psvm)")
+    t.add_argument("--scheduler", metavar="ADDRESS",
+                   help="fit on the Dask cluster at ADDRESS (e.g. tcp://host:8786); every "
+                        "worker must be able to open the data file at the same path")
+    t.add_argument("--chunk-bytes", dest="chunk_bytes", type=_parse_bytes, default="64MB",
+                   metavar="BYTES", help="bytes of the file per Dask chunk (default 64MB)")
     t.add_argument("--param", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                    help="any other estimator parameter (VALUE read as JSON, else as a string); "
                    "repeatable, e.g. --param loss_params='{\"a\": 2}'")

@@ -24,7 +24,7 @@ CHUNKS = (700, 1, 1299, 500, 500)  # unequal, and a one-row chunk
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
@@ -336,3 +336,62 @@ def test_closed_forms_on_a_cluster_equal_the_in_memory_fit(client, name, kw):
         assert_allclose(b.decision_function(Xd).compute(), a.decision_function(X),
                         rtol=0, atol=tol)
         assert_array_equal(b.predict(Xd).compute(), a.predict(X))
+
+
+def test_load_svmlight_chunks_are_read_by_their_tasks(client, tmp_path):
+    import gzip
+
+    from svmgpu.datasets import dump_svmlight, load_svmlight
+
+    X, y, _ = _data(m=2000, seed=14)
+    X[::7, 1] = 0.0  # lines with fewer tokens: chunks of different byte lengths per row
+    path = tmp_path / "d.libsvm"
+    dump_svmlight(X, y, path)
+    size = path.stat().st_size
+    X1, y1 = load_svmlight(path)
+    for chunk in (1, 997, size // 3, size, 10 * size):
+        Xd, yd = load_svmlight(path, chunks=chunk)
+        assert isinstance(Xd, da.Array) and sum(Xd.chunks[0]) == 2000
+        n_chunks = len(Xd.chunks[0])  # cuts move to the next line end: one line a chunk at
+        assert n_chunks == 2000 if chunk == 1 else (  # 1 byte, one chunk for the whole file
+            n_chunks == 1 if chunk >= size else 1 < n_chunks <= -(-size // chunk))
+        assert_array_equal(Xd.compute(), X1)
+        assert_array_equal(yd.compute(), y1)
+    # zero-based files are found as in memory; errors name the chunk's first byte
+    dump_svmlight(X, y, tmp_path / "z.libsvm", zero_based=True)
+    Xz, _ = load_svmlight(tmp_path / "z.libsvm", chunks=size // 4)
+    assert_array_equal(Xz.compute(), load_svmlight(tmp_path / "z.libsvm")[0])
+    with pytest.raises(ValueError, match="feature index 0 found but zero_based=False"):
+        load_svmlight(tmp_path / "z.libsvm", chunks=size // 4, zero_based=False)
+    lines = path.read_text().splitlines()
+    lines[1500] = "1 2:x"
+    (tmp_path / "bad.libsvm").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"from byte \d+\) line \d+"):
+        load_svmlight(tmp_path / "bad.libsvm", chunks=size // 4)[0].compute()
+    (tmp_path / "c.gz").write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(ValueError, match="is compressed: chunked reading"):
+        load_svmlight(tmp_path / "c.gz", chunks=1000)
+    with pytest.raises(ValueError, match="dense=True"):
+        load_svmlight(path, chunks=1000, dense=False)
+
+
+def test_cli_trains_on_a_local_dask_cluster(tmp_path, capsys):
+    from svmgpu import cli
+    from svmgpu.datasets import dump_svmlight, make_checkerboard
+    from svmgpu.io import load_model
+
+    X, y = make_checkerboard(3000, random_state=0)
+    dump_svmlight(X, y, tmp_path / "train.txt")
+    args = ["train", tmp_path / "train.txt", tmp_path / "m.npz", "--gamma", "16", "-C", "10",
+            "--rank", "50"]
+    assert cli.main([str(a) for a in args + ["--workers", "2", "--chunk-bytes", "20KB"]]) == 0
+    out = capsys.readouterr().out
+    assert "chunks on 2 local workers" in out
+    assert cli.main([str(a) for a in args[:2] + [tmp_path / "mem.npz"] + args[3:]]) == 0
+    a, b = load_model(tmp_path / "mem.npz"), load_model(tmp_path / "m.npz")
+    assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-8)  # read per chunk, same model
+    assert cli.main([str(a) for a in args + ["--workers", "2", "--scheduler", "x"]]) == 1
+    assert "not both" in capsys.readouterr().err
+    assert cli.main([str(a) for a in args[:3] + ["-e", "greedy", "--workers", "2"]]) == 1
+    err = capsys.readouterr().err
+    assert "GreedySVC does not take Dask input" in err and "without --workers" in err

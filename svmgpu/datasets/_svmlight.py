@@ -15,7 +15,15 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from ._common import check_float_dtype, fromstring_strict, open_text_for_writing, read_bytes
+from ._common import (
+    _BZ2_MAGIC,
+    _GZIP_MAGIC,
+    _XZ_MAGIC,
+    check_float_dtype,
+    fromstring_strict,
+    open_text_for_writing,
+    read_bytes,
+)
 
 __all__ = ["load_svmlight", "dump_svmlight"]
 
@@ -293,7 +301,8 @@ def _assemble(parsed: _Parsed, name, n_features, dense, dtype, zero_based):
     return X, labels
 
 
-def load_svmlight(path, n_features=None, *, dense=True, dtype=np.float64, zero_based="auto"):
+def load_svmlight(path, n_features=None, *, dense=True, dtype=np.float64, zero_based="auto",
+                  chunks=None):
     """Load a LIBSVM / svmlight file (plain text, ``.gz``, ``.bz2`` or ``.xz``).
 
     Compression is detected from the file's first bytes, not its name. Lines are
@@ -316,11 +325,18 @@ def load_svmlight(path, n_features=None, *, dense=True, dtype=np.float64, zero_b
     zero_based : bool or "auto", default="auto"
         Whether the indices start at 0. ``"auto"`` assumes zero-based indices only when an
         index 0 occurs in the file (as scikit-learn does), one-based otherwise.
+    chunks : int, optional
+        Return Dask arrays (``dense`` only) of row chunks of about this many bytes of the
+        file: each chunk is read and parsed by a task, on a worker when a
+        ``distributed.Client`` is current, and stays there (a first pass finds each chunk's
+        rows and the largest index; no process reads the whole file). Needs an uncompressed
+        file that every worker can open at ``path``. Line numbers in errors then count from
+        the chunk's first byte, which the message names.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features) or scipy.sparse.csr_matrix
-        Features, of dtype ``dtype``.
+        Features, of dtype ``dtype`` (a ``dask.array.Array`` with ``chunks``).
     y : ndarray of shape (n_samples,), dtype float64
         Labels as written (class labels or regression targets).
 
@@ -344,7 +360,87 @@ def load_svmlight(path, n_features=None, *, dense=True, dtype=np.float64, zero_b
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     name = os.fspath(path)
+    if chunks is not None:
+        return _load_chunked(name, n_features, dense, dt, zero_based, chunks)
     return load_svmlight_bytes(read_bytes(name), name, n_features, dense, dt, zero_based)
+
+
+def _load_chunked(name, n_features, dense, dtype, zero_based, chunk_bytes):
+    """:func:`load_svmlight`'s Dask form: byte ranges cut at line ends, parsed by tasks."""
+    from svmgpu.distributed import require_dask  # noqa: PLC0415
+
+    require_dask("load_svmlight(chunks=...)")
+    import dask  # noqa: PLC0415
+    import dask.array as da  # noqa: PLC0415
+
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)) \
+            or chunk_bytes < 1:
+        raise ValueError(f"chunks must be a positive number of bytes, got {chunk_bytes!r}")
+    if not dense:
+        raise ValueError("load_svmlight(chunks=...) returns dense chunks (the Dask fits take "
+                         "dense chunks); pass dense=True")
+    if not os.path.exists(name):
+        raise FileNotFoundError(f"no such file: {name!r}")
+    with open(name, "rb") as fh:
+        head = fh.read(6)
+        if head.startswith((_GZIP_MAGIC, _BZ2_MAGIC, _XZ_MAGIC)):
+            raise ValueError(f"{name} is compressed: chunked reading needs byte ranges of the "
+                             "text; decompress it first, or load it without chunks")
+        size = os.fstat(fh.fileno()).st_size
+        cuts = [0]
+        for pos in range(int(chunk_bytes), size, int(chunk_bytes)):
+            if pos <= cuts[-1]:
+                continue
+            fh.seek(pos)
+            fh.readline()  # to the end of the line that crosses the cut
+            if fh.tell() < size:
+                cuts.append(fh.tell())
+        cuts.append(size)
+    parts = [dask.delayed(_parse_range, pure=True)(name, a, b)
+             for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    parts = list(dask.persist(*parts))  # parsed once, where they will be used
+    stats = dask.compute(*[dask.delayed(_range_stats)(p) for p in parts])
+    rows = [int(n) for n, _, _ in stats]
+    lo = min((a for _, a, _ in stats if a is not None), default=1)
+    hi = max((b for _, _, b in stats if b is not None), default=0)
+    zb = (lo == 0) if zero_based == "auto" else bool(zero_based)
+    if not zb and lo == 0:
+        raise ValueError(f"{name}: feature index 0 found but zero_based=False (indices start "
+                         "at 1); pass zero_based=True or 'auto'")
+    needed = hi + 1 if zb else hi
+    if n_features is None:
+        n_features = max(needed, 1)
+    elif needed > n_features:
+        raise ValueError(f"{name}: feature index {hi} exceeds n_features={n_features}")
+    X = [dask.delayed(_assemble_range)(p, name, a, n_features, dtype, zb)
+         for p, a in zip(parts, cuts)]
+    X_parts = [da.from_delayed(x[0], shape=(n, n_features), dtype=dtype)
+               for x, n in zip(X, rows)]
+    y_parts = [da.from_delayed(x[1], shape=(n,), dtype=np.float64) for x, n in zip(X, rows)]
+    if not X_parts:
+        raise ValueError(f"{name} holds no samples")
+    return da.concatenate(X_parts), da.concatenate(y_parts)
+
+
+def _parse_range(name, start, end):
+    with open(name, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    where = f"{name} (from byte {start})"
+    parsed = _parse_fast(data)
+    return parsed if parsed is not None else _parse_slow(data, where)
+
+
+def _range_stats(parsed):
+    """Rows, smallest and largest feature index of a parsed range (None: no features)."""
+    idx = parsed.indices
+    if not idx.size:
+        return parsed.labels.size, None, None
+    return parsed.labels.size, int(idx.min()), int(idx.max())
+
+
+def _assemble_range(parsed, name, start, n_features, dtype, zero_based):
+    return _assemble(parsed, f"{name} (from byte {start})", n_features, True, dtype, zero_based)
 
 
 def load_svmlight_bytes(data: bytes, name: str, n_features, dense, dtype, zero_based):

@@ -42,7 +42,8 @@ def check_X(est, X, *, reset):
         raise TypeError(
             f"{name} does not take Dask input: UniSVC, UniSVR, ReducedSVC, LSSVC and PSVC do; "
             f"{name} "
-            f"{getattr(est, '_dask_refusal', 'is fitted in one process (pass X.compute())')}")
+            f"{getattr(est, '_dask_refusal', 'is fitted in one process')}: fit it on "
+            "X.compute() (on the command line: without --workers/--scheduler)")
     if not isinstance(X, da.Array):
         raise TypeError(f"Dask input must be a dask.array.Array, got {type(X).__name__}")
     if X.ndim != 2:

@@ -326,7 +326,7 @@ class WPSVC(PSVC):
 
     _accepts_dask = False
     _dask_refusal = ("weights points by their distance to their class centre in input space, "
-                     "computed in one process (pass X.compute())")
+                     "computed in one process")
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
