@@ -269,6 +269,18 @@ def test_cupy_chunks_on_a_cluster_equal_the_in_memory_cupy_fit(client):
         pred = b.predict(Xd).compute()
         assert isinstance(pred, cupy.ndarray)
         assert_array_equal(cupy.asnumpy(pred), cupy.asnumpy(a.predict(Xg)))
+    from svmgpu import LSSVC, PSVC, ReducedSVC
+
+    sw = np.random.default_rng(15).uniform(0, 2, X.shape[0])
+    sw[::5] = 0
+    for cls, extra in ((ReducedSVC, {}), (PSVC, {}), (PSVC, dict(kernel="rbf", rank=40)),
+                       (LSSVC, dict(rank=40))):
+        kw = dict(C=10.0, gamma=2.0, random_state=1, device="auto", **extra)
+        a = cls(**kw).fit(Xg, cupy.asarray(y3), sample_weight=cupy.asarray(sw))
+        b = cls(**kw).fit(Xd, da.from_array(y3, chunks=1000).map_blocks(cupy.asarray),
+                          sample_weight=da.from_array(sw, chunks=1000).map_blocks(cupy.asarray))
+        assert_allclose(cupy.asnumpy(b.decision_function(Xd).compute()),
+                        cupy.asnumpy(a.decision_function(Xg)), rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(regularizer="rkhs"),
