@@ -116,3 +116,24 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
+
+
+def run_specs(script, specs: list[dict], columns: list[str]) -> list[dict]:
+    """Run ``script --spec JSON`` in a fresh subprocess for each spec (so that peak memory is
+    per case), printing each result row as it comes; returns the rows (``wall_seconds``
+    added). A failed case prints its stderr's end and stops the benchmark."""
+    import subprocess  # noqa: PLC0415
+
+    rows = []
+    for spec in specs:
+        t0 = time.perf_counter()
+        res = subprocess.run([sys.executable, str(script), "--spec", json.dumps(spec)],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            print(res.stderr[-5000:], file=sys.stderr)
+            raise SystemExit(f"failed: {spec}")
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        row["wall_seconds"] = time.perf_counter() - t0
+        rows.append(row)
+        print_table([row], columns)
+    return rows

@@ -20,13 +20,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Timer, machine_info, peak_rss_bytes, print_table, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    Timer,
+    machine_info,
+    peak_rss_bytes,
+    print_table,
+    run_specs,
+    write_results,
+)
 
 LAMBDA = 1e-7
 GAMMA = 16.0
@@ -160,20 +165,9 @@ def main():
                               "chunk": big_chunk, "data": "workers", "dtype": "float32"})
             specs.append({**base, "case": "scale", "impl": "dask", "m": m, "chunk": big_chunk,
                           "data": "workers", "dtype": "float32"})
-    rows = []
     cols = ["case", "impl", "device", "dtype", "m", "n_iter", "fit_seconds", "solver_seconds",
             "test_accuracy", "peak_rss_bytes", "worker_peak_rss_bytes"]
-    for spec in specs:
-        t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, __file__, "--spec", json.dumps(spec)],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            print(res.stderr[-5000:], file=sys.stderr)
-            raise SystemExit(f"failed: {spec}")
-        row = json.loads(res.stdout.strip().splitlines()[-1])
-        row["wall_seconds"] = time.perf_counter() - t0
-        rows.append(row)
-        print_table([row], cols)
+    rows = run_specs(__file__, specs, cols)
     for r in rows:  # the Dask fit against the in-memory fit of the same points
         mem = next((q for q in rows if q["impl"] == "memory" and q["m"] == r["m"]
                     and q["case"] == r["case"]), None)

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Timer, machine_info, peak_rss_bytes, print_table, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    Timer,
+    machine_info,
+    peak_rss_bytes,
+    print_table,
+    run_specs,
+    write_results,
+)
 
 LAMBDA = 1e-7
 GAMMA = 16.0
@@ -106,20 +111,9 @@ def main():
                       "solver": "newton", "dtype": args.dtype, "device": args.device})
     specs.append({"impl": "svc", "m": svc_size, "m_test": 200_000, "loss": "hinge", "rank": None,
                   "solver": "libsvm", "dtype": "float64", "device": "cpu"})
-    rows = []
     cols = ["impl", "device", "dtype", "m", "loss", "solver", "rank_used", "n_iter", "converged",
             "fit_seconds", "solver_seconds", "predict_seconds", "test_accuracy", "peak_rss_bytes"]
-    for spec in specs:
-        t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, __file__, "--spec", json.dumps(spec)],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            print(res.stderr, file=sys.stderr)
-            raise SystemExit(f"failed: {spec}")
-        row = json.loads(res.stdout.strip().splitlines()[-1])
-        row["wall_seconds"] = time.perf_counter() - t0
-        rows.append(row)
-        print_table([row], cols)
+    rows = run_specs(__file__, specs, cols)
     svc = next(r for r in rows if r["impl"] == "svc")
     for r in rows:
         if r["impl"] == "svmgpu" and r["m"] == svc["m"]:

@@ -659,7 +659,7 @@ def build_parser():
     t.add_argument("--workers", type=_positive_int, metavar="N",
                    help="fit on a local Dask cluster of N worker processes (1 thread each); "
                         "the file is read per chunk by the workers (pip install "
-                        "'svmgpu[dask]'; uni, unisvr, reduced, lssvm, psvm)")
+                        "'svmgpu[dask]'; uni, unisvr, reduced, lssvm, psvm, wpsvm)")
     t.add_argument("--scheduler", metavar="ADDRESS",
                    help="fit on the Dask cluster at ADDRESS (e.g. tcp://host:8786); every "
                         "worker must be able to open the data file at the same path")

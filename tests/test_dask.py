@@ -124,12 +124,12 @@ def test_without_a_client_the_partitions_run_in_this_process(monkeypatch):
 def test_dask_input_is_refused_up_front_where_it_is_not_supported(client):
     X, y, y3 = _data(m=400)
     Xd = da.from_array(X, chunks=100)
-    with pytest.raises(TypeError, match="GreedySVC does not take Dask input"):
+    with pytest.raises(TypeError, match="GreedySVC does not take Dask input.*one at a time"):
         GreedySVC().fit(Xd, y)
-    from svmgpu import WPSVC
+    from svmgpu import L2SVMPath
 
-    with pytest.raises(TypeError, match="WPSVC does not take Dask input.*class centre"):
-        WPSVC().fit(Xd, y)
+    with pytest.raises(TypeError, match="L2SVMPath does not take Dask input.*active set"):
+        L2SVMPath().fit(Xd, y)
     with pytest.raises(ValueError, match="multi_class='ovo' does not take Dask input"):
         UniSVC(multi_class="ovo", **KW).fit(Xd, y3)
     with pytest.raises(ValueError, match="probability=True does not take Dask input"):
@@ -319,8 +319,11 @@ def test_reduced_svc_on_a_cluster_equals_the_in_memory_fit(client, kw):
 @pytest.mark.parametrize("name,kw", [("LSSVC", dict(gamma=2.0, rank=40)),
                                      ("LSSVC", dict(gamma=2.0, rank=40, fit_intercept=True)),
                                      ("PSVC", dict()),
-                                     ("PSVC", dict(kernel="rbf", gamma=2.0, rank=40))],
-                         ids=["lssvc", "lssvc-intercept", "psvc-linear", "psvc-rbf"])
+                                     ("PSVC", dict(kernel="rbf", gamma=2.0, rank=40)),
+                                     ("WPSVC", dict(q=0.5)),
+                                     ("WPSVC", dict(kernel="rbf", gamma=2.0, rank=40))],
+                         ids=["lssvc", "lssvc-intercept", "psvc-linear", "psvc-rbf",
+                              "wpsvc-linear", "wpsvc-rbf"])
 def test_closed_forms_on_a_cluster_equal_the_in_memory_fit(client, name, kw):
     import svmgpu
 

@@ -40,7 +40,8 @@ def check_X(est, X, *, reset):
     name = type(est).__name__
     if not getattr(est, "_accepts_dask", False):
         raise TypeError(
-            f"{name} does not take Dask input: UniSVC, UniSVR, ReducedSVC, LSSVC and PSVC do; "
+            f"{name} does not take Dask input: UniSVC, UniSVR, ReducedSVC, LSSVC, PSVC and WPSVC "
+            "do; "
             f"{name} "
             f"{getattr(est, '_dask_refusal', 'is fitted in one process')}: fit it on "
             "X.compute() (on the command line: without --workers/--scheduler)")

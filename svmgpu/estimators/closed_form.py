@@ -316,17 +316,17 @@ class WPSVC(PSVC):
 
     Attributes
     ----------
-    sample_weights_ : array of shape (n_samples,), or list of arrays
+    sample_weights_ : array of shape (n_samples,), list of arrays, or None
         The weights ``sᵢ`` of (22) (two classes), or one array per binary problem (the rows of
-        that problem; all rows for one-vs-rest).
+        that problem; all rows for one-vs-rest). None after a Dask fit (the weights stay with
+        their partitions; :func:`svmgpu.solvers.closed_form.center_distance_weights` gives
+        them).
     coef_, intercept_, support_, support_vectors_, n_iter_, converged_ : as in :class:`PSVC`.
     """
 
     _accepts_sparse = False  # its class-centre weights read dense rows
 
-    _accepts_dask = False
-    _dask_refusal = ("weights points by their distance to their class centre in input space, "
-                     "computed in one process")
+    _accepts_dask = True  # the centres and radii are Dask reductions, the weights per chunk
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
@@ -345,14 +345,19 @@ class WPSVC(PSVC):
 
     def _weights(self, shared, rows, y, sample_weight, *, xp):
         X = shared["X"] if rows is None else xp.take(shared["X"], rows, axis=0)
+        if self._dask_fit:  # the same formulas on the Dask arrays (lazy, chunk by chunk)
+            xp = get_namespace(X)
         s = center_distance_weights(X, y, q=float(self.q), sample_weight=sample_weight, xp=xp)
         ls = s * s
         if sample_weight is not None:
             ls = ls * xp.astype(sample_weight, ls.dtype)
-        return ls, s
+        return ls, None if self._dask_fit else s  # (a Dask fit keeps no m-vector)
 
     def _after_fit(self, shared):
         super()._after_fit(shared)
+        if self._dask_fit:
+            self.sample_weights_ = None
+            return
         ws = [m["sample_weights"] for m in self.models_]
         self.sample_weights_ = ws[0] if len(ws) == 1 else ws
 

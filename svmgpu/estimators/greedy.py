@@ -103,6 +103,10 @@ class GreedySVC(SVCBase):
 
     _default_multi_class = "ovo"
 
+    #: Why a Dask X is refused: the greedy selection is sequential over all rows.
+    _dask_refusal = ("adds support vectors one at a time, each chosen among all rows through "
+                     "a k-d tree of the whole training set: a sequential, one-process method")
+
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_support=None,
                  tol=1e-3, batch=1, multi_class="ovo", device="auto", dtype=None,
                  memory_budget=None, random_state=None, verbose=0, probability=False):

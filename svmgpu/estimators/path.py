@@ -117,6 +117,11 @@ class L2SVMPath(SVCBase):
     >>> clf.best_C_, clf.loo_error_.min()  # doctest: +SKIP
     """
 
+    #: Why a Dask X is refused: the path's active-set algebra is one process's.
+    _dask_refusal = ("follows the regularization path by adding and removing single rows of "
+                     "its active set, whose features it gathers and factors in one process "
+                     "at every step")
+
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=200,
                  lowrank="nystrom", eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
                  criterion="loo_span", refit=True, tol=1e-6, max_iter=1000, device="auto",
