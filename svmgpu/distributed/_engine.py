@@ -200,14 +200,13 @@ def _features(Xb, build, budget, in_memory):
 
 
 class _PartitionGroup:
-    """The partitions of one problem on one worker (a Dask actor there): a
-    :class:`~svmgpu.solvers.newton.NewtonRows` per partition; a call runs the method on each
-    and returns the sum of their results (or the list)."""
+    """The partitions of one problem on one worker (a Dask actor there): the rows object of
+    each partition (``make(P, y, sample_weight)``: a
+    :class:`~svmgpu.solvers.newton.NewtonRows` or :class:`~svmgpu.solvers.unisvm.DCARows`);
+    a call runs the method on each and returns the sum of their results (or the list)."""
 
-    def __init__(self, task, tau, n, *parts):
-        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
-
-        self.rows = [NewtonRows(F, yb, sb, task=task, tau=tau)
+    def __init__(self, make, n, *parts):
+        self.rows = [make(F, yb, sb)
                      for F, yb, sb in zip(parts[:n], parts[n:2 * n], parts[2 * n:])]
 
     def call(self, method, args, kwargs, how):
@@ -287,19 +286,25 @@ class DaskFeatures:
         ``sample_weight``: Dask arrays of X's rows)."""
         return DaskNewtonRows(self, y, sample_weight, task=task, tau=tau)
 
+    def dca_rows(self, y, sample_weight=None, **kwargs):
+        """UniSVM's DCA rows (:class:`~svmgpu.solvers.unisvm.DCARows`, ``kwargs`` theirs) on
+        the partitions: every method sums over them."""
+        from svmgpu.solvers.unisvm import DCARows  # noqa: PLC0415
 
-class DaskNewtonRows:
-    """:class:`~svmgpu.solvers.newton.NewtonRows` over the partitions of :class:`DaskFeatures`:
-    each method runs on every partition and returns the sum of their results (summed on each
-    worker, then over the workers on the client: one small result per worker and call);
-    ``active_rows`` concatenates. Counts are read per partition."""
+        return DaskRows(self, functools.partial(DCARows, **kwargs), y, sample_weight)
+
+
+class DaskRows:
+    """A rows object (``make(P, y, sample_weight)`` per partition) over the partitions of
+    :class:`DaskFeatures`, held by one Dask actor per worker: a method called here runs on
+    every partition and returns the sum of their results (summed on each worker, then over
+    the workers on the client: one small result per worker and call)."""
 
     distributed = True
 
-    def __init__(self, features, y, sample_weight=None, *, task="classification", tau=0.0):
+    def __init__(self, features, make, y, sample_weight=None):
         ex = self.ex = features.ex
         self.shape, self.device, self.xp = features.shape, features.device, features.xp
-        self.task, self.tau, self.cls = task, tau, task == "classification"
         ys = ex.blocks(y.rechunk((features.chunks,)))
         ss = [None] * len(ys) if sample_weight is None else \
             ex.blocks(sample_weight.rechunk((features.chunks,)))
@@ -307,7 +312,7 @@ class DaskNewtonRows:
         for k, w in enumerate(features.where):
             groups.setdefault(None if w is None else w[0], []).append(k)
         self.actors = [
-            ex.actor(_PartitionGroup, task, tau, len(ks),
+            ex.actor(_PartitionGroup, make, len(ks),
                      *[features.parts[k] for k in ks], *[ys[k] for k in ks],
                      *[ss[k] for k in ks], where=None if w is None else [w])
             for w, ks in groups.items()]
@@ -322,6 +327,24 @@ class DaskNewtonRows:
 
     def _client(self, v):
         return _to_client(v, self.device)
+
+    def __getattr__(self, method):
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return functools.partial(self._map, method)
+
+
+class DaskNewtonRows(DaskRows):
+    """:class:`~svmgpu.solvers.newton.NewtonRows` over the partitions: sums, except
+    ``active_rows`` (concatenated) and the presolve's ``strided`` rows (gathered). Counts are
+    read per partition."""
+
+    def __init__(self, features, y, sample_weight=None, *, task="classification", tau=0.0):
+        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
+
+        super().__init__(features, functools.partial(NewtonRows, task=task, tau=tau), y,
+                         sample_weight)
+        self.task, self.tau, self.cls = task, tau, task == "classification"
 
     def start(self, z):
         self._map("start", z, how=None)

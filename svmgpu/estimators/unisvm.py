@@ -43,11 +43,6 @@ class _UniSVMMixin:
             )
         self.solver_ = "newton" if (self.solver == "newton" or
                                      (self.solver == "auto" and newton_ok)) else "dca"
-        if self._dask_fit and self.solver_ == "dca":
-            raise ValueError(
-                f"loss={self.loss_.name!r} is solved by DCA, which does not take Dask input yet: "
-                "use a piecewise-quadratic loss (squared_hinge, least_squares, their truncations, "
-                "huber, truncated_huber), which the distributed Newton solver fits")
         self.kernel_ = self._make_kernel(X, sample_weight)
         if rank is None:
             m = X.shape[0]  # K, its float64 copy and the Cholesky factor
@@ -89,7 +84,8 @@ class _UniSVMMixin:
         else:
             P = shared["P"] if rows is None else shared["P"].take(rows)
             data = {"P": P}
-            if self.solver_ == "dca":  # (Newton builds its Hessian from the active rows only)
+            if self.solver_ == "dca" and not self._dask_fit:  # (Newton builds its Hessian
+                # from the active rows only; on Dask the DCA rows sum PᵀWP themselves)
                 if rows is None and sample_weight is None:
                     if shared["G"] is None:
                         shared["G"] = P.gram()

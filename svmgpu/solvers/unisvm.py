@@ -41,43 +41,108 @@ from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.newton import semismooth_newton
 
 
+class DCARows:
+    """The row side of UniSVM's DCA: features ``P`` (``f = P coef``), labels, weights and the
+    loss's derivative ψ'(r) at the current iterate, behind methods whose results are small
+    (0-d arrays, r-vectors, the r × r ``PᵀWP``) and add over any split of the rows: a Dask
+    partition runs this same code on its rows (:class:`svmgpu.distributed.DaskFeatures`).
+
+    Parameters
+    ----------
+    P : FeatureOperator
+    y : array of shape (m,)
+    sample_weight : array of shape (m,), optional
+    loss : Loss
+    task : {"classification", "regression"}
+    A : float
+        The LS-DC constant (the correction is ``s ψ'(r) / (2A)``).
+    """
+
+    distributed = False
+
+    def __init__(self, P, y, sample_weight=None, *, loss, task, A):
+        self.P, self.xp, self.shape = P, P.xp, P.shape
+        self.loss, self.cls, self.inv2A = loss, task == "classification", 1.0 / (2.0 * A)
+        self.y, self.w = y, sample_weight
+        self.f = self.g = self.f_new = self.g_new = None
+
+    def gram(self):
+        """``PᵀWP`` (float64)."""
+        return self.P.gram(self.w)
+
+    def targets(self):
+        """``Pᵀ W y``: the right-hand side of the least-squares start (ξ⁰ = y, γ⁰ = 0)."""
+        return self.P.rmatvec(self.y if self.w is None else self.w * self.y)
+
+    def evaluate(self, coef):
+        """The loss term ``Σ wᵢ ψ(rᵢ)`` at ``coef`` (0-d), keeping f and ψ' as candidates."""
+        xp = self.xp
+        self.f_new = xp.astype(self.P.matvec(coef), self.P.dtype, copy=False)
+        r = 1.0 - self.y * self.f_new if self.cls else self.y - self.f_new
+        psi = self.loss.value(r, xp=xp)
+        self.g_new = self.loss.grad(r, xp=xp)
+        return xp.sum(psi if self.w is None else self.w * psi)
+
+    def accept(self):
+        """Make the candidate current; returns ``Σ (ψ'_new − ψ')²`` (0 at the start)."""
+        xp = self.xp
+        d = 0.0 if self.g is None else xp.sum((self.g_new - self.g) ** 2)
+        self.f, self.g = self.f_new, self.g_new
+        return d
+
+    def correction(self):
+        """``u = W s ψ'(r) / (2A)`` at the current iterate (shape (m,))."""
+        u = (self.y * self.g if self.cls else self.g) * self.inv2A
+        return u if self.w is None else self.w * u
+
+    def correction_product(self):
+        """``Pᵀu``, over the rows where ψ' ≠ 0 (gathered when they are under a quarter)."""
+        xp = self.xp
+        u = self.correction()
+        nz = xp.nonzero(u)[0]
+        return self.P.rmatvec(u, rows=nz if nz.shape[0] * 4 < u.shape[0] else None)
+
+
 class _LowRankForm:
     """``f = P β``, penalty ``½‖β‖²``, step ``(cI + PᵀWP)⁻¹ (PᵀWP β + Pᵀ u)``.
 
-    ``step`` returns the new β and ``Pᵀ u``; the gradient of F is ``β − 2AC·Pᵀu``."""
+    ``step`` returns the new β and ``Pᵀ u``; the gradient of F is ``β − 2AC·Pᵀu``. The rows
+    (:class:`DCARows`, or their Dask partitions) give every sum over samples."""
 
-    def __init__(self, P, G, c, *, xp):
-        self.P, self.xp = P, xp  # P: FeatureOperator
-        self.G = G  # float64 (r, r): Pᵀ W P
-        r = G.shape[0]
-        self.chol = cho_factor(G + c * xp.eye(r, dtype=G.dtype, device=getattr(G, "device", None)),
-                               xp=xp)
-        self.dtype = P.dtype
+    def __init__(self, rows, G, c, C, *, xp):
+        self.rows, self.xp, self.C = rows, xp, float(C)
+        self.G = rows.gram() if G is None else G  # float64 (r, r): Pᵀ W P
+        r = self.G.shape[0]
+        self.chol = cho_factor(self.G + c * xp.eye(r, dtype=self.G.dtype,
+                                                   device=getattr(self.G, "device", None)), xp=xp)
 
     def zero(self):
-        return self.xp.zeros((self.P.shape[1],), dtype=self.xp.float64,
-                             device=self.P.device.native_device)
+        return self.xp.zeros((self.G.shape[0],), dtype=self.xp.float64,
+                             device=getattr(self.G, "device", None))
 
-    def values(self, coef):
-        return self.xp.astype(self.P.matvec(coef), self.dtype, copy=False)
+    def start(self):
+        return cho_solve(self.chol, self.rows.targets(), xp=self.xp)
 
-    def penalty(self, coef, f):
-        return 0.5 * float(self.xp.vecdot(coef, coef))
-
-    def step(self, coef, f, u):
+    def evaluate(self, coef):
         xp = self.xp
-        nz = xp.nonzero(u)[0]
-        Pu = self.P.rmatvec(u, rows=nz if nz.shape[0] * 4 < u.shape[0] else None)
-        return cho_solve(self.chol, xp.matmul(self.G, coef) + Pu, xp=xp), Pu
+        return 0.5 * float(xp.vecdot(coef, coef)) + self.C * float(self.rows.evaluate(coef))
+
+    def accept(self):
+        return float(self.rows.accept())
+
+    def step(self, coef):
+        Pu = self.rows.correction_product()
+        return cho_solve(self.chol, self.xp.matmul(self.G, coef) + Pu, xp=self.xp), Pu
 
 
 class _FullForm:
     """``f = K α``, penalty ``½ αᵀKα``, step ``α = D (cI + DKD)⁻¹ D (f + u)``.
 
-    ``step`` returns the new α and ``u``; the gradient of F is ``K (α − 2AC·u)``."""
+    ``step`` returns the new α and ``u``; the gradient of F is ``K (α − 2AC·u)``. The
+    per-sample terms come from :class:`DCARows` over ``K`` as features."""
 
-    def __init__(self, K, w, c, *, xp):
-        self.K, self.xp = K, xp
+    def __init__(self, rows, K, w, c, C, *, xp):
+        self.rows, self.K, self.xp, self.C = rows, K, xp, float(C)
         m = K.shape[0]
         self.d = None if w is None else xp.sqrt(w)
         M = K if self.d is None else self.d[:, None] * K * self.d[None, :]
@@ -88,26 +153,36 @@ class _FullForm:
         return self.xp.zeros((self.K.shape[0],), dtype=self.xp.float64,
                              device=getattr(self.K, "device", None))
 
-    def values(self, coef):
+    def start(self):
+        # ξ⁰ = y, γ⁰ = 0: the least-squares problem from targets y (f = 0, u = W y)
+        rows = self.rows
+        return self._solve(self.xp.zeros_like(rows.y), rows.y if rows.w is None else
+                           rows.w * rows.y)
+
+    def evaluate(self, coef):
         xp = self.xp
-        return xp.matmul(self.K, xp.astype(coef, self.K.dtype))
+        loss = float(self.rows.evaluate(coef))
+        return 0.5 * float(xp.vecdot(coef, xp.astype(self.rows.f_new, xp.float64))) + \
+            self.C * loss
 
-    def penalty(self, coef, f):
-        return 0.5 * float(self.xp.vecdot(coef, self.xp.astype(f, self.xp.float64)))
+    def accept(self):
+        return float(self.rows.accept())
 
-    def step(self, coef, f, u):
+    def step(self, coef):
+        u = self.rows.correction()
+        return self._solve(self.rows.f, u), self.xp.astype(u, self.xp.float64)
+
+    def _solve(self, f, u):
         xp = self.xp
         # With weights W, u already carries W; the target of the weighted problem is f + u/w
         # on samples with w > 0, i.e. D t = D f + u / D.
         t = xp.astype(f, xp.float64)
         if self.d is None:
-            rhs = t + xp.astype(u, xp.float64)
-        else:
-            d = xp.astype(self.d, xp.float64)
-            safe = xp.where(d > 0, d, xp.ones_like(d))
-            rhs = d * t + xp.where(d > 0, xp.astype(u, xp.float64) / safe, xp.zeros_like(d))
-            return d * cho_solve(self.chol, rhs, xp=xp), xp.astype(u, xp.float64)
-        return cho_solve(self.chol, rhs, xp=xp), xp.astype(u, xp.float64)
+            return cho_solve(self.chol, t + xp.astype(u, xp.float64), xp=xp)
+        d = xp.astype(self.d, xp.float64)
+        safe = xp.where(d > 0, d, xp.ones_like(d))
+        rhs = d * t + xp.where(d > 0, xp.astype(u, xp.float64) / safe, xp.zeros_like(d))
+        return d * cho_solve(self.chol, rhs, xp=xp)
 
 
 def _anderson(X_hist, G_hist, x, g, *, xp):
@@ -184,39 +259,23 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     w = sample_weight
     if P is not None:
         P = as_operator(P)
-        if G is None:
-            G = P.gram(w)
-        form = _LowRankForm(P, G, c, xp=xp)
+        rows = P.dca_rows(y, w, loss=loss, task=task, A=A) if hasattr(P, "dca_rows") else \
+            DCARows(P, y, w, loss=loss, task=task, A=A)
+        form = _LowRankForm(rows, G, c, C, xp=xp)
     else:
-        form = _FullForm(K, w, c, xp=xp)
+        rows = DCARows(as_operator(K), y, w, loss=loss, task=task, A=A)
+        form = _FullForm(rows, K, w, c, C, xp=xp)
     t_setup = time.perf_counter() - t0
     m = y.shape[0]
-    cls = task == "classification"
-    inv2A = 1.0 / (2.0 * A)
 
-    def evaluate(coef):
-        f = form.values(coef)
-        r = 1.0 - y * f if cls else y - f
-        psi = loss.value(r, xp=xp)
-        F = form.penalty(coef, f) + float(C) * float(xp.sum(psi if w is None else w * psi))
-        g = loss.grad(r, xp=xp)
-        return f, g, F
-
-    def correction(g):
-        u = (y * g if cls else g) * inv2A
-        return u if w is None else w * u
-
-    if warm_start is None:
-        # ξ⁰ = y, γ⁰ = 0: the first step solves the least-squares problem from targets y.
-        coef = form.step(form.zero(), y * 0.0, y if w is None else w * y)[0]
-    else:
-        coef = xp.astype(warm_start, xp.float64)
-    f, g, F = evaluate(coef)
+    coef = form.start() if warm_start is None else xp.astype(warm_start, xp.float64)
+    F = form.evaluate(coef)
+    form.accept()
     history = [F]
     X_hist, R_hist = [], []
     converged, n_rejected, it, kkt = False, 0, 0, float("inf")
     for it in range(1, max_iter + 1):
-        Tcoef, v = form.step(coef, f, correction(g))
+        Tcoef, v = form.step(coef)
         v = (2.0 * A * float(C)) * v
         kkt = float(xp.linalg.vector_norm(coef - v)) / max(float(xp.linalg.vector_norm(v)), 1e-300)
         if stop == "kkt" and kkt <= tol:
@@ -233,15 +292,15 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
             if len(X_hist) > anderson:
                 X_hist.pop(0)
                 R_hist.pop(0)
-        f_new, g_new, F_new = evaluate(cand)
+        F_new = form.evaluate(cand)
         if used_aa and not (F_new <= F * (1 + 1e-12) + 1e-300):
             n_rejected += 1
             X_hist, R_hist = [], []
             cand = Tcoef
-            f_new, g_new, F_new = evaluate(cand)
-        dgamma = 0.5 * float(xp.linalg.vector_norm(g_new - g)) / math.sqrt(m)
+            F_new = form.evaluate(cand)
+        dgamma = 0.5 * math.sqrt(form.accept()) / math.sqrt(m)
         rel = (F - F_new) / max(abs(F_new), 1e-300)
-        coef, f, g, F = cand, f_new, g_new, F_new
+        coef, F = cand, F_new
         history.append(F)
         if verbose and (it % 10 == 0 or it == 1):
             print(f"[unisvm] iter {it:4d}  objective {F:.10g}  kkt {kkt:.3g}  |dγ|/√m {dgamma:.3g}")
