@@ -433,3 +433,21 @@ def test_armijo_line_search():
     assert armijo(phi, 0.0, -1.0, phi1=0.0, sigma=0.4)[:3] == (0.5, -0.25, 1)  # φ(1) given
     eta, _, k, ok = armijo(lambda e: 1.0, 0.0, -1.0, max_backtracks=5)  # never decreases
     assert (eta, k, ok) == (0.5**5, 5, False)
+
+
+def test_reduced_svc_n_iter_counts_the_presolve():
+    """n_iter_ counts every Newton step, the presolve's (on a strided subset of the rows) too,
+    and n_iter_detail_ reports the two (issue 13, item 4), as UniSVC does."""
+    from svmgpu import ReducedSVC
+    from svmgpu.datasets import make_checkerboard
+
+    X, y = make_checkerboard(20_000, random_state=0)
+    clf = ReducedSVC(C=100.0, gamma=16.0, rank=30, random_state=0, device="cpu").fit(X, y)
+    (d,) = clf.n_iter_detail_
+    assert set(d) == {"presolve", "solver"} and d["presolve"] > 0
+    assert clf.n_iter_[0] == d["presolve"] + d["solver"]
+    assert clf.solver_info_[0]["n_presolve_iter"] == d["presolve"]
+    small = ReducedSVC(C=10.0, gamma=16.0, rank=30, random_state=0, device="cpu").fit(X[:2000],
+                                                                                      y[:2000])
+    assert small.n_iter_detail_[0]["presolve"] == 0  # (too few rows for a presolve)
+    assert small.n_iter_[0] == small.n_iter_detail_[0]["solver"]

@@ -216,7 +216,10 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     intercept_ : array of shape (n_models,)
         The offsets (zeros unless ``fit_intercept``).
     n_iter_ : ndarray of shape (n_models,)
-        Newton steps of each binary problem.
+        Newton steps of each binary problem, its presolve's included.
+    n_iter_detail_ : list of dict
+        Per binary problem: the steps of the presolve (on a strided subset of the rows, for
+        large m on NumPy) and of the solver on all rows; ``n_iter_`` is their sum.
     converged_ : ndarray of shape (n_models,), bool
     objective_history_ : list of lists
         Objective (17) ``½ zᵀBz + C Σ sᵢψ`` at each iterate, per binary problem.
@@ -289,7 +292,9 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
                              max_iter=int(self.max_iter), verbose=self.verbose, xp=xp)
         info = {k: v for k, v in res.info.items() if k != "margins"}
         info["timings"] = res.timings
-        return {"coef": xp.astype(res.coef, P.dtype), "n_iter": res.n_iter,
+        detail = {"presolve": int(res.info.get("n_presolve_iter", 0)), "solver": int(res.n_iter)}
+        return {"coef": xp.astype(res.coef, P.dtype), "n_iter": sum(detail.values()),
+                "n_iter_detail": detail,
                 "converged": res.converged, "objective_history": res.objective_history,
                 "info": info, "index": None}
 
@@ -304,6 +309,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
                       r=self.support_vectors_.shape[0])
         self.objective_history_ = [m["objective_history"] for m in self.models_]
         self.solver_info_ = [m["info"] for m in self.models_]
+        self.n_iter_detail_ = [m["n_iter_detail"] for m in self.models_]
 
 
 def finish_models(est, *, xp, r):
