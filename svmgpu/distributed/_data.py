@@ -11,6 +11,7 @@ import numpy as np
 from svmgpu.backend import (
     array_device,
     asarray,
+    compute_context,
     get_device,
     get_namespace,
     random_subset,
@@ -34,8 +35,6 @@ def check_X(est, X, *, reset):
     columns are rechunked into one), finite, persisted, on the device of its chunks."""
     require_dask()
     import dask.array as da  # noqa: PLC0415
-
-    from svmgpu.backend import array_device, compute_context, get_device  # noqa: PLC0415
 
     name = type(est).__name__
     if not getattr(est, "_accepts_dask", False):
@@ -61,8 +60,6 @@ def check_X(est, X, *, reset):
     want = getattr(est, "dtype", None) if reset else est.fit_dtype_
     ctx = compute_context(meta, device=dev, dtype=want,
                           memory_budget=getattr(est, "memory_budget", None))
-    if not reset and dev != ctx.device:  # pragma: no cover - the device comes from the chunks
-        raise ValueError(f"X lives on {dev}, but this model runs on {ctx.device}")
     X = X.rechunk({1: -1}).astype(ctx.dtype)
     if reset:
         est.n_features_in_ = int(X.shape[1])
@@ -103,7 +100,6 @@ def as_rows_like(v, X, name):
 
 
 def _searchsorted(b, classes):
-    from svmgpu.backend import array_device, asarray, get_namespace  # noqa: PLC0415
 
     xp = get_namespace(b)
     return xp.searchsorted(asarray(classes, device=array_device(b)), b)
@@ -113,8 +109,6 @@ def encode_labels(y, X):
     """``(classes, y_idx)`` for Dask labels: the sorted distinct labels (NumPy, on the client)
     and each sample's class index (a Dask array chunked like X)."""
     from sklearn.utils.multiclass import check_classification_targets  # noqa: PLC0415
-
-    from svmgpu.backend import to_numpy  # noqa: PLC0415
 
     y = as_rows_like(y, X, "y")
     import dask.array as da  # noqa: PLC0415
@@ -164,13 +158,10 @@ def class_counts(y_idx, k):
     """How many samples each of the ``k`` classes has (NumPy)."""
     import dask.array as da  # noqa: PLC0415
 
-    from svmgpu.backend import to_numpy  # noqa: PLC0415
-
     return to_numpy(da.bincount(y_idx, minlength=k).compute())
 
 
 def _take_classes(b, per_class):
-    from svmgpu.backend import array_device, asarray, get_namespace  # noqa: PLC0415
 
     xp = get_namespace(b)
     return xp.take(asarray(per_class, device=array_device(b)), b)
@@ -185,8 +176,6 @@ def column_moments(X, sample_weight=None):
     """``(per-column variances, variance of all entries)`` of a Dask ``X`` (weights count as
     repetitions), as NumPy: what ``gamma="scale"`` reads."""
     import dask  # noqa: PLC0415
-
-    from svmgpu.backend import to_numpy  # noqa: PLC0415
 
     X = X.astype(np.float64)
     if sample_weight is None:
@@ -252,7 +241,6 @@ def landmark_factor(X, kernel, rank, *, random_state, sample_weight, device):
 
 
 def _take_local(b, idx):
-    from svmgpu.backend import array_device, asarray, get_namespace  # noqa: PLC0415
 
     return get_namespace(b).take(b, asarray(idx, device=array_device(b)), axis=0)
 
@@ -261,8 +249,6 @@ def rows_of(X, rows, *, device):
     """The rows ``rows`` (sorted host indices) of a Dask ``X``, on ``device``: each chunk that
     holds some gives them with its own namespace (CuPy chunks take device indices)."""
     import dask  # noqa: PLC0415
-
-    from svmgpu.backend import asarray, get_namespace  # noqa: PLC0415
 
     bounds = np.cumsum((0,) + X.chunks[0])
     blocks = X.to_delayed().ravel()
@@ -279,8 +265,6 @@ def _predict_block(b, est, method):
     """``est.<method>(b)`` on the worker, the model moved to the chunk's device if needed (a
     pickled model arrives on the CPU)."""
     import copy  # noqa: PLC0415
-
-    from svmgpu.backend import array_device  # noqa: PLC0415
 
     dev = array_device(b)
     if str(dev) != est.device_:

@@ -51,7 +51,6 @@ minimizes (17) with ``B + (ε/λ) I``, so Newton equations and line search agree
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 import warnings
@@ -603,8 +602,7 @@ class NewtonRows:
     The solver does its r × r algebra on these results; it never touches an m-vector. A row
     partition of a Dask array is one ``NewtonRows`` on its worker
     (:class:`svmgpu.distributed.DaskNewtonRows` maps each method over the partitions and adds
-    the results), so both run this one implementation of the per-row work. Methods rebind
-    attributes and never write into an array, so a shallow copy of a state is a new state.
+    the results), so both run this one implementation of the per-row work.
 
     Counts (``n_u``, ...) may be passed by a caller that has read them already (in one batched
     read); otherwise they are read here.
@@ -714,9 +712,7 @@ class NewtonRows:
         if n_changed is None or n_active is None:
             n_changed = self._read(None, self.ch_mask)
             n_active = self._read(None, self.act_mask)
-        hessian = copy.copy(self.hessian)  # (a new state: the old one is not written)
-        self.hessian = hessian
-        return hessian.update(self.kap, mode=mode, changed=self.ch_mask, active=self.act_mask,
+        return self.hessian.update(self.kap, mode=mode, changed=self.ch_mask, active=self.act_mask,
                               n_changed=n_changed, n_active=n_active)
 
     def active_rows(self, n_active=None):
