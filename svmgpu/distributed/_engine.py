@@ -93,17 +93,19 @@ class _Cluster:
         return self.client.compute(list(arr.to_delayed().ravel()))
 
     def submit(self, fn, *args, where=None):
-        return self.client.submit(fn, *args, pure=False, workers=where,
+        return self.client.submit(fn, *args, pure=False,
+                                  workers=None if where is None else [where],
                                   allow_other_workers=True)
 
     def where(self, futures):
+        """The address of a worker holding each future (None: not known)."""
         who = self.client.who_has(list(futures))
-        return [sorted(who.get(f.key, ()))[:1] or None for f in futures]
+        return [min(who.get(f.key, ()), default=None) for f in futures]
 
     def actor(self, cls, *args, where=None):
         with _lost_as_error():
             return self.client.submit(cls, *args, actor=True, pure=False,
-                                      workers=where).result()
+                                      workers=None if where is None else [where]).result()
 
     def call(self, actors, method, *args):
         with _lost_as_error():
@@ -254,15 +256,13 @@ class DaskFeatures:
         self.where = self.ex.where(blocks)
         rows = {}  # rows per worker
         for n, w in zip(self.chunks, self.where):
-            key = None if w is None else w[0]
-            rows[key] = rows.get(key, 0) + n
+            rows[w] = rows.get(w, 0) + n
         self.plan = {w: feature_plan(n, int(rank), memory_budget, itemsize=X.dtype.itemsize,
                                      who=f"a Dask worker with {n:,} rows" if w else
                                      f"{n:,} rows in this process")
                      for w, n in rows.items()}
         self.parts = [
-            self.ex.submit(_features, b, build, *self.plan[None if w is None else w[0]][::-1],
-                           where=w)
+            self.ex.submit(_features, b, build, *self.plan[w][::-1], where=w)
             for b, w in zip(blocks, self.where)]
 
     def __repr__(self):
@@ -310,11 +310,11 @@ class DaskRows:
             ex.blocks(sample_weight.rechunk((features.chunks,)))
         groups = {}  # worker -> its partitions
         for k, w in enumerate(features.where):
-            groups.setdefault(None if w is None else w[0], []).append(k)
+            groups.setdefault(w, []).append(k)
         self.actors = [
             ex.actor(_PartitionGroup, make, len(ks),
                      *[features.parts[k] for k in ks], *[ys[k] for k in ks],
-                     *[ss[k] for k in ks], where=None if w is None else [w])
+                     *[ss[k] for k in ks], where=w)
             for w, ks in groups.items()]
 
     def _map(self, method, *args, how="sum", **kwargs):
