@@ -90,63 +90,12 @@ def gpu_pool_bytes(device) -> int | None:
         return None
 
 
-def _sync(device):
-    if getattr(device, "kind", None) == "cuda":
-        import cupy  # noqa: PLC0415
-
-        cupy.cuda.get_current_stream().synchronize()
-
-
 def _gb(n):
     return "-" if n is None else f"{n / 1e9:.2f} GB"
 
 
 def _secs(t):
     return f"{t:.2f} s" if t < 100 else f"{t:.0f} s"
-
-
-@contextlib.contextmanager
-def phase_timer(estimator, device, *, echo=print):
-    """Time the two phases of an svmgpu ``fit``: ``features`` (the estimator's
-    ``_prepare_fit``: kernel, low-rank factor or reduced kernel columns) and ``solve``
-    (every binary problem's ``_fit_binary``). Yields a dict of seconds, filled on exit.
-
-    Works by wrapping the two hooks on the instance for the duration of the block.
-    """
-    times = {"features": 0.0, "solve": 0.0, "problems": 0}
-    prep, fitb = estimator._prepare_fit, estimator._fit_binary
-
-    def prepare(X, **kw):
-        echo(f"[features] {type(estimator).__name__}: kernel / low-rank features of "
-             f"{X.shape[0]:,} x {X.shape[1]} ...")
-        t0 = time.perf_counter()
-        out = prep(X, **kw)
-        _sync(device)
-        times["features"] += time.perf_counter() - t0
-        echo(f"[features] done in {_secs(times['features'])}")
-        return out
-
-    def fit_binary(*a, **kw):
-        k = times["problems"]
-        solver = getattr(estimator, "solver_", None)
-        echo(f"[solve] problem {k + 1}" + (f" (solver {solver})" if solver else "") + " ...")
-        t0 = time.perf_counter()
-        out = fitb(*a, **kw)
-        _sync(device)
-        dt = time.perf_counter() - t0
-        times["solve"] += dt
-        times["problems"] = k + 1
-        it = out.get("n_iter") if isinstance(out, dict) else None
-        echo(f"[solve] problem {k + 1} done in {_secs(dt)}"
-             + (f", {it} iterations" if it is not None else ""))
-        return out
-
-    estimator._prepare_fit, estimator._fit_binary = prepare, fit_binary
-    try:
-        yield times
-    finally:
-        for name in ("_prepare_fit", "_fit_binary"):
-            vars(estimator).pop(name, None)
 
 
 def _parse_gamma(text):
@@ -311,7 +260,7 @@ def cmd_demo(args, out=print):
     Xt, yt = make_checkerboard(n_test, dtype=dtype, random_state=args.seed + 1)
     if device.kind == "cuda":
         X, Xt = to_device(X, device), to_device(Xt, device)
-        _sync(device)
+        device.synchronize()
     t_data = time.perf_counter() - t0
     out(f"[data] {n:,} + {n_test:,} points in {_secs(t_data)}")
 
@@ -319,14 +268,14 @@ def cmd_demo(args, out=print):
                  max_iter=args.max_iter, device=str(device), dtype=dtype.name,
                  random_state=args.seed, verbose=0 if args.quiet else 1)
     t0 = time.perf_counter()
-    with phase_timer(clf, device, echo=out) as ph:
-        clf.fit(X, y)
-    _sync(device)
+    clf.fit(X, y)
+    ph = clf.fit_timings_
+    device.synchronize()
     t_fit = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     pred = to_numpy(clf.predict(Xt))
-    _sync(device)
+    device.synchronize()
     t_pred = time.perf_counter() - t0
     acc = float(np.mean(pred == yt))
     t_total = time.perf_counter() - t_start
@@ -505,11 +454,10 @@ def cmd_train(args, out=print):
         where = "" if client is None else f" into {X.numblocks[0]} chunks on {client}"
         out(f"read {args.data}: {X.shape[0]:,} samples x {X.shape[1]} features{where} in "
             f"{_secs(t_load)}")
-        echo = out if args.verbose else (lambda *_: None)
         t0 = time.perf_counter()
-        with phase_timer(est, device, echo=echo) as ph:
-            est.fit(X, y)
+        est.fit(X, y)  # (its phases on standard error with -v: the svmgpu logger)
         t_fit = time.perf_counter() - t0
+        ph = est.fit_timings_
     est.libsvm_zero_based_ = zero_based  # predict reads files with the same indexing
     save_model(est, args.model)
     what = (f"{len(est.classes_)} classes" if hasattr(est, "classes_") else "regression")
@@ -669,7 +617,8 @@ def build_parser():
                    help="any other estimator parameter (VALUE read as JSON, else as a string); "
                    "repeatable, e.g. --param loss_params='{\"a\": 2}'")
     t.add_argument("-v", "--verbose", action="count", default=0,
-                   help="show the phases and the solver's iterations")
+                   help="show the phases of the fit with their seconds (and a progress bar with "
+                   "tqdm installed) on standard error; -vv also each iteration")
     t.set_defaults(func=cmd_train)
 
     q = sub.add_parser("predict", help="predict a LIBSVM file with a saved model",

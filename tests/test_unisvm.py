@@ -357,7 +357,7 @@ def test_n_iter_counts_every_iteration_and_the_landmarks_kept_are_reported(capsy
     clf = UniSVC(C=10.0, gamma=16.0, rank=300, random_state=0, dtype="float32",
                  verbose=1).fit(Xs, ys)
     assert clf.rank_ == 300 and clf.n_landmarks_ == clf.factor_.rank < 300
-    assert f"rank 300: {clf.n_landmarks_} landmarks kept" in capsys.readouterr().out
+    assert f"rank 300: {clf.n_landmarks_} landmarks kept" in capsys.readouterr().err
 
 
 def test_float32_features_keep_the_accuracy_of_float64():

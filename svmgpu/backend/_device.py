@@ -87,6 +87,12 @@ class Device:
             return _import_cupy()[0].cuda.Device(self.index)
         return self.native
 
+    def synchronize(self):
+        """Wait for the device's queued work (CuPy's current stream; other devices: nothing to
+        wait for), so that a timer around it measures the work, not its launch."""
+        if self.kind == "cuda":
+            _import_cupy()[0].cuda.get_current_stream().synchronize()
+
     def __enter__(self):
         if self.kind == "cuda":
             cupy = _import_cupy()[0]

@@ -19,8 +19,13 @@ predictions in the caller's array kind.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import math
+import os
+import sys
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -40,6 +45,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from svmgpu._log import fields, get_logger, verbosity
 from svmgpu.backend import (
     ComputeContext,
     Device,
@@ -108,6 +114,40 @@ def _is_device_array(x) -> bool:
     return array_api_compat.is_cupy_array(x) or is_foreign_array(x) or is_device_sparse(x)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first frame outside svmgpu (the
+    user's ``fit`` call, however many svmgpu frames (subclass fits, decorators) are between)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _logged_fit(fit):
+    """``fit`` inside ``verbosity(self.verbose)`` (:mod:`svmgpu._log`); the seconds of its
+    phases (:meth:`SVMBase._phase`) become ``fit_timings_`` when it succeeds."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        self._timings = {}
+        try:
+            with verbosity(getattr(self, "verbose", 0)):
+                t0 = time.perf_counter()
+                out = fit(self, *args, **kwargs)
+                self.fit_timings_ = self._timings
+                self._log.info(fields(fit="done", seconds=time.perf_counter() - t0,
+                                      **self.fit_timings_))
+                return out
+        finally:
+            del self._timings
+
+    return wrapper
+
+
 class SVMBase(BaseEstimator):
     """Common parameters and machinery of every svmgpu estimator.
 
@@ -141,11 +181,34 @@ class SVMBase(BaseEstimator):
         Bytes for blocked kernel work (None: half the free device memory, read once per fit).
     random_state : int, Generator or None
     verbose : int
+        0: quiet; 1: the phases of the fit and their seconds, each solver's summary, and a
+        progress bar for long phases when tqdm is installed; 2: also a line per iteration.
+        Written through the ``svmgpu`` logger in one format (see :mod:`svmgpu._log`); the
+        seconds of each phase are ``fit_timings_`` whatever the verbosity.
     """
 
     #: Attributes that hold the device object and the compute context of the current call:
     #: never saved or pickled (a loaded model rebuilds them from ``device_``).
     _transient_attributes = ("_device", "_ctx")
+
+    @property
+    def _log(self) -> logging.Logger:
+        return get_logger(type(self).__name__)
+
+    def _phase(self, name, fn, *args, detail=None, **kwargs):
+        """``fn(*args, **kwargs)``, one phase of ``fit``, timed into ``fit_timings_[name]``
+        (after the device's queued work) and logged at INFO: ``features`` (``_prepare_fit``),
+        ``solve`` (each ``_fit_binary``), ``probability`` (Platt's cross-validation)."""
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self._ctx.device.synchronize()
+        dt = time.perf_counter() - t0
+        self._timings[name] = self._timings.get(name, 0.0) + dt
+        if self._log.isEnabledFor(logging.INFO):
+            res = out if isinstance(out, dict) else {}
+            self._log.info("%s %s", name, fields(**(detail or {}), it=res.get("n_iter"),
+                                                 converged=res.get("converged"), seconds=dt))
+        return out
 
     # ------------------------------------------------------------------ validation
     def _validate_common(self):
@@ -357,10 +420,11 @@ class SVMBase(BaseEstimator):
                 "they cannot be recomputed per block: use lowrank='nystrom', lower the rank, "
                 "or raise memory_budget")
         self.n_landmarks_ = int(factor.rank)
-        if self.n_landmarks_ < rank and getattr(self, "verbose", 0):
-            print(f"[{type(self).__name__}] rank {rank}: {self.n_landmarks_} landmarks kept; the "
-                  f"other {rank - self.n_landmarks_} are numerically dependent on them (Cholesky "
-                  f"pivots below 100·eps of {numpy_dtype(X.dtype).name} of the largest)")
+        if self.n_landmarks_ < rank:
+            self._log.info("rank %d: %d landmarks kept; the other %d are numerically dependent "
+                           "on them (Cholesky pivots below 100·eps of %s of the largest)", rank,
+                           self.n_landmarks_, rank - self.n_landmarks_,
+                           numpy_dtype(X.dtype).name)
         return factor, blocks
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
@@ -401,7 +465,7 @@ class SVMBase(BaseEstimator):
             f"{type(self).__name__}: the solver did not converge on {which} (stopped after "
             f"{iters} iterations{limit}); the model is not the optimum of its objective. "
             f"{advice}",
-            ConvergenceWarning, stacklevel=3,
+            ConvergenceWarning, stacklevel=_caller_stacklevel(),
         )
 
     def _prepare_predict(self, X, *, ctx):
@@ -494,6 +558,7 @@ class SVCBase(ClassifierMixin, SVMBase):
 
     _default_multi_class = "ovr"
 
+    @_logged_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the classifier.
 
@@ -532,33 +597,39 @@ class SVCBase(ClassifierMixin, SVMBase):
         self.classes_ = classes
         n_classes = int(classes.shape[0])
         sw = self._with_class_weight(sw, y_idx, ctx=ctx, X=X)
-        shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
+        shared = self._phase("features", self._prepare_fit, X, ctx=ctx, sample_weight=sw,
+                             detail={"rows": X.shape[0], "columns": X.shape[1]})
 
         def labels(mask):
             if self._dask_fit:
                 return 2.0 * mask.astype(X.dtype) - 1.0
             return 2.0 * xp.astype(mask, X.dtype) - 1.0
 
-        models, pairs = [], None
-        if n_classes == 2:
-            models.append(self._fit_binary(shared, None, labels(y_idx == 1), sw))
-        elif multi == "ovr":
-            for k in range(n_classes):
-                models.append(self._fit_binary(shared, None, labels(y_idx == k), sw))
-        else:
-            pairs = list(itertools.combinations(range(n_classes), 2))
-            for i, j in pairs:
-                rows = xp.nonzero((y_idx == i) | (y_idx == j))[0]
-                sw_ij = None if sw is None else xp.take(sw, rows, axis=0)
-                models.append(self._fit_binary(shared, rows, labels(xp.take(y_idx, rows) == i),
-                                               sw_ij))
-        self.models_ = models
+        def problems():  # (rows or None, labels ±1, weights) of each binary problem
+            if n_classes == 2:
+                yield None, labels(y_idx == 1), sw
+            elif multi == "ovr":
+                for k in range(n_classes):
+                    yield None, labels(y_idx == k), sw
+            else:
+                for i, j in pairs:
+                    rows = xp.nonzero((y_idx == i) | (y_idx == j))[0]
+                    yield (rows, labels(xp.take(y_idx, rows) == i),
+                           None if sw is None else xp.take(sw, rows, axis=0))
+
+        pairs = (list(itertools.combinations(range(n_classes), 2))
+                 if multi == "ovo" and n_classes > 2 else None)
+        n_problems = 1 if n_classes == 2 else len(pairs) if pairs else n_classes
+        self.models_ = [
+            self._phase("solve", self._fit_binary, shared, rows, yb, w,
+                        detail={"problem": f"{k + 1}/{n_problems}"})
+            for k, (rows, yb, w) in enumerate(problems())]
         self.pairs_ = pairs
         self._after_fit(shared)
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if getattr(self, "probability", False):
-            self._fit_probability(X, y_idx, user_sw, ctx=ctx)
+            self._phase("probability", self._fit_probability, X, y_idx, user_sw, ctx=ctx)
         return self
 
     def _fit_probability(self, X, y_idx, sample_weight, *, ctx):
@@ -810,6 +881,7 @@ class SVCBase(ClassifierMixin, SVMBase):
 class SVRBase(RegressorMixin, SVMBase):
     """Regressor base: real targets, one model in ``models_[0]``."""
 
+    @_logged_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the regressor.
 
@@ -829,9 +901,7 @@ class SVRBase(RegressorMixin, SVMBase):
         if self._dask_fit:  # targets and weights stay chunked like X, on the workers
             y = dask_data.regression_targets(y, X)
             sw = dask_data.sample_weights(sample_weight, X)
-            shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
-            self.models_ = [self._fit_binary(shared, None, y.astype(X.dtype), sw)]
-            return self._finish_fit(shared)
+            return self._fit_regression(X, y.astype(X.dtype), sw, ctx=ctx)
         y = self._check_y(y, X, ctx)
         if _is_device_array(y):
             if not xp.isdtype(y.dtype, ("real floating", "integral")):
@@ -846,12 +916,13 @@ class SVRBase(RegressorMixin, SVMBase):
         if not finite:
             raise ValueError("regression targets y contain NaN or infinity; remove those samples")
         sw = self._sample_weight(sample_weight, X, ctx=ctx)
-        shared = self._prepare_fit(X, ctx=ctx, sample_weight=sw)
-        self.models_ = [self._fit_binary(shared, None, asarray(y, device=ctx.device, dtype=X.dtype),
-                                         sw)]
-        return self._finish_fit(shared)
+        return self._fit_regression(X, asarray(y, device=ctx.device, dtype=X.dtype), sw, ctx=ctx)
 
-    def _finish_fit(self, shared):
+    def _fit_regression(self, X, y, sw, *, ctx):
+        """The one model of a regressor from validated ``X``, targets ``y`` and weights."""
+        shared = self._phase("features", self._prepare_fit, X, ctx=ctx, sample_weight=sw,
+                             detail={"rows": X.shape[0], "columns": X.shape[1]})
+        self.models_ = [self._phase("solve", self._fit_binary, shared, None, y, sw)]
         self._after_fit(shared)
         self._check_fitted_finite()
         self._warn_if_not_converged()

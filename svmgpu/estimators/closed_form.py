@@ -93,8 +93,9 @@ class LSSVC(_LeastSquaresBase):
     reduced_set : {"random", "pivoted_cholesky"}
     fit_intercept : bool
         Offset regularized by ``½b²`` (the kernel becomes ``k + 1``). Default False, as in (8).
-    device, dtype, memory_budget, random_state, multi_class, class_weight, probability
-        As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
+    device, dtype, memory_budget, random_state, multi_class, class_weight, probability, verbose
+        As in :class:`svmgpu.estimators.reduced.ReducedSVC` (``verbose``: the phases of the
+        fit and their seconds; a closed form has no iterations to log).
 
     Attributes
     ----------
@@ -116,7 +117,8 @@ class LSSVC(_LeastSquaresBase):
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
                  memory_budget=None, random_state=None, multi_class="ovr", class_weight=None,
-                 probability=False):
+                 probability=False, verbose=0):
+        self.verbose = verbose
         self.probability = probability
         self.class_weight = class_weight
         self.C = C
@@ -210,8 +212,9 @@ class PSVC(_LeastSquaresBase):
         Nonlinear kernels: size of the reduced set (``"auto"``: ``min(300, n_samples)``; None:
         every training point).
     reduced_set : {"random", "pivoted_cholesky"}
-    device, dtype, memory_budget, random_state, multi_class, class_weight, probability
-        As in :class:`svmgpu.estimators.reduced.ReducedSVC`.
+    device, dtype, memory_budget, random_state, multi_class, class_weight, probability, verbose
+        As in :class:`svmgpu.estimators.reduced.ReducedSVC` (``verbose``: the phases of the
+        fit and their seconds; a closed form has no iterations to log).
 
     Attributes
     ----------
@@ -232,7 +235,9 @@ class PSVC(_LeastSquaresBase):
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
-                 random_state=None, multi_class="ovr", class_weight=None, probability=False):
+                 random_state=None, multi_class="ovr", class_weight=None, probability=False,
+                 verbose=0):
+        self.verbose = verbose
         self.probability = probability
         self.class_weight = class_weight
         self.C = C
@@ -311,7 +316,7 @@ class WPSVC(PSVC):
         Positive constant of (22), in the units of X (it keeps the farthest point's weight
         ``q/(R + q)`` above zero).
     C, kernel, gamma, degree, coef0, rank, reduced_set, device, dtype, memory_budget,
-    random_state, multi_class, class_weight, probability
+    random_state, multi_class, class_weight, probability, verbose
         As in :class:`PSVC`. A ``sample_weight`` given to ``fit`` multiplies ``sᵢ²``.
 
     Attributes
@@ -330,12 +335,13 @@ class WPSVC(PSVC):
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
-                 random_state=None, multi_class="ovr", class_weight=None, probability=False):
+                 random_state=None, multi_class="ovr", class_weight=None, probability=False,
+                 verbose=0):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, rank=rank,
                          reduced_set=reduced_set, device=device, dtype=dtype,
                          memory_budget=memory_budget, random_state=random_state,
                          multi_class=multi_class, class_weight=class_weight,
-                         probability=probability)
+                         probability=probability, verbose=verbose)
         self.q = q
 
     def _check_extra(self):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from svmgpu._log import progress as _progress
 from svmgpu.backend import (
     array_device,
     block_rows,
@@ -26,7 +27,7 @@ _CPU_MIN_ROWS = 512
 
 
 def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, center=None,
-                       out=None):
+                       out=None, progress=None):
     """Yield ``(start, stop, K[start:stop])`` for row blocks of ``K(X, Z)``: the one blocked
     kernel loop of the library (full-kernel products, Nyström features, reduced-kernel columns).
 
@@ -48,6 +49,8 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
     out : array of shape (n_x, n_z), optional
         Write the blocks into ``out[start:stop]`` (in place on NumPy, by assignment elsewhere)
         and yield those views: ``out`` is the caller's result, not charged to the budget.
+    progress : str, optional
+        The name of a progress bar over the rows, shown in a ``verbose=1`` fit (svmgpu._log).
 
     Raises
     ------
@@ -71,6 +74,19 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
             "memory_budget or lower the rank")
     rows = block_rows(n_z + X.shape[1] + 2, itemsize, budget - fixed,
                       n_buffers=_BLOCK_BUFFERS - (out is not None), max_rows=max_rows)
+    blocks = _kernel_blocks(kernel, X, Z, rows, xp=xp, center=center, out=out)
+    if progress is None:
+        yield from blocks
+        return
+    bar = _progress(progress, total=X.shape[0], unit="row")
+    for s, e, K in blocks:
+        yield s, e, K
+        bar.update(e - s)
+    bar.close()
+
+
+def _kernel_blocks(kernel, X, Z, rows, *, xp, center, out):
+    """The blocks of :func:`iter_kernel_blocks`, ``rows`` rows at a time."""
     n = X.shape[0]
     if is_sparse(X):  # sparse rows against dense Z: X Zᵀ and the row norms, X never densified
         sq_z = row_sq_norms(Z, xp=xp)
@@ -132,7 +148,7 @@ def check_kernel_finite(ok, *, kernel, dtype):
             f"or the features hold extreme values): {OVERFLOW_ADVICE}")
 
 
-def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False):
+def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progress=None):
     """``F = K(X, Z)`` of shape (m, r), or ``[K(X, Z), 1]`` of shape (m, r + 1), block by block
     (the one blocked kernel loop, :func:`iter_kernel_blocks`, writing into F): the features of
     the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM, PSVM).
@@ -148,7 +164,7 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False):
     m, r = X.shape[0], Z.shape[0]
     F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=native_device(X))
     for _ in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget,
-                                out=F[:, :r] if intercept else F):
+                                out=F[:, :r] if intercept else F, progress=progress):
         pass
     if intercept:
         F[:, r] = 1.0

@@ -130,14 +130,14 @@ class LowRankFactor:
                          device=device, memory_budget=memory_budget)
 
 
-def _features(kernel, X, Z, L_inv, center, *, device, memory_budget):
+def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, progress=None):
     """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map): each kernel block of the one
     blocked loop is multiplied by ``L_invᵀ`` in place (BLAS ``trmm`` on NumPy)."""
     xp = device.xp
     out = xp.empty((X.shape[0], Z.shape[0]), dtype=X.dtype, device=native_device(X))
     L_inv = fortran_order(L_inv, xp=xp)  # once: trmm reads it without a copy per block
     for s, e, blk in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget, center=center,
-                                        out=out):
+                                        out=out, progress=progress):
         res = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
         if res is not blk:
             out[s:e, ...] = res
@@ -191,7 +191,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
                              _center=center)
     if P is None:
         P = _features(kernel, X, landmark_X, L_inv, center, device=device,
-                      memory_budget=memory_budget)
+                      memory_budget=memory_budget, progress="features")
         # The landmark rows are L itself: set them exactly (rounding in K_BB L⁻ᵀ would
         # otherwise leave a tiny upper triangle).
         P = set_rows(P, landmarks, xp.astype(L, X.dtype), xp=xp)

@@ -88,7 +88,8 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
     if in_memory:
         fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
                                  memory_budget=budget)
-        return FeatureOperator(fmap(X), feature_map=fmap, memory_budget=budget)
+        return FeatureOperator(fmap(X, progress="features"), feature_map=fmap,
+                               memory_budget=budget)
     # recomputed rows: half the budget for the operator's row blocks, half for the kernel
     # blocks that compute them
     fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),

@@ -51,10 +51,12 @@ minimizes (17) with ``B + (ε/λ) I``, so Newton equations and line search agree
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import warnings
 
+from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import (
     LinAlgError,
     cho_solve,
@@ -76,6 +78,8 @@ from svmgpu.solvers._result import SolverResult
 #: logistic loss ``log(1 + exp(pu))/p`` is UniSVM's smooth hinge ψ^(6), its Huber loss the
 #: classification Huber hinge (named apart from the regression Huber).
 LOSSES = ("least_squares", "squared_hinge", "huber_hinge", "logistic")
+_log = get_logger("newton")
+
 _REGISTRY = {"least_squares": ("least_squares", None), "squared_hinge": ("squared_hinge", None),
              "huber_hinge": ("huber_hinge", "delta"), "logistic": ("smooth_hinge", "p")}
 
@@ -312,6 +316,7 @@ def _presolve_size(presolve, m, r, *, xp, nested):
     return presolve if presolve < m else None
 
 
+@honours_verbose
 def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_weight=None,
                       z0=None, tol=1e-6, stop="gradient", stage_tol=1e-4, max_iter=500,
                       smw="auto", hessian_update="auto", tau=0.0, presolve="auto",
@@ -377,8 +382,10 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     armijo, backtrack, max_backtracks
         Armijo constant σ, step reduction and maximum reductions.
     verbose : int
+        1: a summary line (and a progress bar with tqdm), 2: a line per Newton step, through
+        the ``svmgpu.newton`` logger (fields: :mod:`svmgpu._log`).
     label : str
-        Prefix of the progress lines.
+        The run's name in the log lines.
     xp : namespace
 
     Returns
@@ -462,6 +469,7 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     n_iter = n_stage = n_smw = n_back = 0
     converged, why, kkt = False, "max_iter", float("inf")
     F, new_point, last_full = None, True, False
+    bar = progress(label)
     while True:
         final = stage == len(stages) - 1
         k_loss, c = stages[stage]
@@ -574,9 +582,13 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
         last_full, new_point = eta == 1.0, True
         rows.accept(eta, z if n_iter % _REFRESH_EVERY == 0 else None)
         steps.append(eta)
-        if verbose:
-            print(f"[{label}] it {n_iter:3d} stage {stage} obj {F:.10g} active {n_act:7d} "
-                  f"|g|/scale {kkt:.2e} step {eta:g}")
+        bar.update(1, obj=F, kkt=kkt)
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("%s %s", label, fields(it=n_iter, stage=stage, obj=F, kkt=kkt,
+                                              active=n_act, step=eta))
+    bar.close()
+    _log.info("%s %s", label, fields(it=n_iter, stop=why, converged=converged, obj=F, kkt=kkt,
+                                     seconds=time.perf_counter() - t_start))
     n_incremental, n_recompute = rows.hessian_counts()
     info.update(
         stop=why, active_set_sizes=sizes, plus_set_sizes=plus, step_sizes=steps,

@@ -32,13 +32,17 @@ and restarts the mixing history, so the objective stays monotone.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
+from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import cho_factor, cho_solve
 from svmgpu.lowrank import as_operator
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.newton import semismooth_newton
+
+_log = get_logger("unisvm")
 
 
 class DCARows:
@@ -199,6 +203,7 @@ def _anderson(X_hist, G_hist, x, g, *, xp):
     return x + g - xp.matmul(dX + dG, coeffs)
 
 
+@honours_verbose
 def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
            sample_weight=None, warm_start=None, max_iter=1000, tol=1e-5, accelerate=True,
            anderson=5, stop="kkt", verbose=0, xp) -> SolverResult:
@@ -239,6 +244,10 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
         Anderson-accelerated DCA with a monotone safeguard.
     anderson : int
         Depth of the Anderson history.
+    verbose : int
+        1: a summary line (and a progress bar with tqdm), 2: a line per DCA iteration, through
+        the ``svmgpu.unisvm`` logger (fields: :mod:`svmgpu._log`; ``dgamma`` is
+        ``‖γᵏ − γᵏ⁻¹‖/√m``).
     xp : namespace
 
     Returns
@@ -274,6 +283,7 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     history = [F]
     X_hist, R_hist = [], []
     converged, n_rejected, it, kkt = False, 0, 0, float("inf")
+    bar = progress("unisvm DCA")
     for it in range(1, max_iter + 1):
         Tcoef, v = form.step(coef)
         v = (2.0 * A * float(C)) * v
@@ -302,12 +312,15 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
         rel = (F - F_new) / max(abs(F_new), 1e-300)
         coef, F = cand, F_new
         history.append(F)
-        if verbose and (it % 10 == 0 or it == 1):
-            print(f"[unisvm] iter {it:4d}  objective {F:.10g}  kkt {kkt:.3g}  |dγ|/√m {dgamma:.3g}")
+        bar.update(1, obj=F, kkt=kkt)
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug(fields(it=it, obj=F, kkt=kkt, dgamma=dgamma))
         if stop == "paper" and (dgamma <= tol or 0 <= rel <= tol):
             converged = True
             break
+    bar.close()
     timings = {"setup": t_setup, "total": time.perf_counter() - t0}
+    _log.info(fields(it=it, converged=converged, obj=F, kkt=kkt, seconds=timings["total"]))
     return SolverResult(coef=coef, n_iter=it, converged=converged, objective_history=history,
                         timings=timings,
                         info={"A": A, "c": c, "n_rejected": n_rejected, "kkt": kkt,

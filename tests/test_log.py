@@ -1,0 +1,149 @@
+"""One log format for every solver and estimator (issue 13, item 4): the ``svmgpu`` logger,
+``verbose`` levels, the phases' seconds (``fit_timings_``), tqdm bars, and applications that
+configure logging themselves."""
+
+import logging
+import re
+
+import numpy as np
+import pytest
+from array_api_compat import array_namespace
+from sklearn.exceptions import ConvergenceWarning
+
+from svmgpu import LSSVC, PSVC, WPSVC, GreedySVC, L2SVMPath, ReducedSVC, UniSVC, UniSVR
+from svmgpu._log import fields, progress, verbosity
+from svmgpu.datasets import make_checkerboard
+from svmgpu.losses import get_loss
+from svmgpu.solvers.newton import semismooth_newton
+
+LINE = re.compile(r"^\[svmgpu(\.[A-Za-z0-9_-]+)*\] \S")
+
+ESTIMATORS = [
+    UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0),
+    UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0, solver="dca", max_iter=20),
+    ReducedSVC(C=10.0, gamma=16.0, rank=50, random_state=0),
+    GreedySVC(gamma=16.0, max_support=50),
+    L2SVMPath(gamma=16.0, rank=30, random_state=0, max_iter=20),
+    LSSVC(C=10.0, gamma=16.0, rank=50, random_state=0),
+    PSVC(C=10.0, kernel="rbf", gamma=16.0, rank=50, random_state=0),
+    WPSVC(C=10.0, random_state=0),
+]
+
+
+def _fit(est, verbose, capsys):
+    X, y = make_checkerboard(600, random_state=0)
+    est.set_params(verbose=verbose).fit(X, y)
+    return capsys.readouterr()
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_every_estimator_logs_its_phases_in_one_format(est, capsys):
+    quiet = _fit(est, 0, capsys)
+    assert quiet.out == "" and quiet.err == ""
+    assert set(est.fit_timings_) >= {"features", "solve"}
+    assert all(t >= 0 for t in est.fit_timings_.values())
+    err = _fit(est, 1, capsys).err
+    name = type(est).__name__
+    lines = [li for li in err.splitlines() if li.startswith("[svmgpu")]
+    assert lines, err
+    assert all(LINE.match(li) for li in lines), lines
+    assert any(li.startswith(f"[svmgpu.{name}] features rows=600 columns=2 seconds=")
+               for li in lines), lines
+    assert any(li.startswith(f"[svmgpu.{name}] solve ") and "seconds=" in li for li in lines)
+    done = [li for li in lines if li.startswith(f"[svmgpu.{name}] fit=done")]
+    assert len(done) == 1 and "features=" in done[0] and "solve=" in done[0]
+    # verbose=2 adds the iterations (solvers that iterate), never fewer lines
+    err2 = _fit(est, 2, capsys).err
+    assert len(err2.splitlines()) >= len(lines)
+
+
+def test_newton_logs_each_iteration_at_verbose_2_with_named_fields(capsys):
+    X, y = make_checkerboard(2000, random_state=0)
+    clf = UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0, solver="newton", verbose=2)
+    clf.fit(X, y)
+    err = capsys.readouterr().err
+    its = [li for li in err.splitlines() if li.startswith("[svmgpu.newton]") and " it=" in li
+           and "stop=" not in li]
+    assert len(its) >= clf.n_iter_detail_["solver"]
+    for li in its:
+        for key in ("it=", "stage=", "obj=", "kkt=", "active=", "step="):
+            assert key in li, li
+    summary = [li for li in err.splitlines() if li.startswith("[svmgpu.newton]")
+               and "stop=" in li]
+    assert summary and "converged=True" in summary[-1]
+
+
+def test_a_solver_called_directly_honours_its_verbose(capsys):
+    rng = np.random.default_rng(0)
+    P = rng.standard_normal((300, 5))
+    y = np.sign(P[:, 0] + 0.1 * rng.standard_normal(300))
+    semismooth_newton(P, y, [get_loss("squared_hinge")], C=1.0, xp=array_namespace(P),
+                      verbose=2)
+    err = capsys.readouterr().err
+    assert "[svmgpu.newton] newton it=1 " in err
+
+
+def test_applications_route_the_records_with_verbose_0_and_get_no_second_copy(caplog,
+                                                                               capsys):
+    X, y = make_checkerboard(600, random_state=0)
+    with caplog.at_level(logging.INFO, logger="svmgpu"):
+        UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0).fit(X, y)  # verbose=0
+    msgs = [r.getMessage() for r in caplog.records if r.name == "svmgpu.UniSVC"]
+    assert any(m.startswith("features rows=600") for m in msgs)
+    assert capsys.readouterr().err == ""
+    caplog.clear()
+    UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0, verbose=1).fit(X, y)
+    assert "[svmgpu.UniSVC] features" in capsys.readouterr().err  # standard error, and
+    assert not caplog.records  # not a second copy through the root logger's handlers
+    lg = logging.getLogger("svmgpu")
+    assert lg.level == logging.NOTSET and lg.propagate and not lg.handlers  # restored
+    # a handler of the application's on the svmgpu logger: verbose uses it instead
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    lg.addHandler(handler)
+    try:
+        UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0, verbose=1).fit(X, y)
+    finally:
+        lg.removeHandler(handler)
+    assert "[svmgpu" not in capsys.readouterr().err  # (tqdm's bars stay on standard error)
+    assert any(r.getMessage().startswith("features rows=600") for r in records)
+
+
+def test_convergence_warnings_point_at_the_callers_line():
+    X, y = make_checkerboard(300, random_state=0)
+    for est in (GreedySVC(gamma=16.0, max_support=5),  # (its fit calls the base's fit)
+                UniSVC(C=10.0, gamma=16.0, rank=20, solver="dca", max_iter=2)):
+        with pytest.warns(ConvergenceWarning) as rec:
+            est.fit(X, y)
+        assert [w.filename for w in rec] == [__file__]
+
+
+def test_fields_format_and_a_failed_fit_leaves_no_timings():
+    assert fields(it=3, obj=1.0 / 3.0, skip=None, stop="kkt") == "it=3 obj=0.33333333 stop=kkt"
+    clf = UniSVC(rank=10)
+    with pytest.raises(ValueError, match="NaN"):
+        clf.fit(np.full((10, 2), np.nan), np.arange(10) % 2)
+    assert not hasattr(clf, "fit_timings_") and not hasattr(clf, "_timings")
+
+
+def test_progress_bars_show_at_verbose_1_and_close(capsys):
+    pytest.importorskip("tqdm")
+    with verbosity(1):
+        bar = progress("test", total=3)
+        bar.update(1, obj=1.5)
+        bar.update(2)
+    assert "svmgpu test" in capsys.readouterr().err
+    # outside a verbose block (and at verbose=2) a bar is a no-op
+    for v in (0, 2):
+        with verbosity(v):
+            progress("quiet").update(1)
+    assert "quiet" not in capsys.readouterr().err
+
+
+def test_regressor_and_cli_timings(capsys):
+    X, y = make_checkerboard(400, random_state=0)
+    reg = UniSVR(C=10.0, gamma=4.0, rank=30, random_state=0, verbose=1)
+    reg.fit(X, y.astype(float))
+    assert set(reg.fit_timings_) == {"features", "solve"}
+    assert "[svmgpu.UniSVR] solve " in capsys.readouterr().err
