@@ -230,3 +230,22 @@ def test_numpy_and_device_agree(device, cls, kw):
     assert_allclose(out, ref.decision_function(X), device=device, dtype="float64", rtol=1e-7,
                     atol=1e-7)
     assert_allclose(host(clf.coef_), ref.coef_, rtol=1e-7, atol=1e-7)
+
+
+def test_n_support_counts_the_expansion_points_per_class():
+    """Issue 13, item 3: ``n_support_`` wherever the model has support vectors: the dual
+    LS-SVM's every row, a reduced set J (LSSVC, PSVC, ReducedSVC) counted per class; the
+    linear PSVM has none (``support_`` and ``n_support_`` are not set)."""
+    from svmgpu.datasets import make_checkerboard
+
+    X, y = make_checkerboard(800, random_state=0)
+    for est in (LSSVC(C=10.0, gamma=16.0, rank=None), LSSVC(C=10.0, gamma=16.0, rank=60,
+                                                             random_state=0),
+                PSVC(C=10.0, kernel="rbf", gamma=16.0, rank=60, random_state=0),
+                ReducedSVC(C=10.0, gamma=16.0, rank=60, random_state=0)):
+        est.fit(X, y)
+        sup = np.asarray(est.support_)
+        assert_array_equal(est.n_support_, [np.sum(y[sup] == -1), np.sum(y[sup] == 1)])
+        assert est.n_support_.sum() == (800 if est.rank is None else 60)
+    lin = PSVC(C=10.0).fit(X, y)
+    assert lin.support_ is None and not hasattr(lin, "n_support_")

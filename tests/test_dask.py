@@ -297,6 +297,7 @@ def test_reduced_svc_on_a_cluster_equals_the_in_memory_fit(client, kw):
         b = ReducedSVC(**kw).fit(Xd, labels, sample_weight=None if w is None else
                                  da.from_array(w, chunks=1000))
         assert_array_equal(b.support_, a.support_)
+        assert_array_equal(b.n_support_, a.n_support_)
         assert_array_equal(b.n_iter_, a.n_iter_)
         if kw.get("regularizer") == "rkhs":
             # RKHS coefficients (~1e3) sit in an ill-conditioned K_JJ's coordinates: the

@@ -373,3 +373,48 @@ def test_float32_features_keep_the_accuracy_of_float64():
         acc[dt] = clf.score(Xt, yt)
         assert clf.coef_.dtype == np.float64  # the solver's algebra stays in float64
     assert acc["float32"] >= 0.995 and abs(acc["float32"] - acc["float64"]) <= 0.002, acc
+
+
+@pytest.mark.parametrize("solver", ["newton", "dca"])
+def test_support_is_the_margin_violators_of_the_squared_hinge(solver):
+    """Issue 13, item 3: ``support_``/``n_support_`` as scikit-learn's SVC, for UniSVC the
+    rows with ψ'(rᵢ) ≠ 0: for the squared hinge exactly the rows with ``yᵢ f(xᵢ) < 1``, read
+    here from ``decision_function`` (an independent route: the kernel expansion, not the
+    solver's margins); for the truncated squared hinge ``min(u₊², a)`` (a = 2) those with
+    ``1 − √a < yᵢf(xᵢ) < 1``: the far outliers are not support vectors."""
+    X, y = make_checkerboard(600, flip=0.1, random_state=3)
+    ypm = np.where(y == 1, 1.0, -1.0)
+    for loss, lo in (("squared_hinge", -np.inf), ("truncated_squared_hinge", 1 - np.sqrt(2))):
+        clf = UniSVC(loss=loss, C=10.0, gamma=16.0, rank=None, solver=solver, tol=1e-10,
+                     max_iter=20000, random_state=0).fit(X, y)
+        m = ypm * host(clf.decision_function(X))
+        clear = (np.abs(m - 1) > 1e-6) & (np.abs(m - lo) > 1e-6)  # (away from the kinks)
+        want = (m < 1) & (m > lo)
+        sup = np.zeros(600, bool)
+        sup[host(clf.support_)] = True
+        assert_array_equal(sup[clear], want[clear])
+        assert 50 < sup.sum() < 600
+        assert_array_equal(clf.n_support_, [np.sum(y[sup] == -1), np.sum(y[sup] == 1)])
+    assert ((m < lo) & clear).sum() > 0  # the truncated loss did leave outliers out
+
+
+def test_support_over_binary_problems_and_on_the_regressor():
+    """Multi-class: the union of the binary problems' supports, in training-row indices
+    (one-vs-one problems map their rows back); a zero weight is never a support vector; the
+    regressor's ``n_support_`` is ``[len(support_)]`` (scikit-learn's SVR)."""
+    X, y = make_checkerboard(900, random_state=0)
+    y3 = np.digitize(X[:, 0], np.quantile(X[:, 0], [1 / 3, 2 / 3]))
+    w = np.ones(900)
+    w[::7] = 0.0
+    for multi in ("ovr", "ovo"):
+        clf = UniSVC(C=10.0, gamma=4.0, rank=100, random_state=0, multi_class=multi)
+        clf.fit(X, y3, sample_weight=w)
+        sup = host(clf.support_)
+        assert np.all(np.diff(sup) > 0) and sup.min() >= 0 and sup.max() < 900
+        assert not np.any(sup % 7 == 0)
+        assert_array_equal(clf.n_support_, np.bincount(y3[sup], minlength=3))
+        assert np.all(clf.n_support_ > 0)
+    reg = UniSVR(loss="least_squares", C=10.0, gamma=4.0, rank=50, random_state=0)
+    reg.fit(X, np.sin(3 * X[:, 0]), sample_weight=w)
+    assert_array_equal(reg.n_support_, [host(reg.support_).size])
+    assert host(reg.support_).size == 900 - w[w == 0].size  # least squares: every weighted row

@@ -67,6 +67,7 @@ from svmgpu.backend import (
     take_rows,
     to_device,
     to_host,
+    to_numpy,
     tree_to_device,
 )
 from svmgpu.distributed import _data as dask_data
@@ -471,6 +472,31 @@ class SVMBase(BaseEstimator):
     def _prepare_predict(self, X, *, ctx):
         return X
 
+    def _union_support(self, supports):
+        """The sorted union of the binary problems' support rows (int64 indices into the
+        training rows), or None when a problem's is unknown."""
+        if any(s is None for s in supports):
+            return None
+        xp = self._ctx.xp
+        each = [xp.astype(s, xp.int64) for s in supports]
+        return each[0] if len(each) == 1 else xp.sort(xp.unique_values(xp.concat(each)))
+
+    def _nonzero_loss_rows(self, loss, y, f, sample_weight, rows=None):
+        """The training rows where ``ψ'(rᵢ) ≠ 0`` at the decision values ``f`` (residuals
+        ``1 − yᵢfᵢ``, or ``yᵢ − fᵢ`` for regression) and the weight is positive: the points
+        with a nonzero representer weight, SVC's support vectors (for the margin losses, the
+        points with a nonzero loss; a truncated loss's flat part holds none). Indices into the
+        problem's ``rows`` when given."""
+        xp = self._ctx.xp
+        y = xp.astype(y, xp.float64)
+        task = getattr(self, "_task", "classification")
+        r = 1.0 - y * f if task == "classification" else y - f
+        mask = loss.grad(r, xp=xp) != 0
+        if sample_weight is not None:
+            mask = mask & (sample_weight > 0)
+        idx = xp.nonzero(mask)[0]
+        return idx if rows is None else xp.take(rows, idx)
+
     # ---------------------------------------------------------------- devices
     def to_device(self, device):
         """Move the fitted arrays to ``device``; predictions then run there. Returns self."""
@@ -626,6 +652,10 @@ class SVCBase(ClassifierMixin, SVMBase):
             for k, (rows, yb, w) in enumerate(problems())]
         self.pairs_ = pairs
         self._after_fit(shared)
+        support = getattr(self, "support_", None)
+        if support is not None and not isinstance(support, list):  # (a path per class: its own)
+            self.n_support_ = (dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
+                               if self._dask_fit else self._class_counts(y, support))
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if getattr(self, "probability", False):
@@ -924,6 +954,8 @@ class SVRBase(RegressorMixin, SVMBase):
                              detail={"rows": X.shape[0], "columns": X.shape[1]})
         self.models_ = [self._phase("solve", self._fit_binary, shared, None, y, sw)]
         self._after_fit(shared)
+        if getattr(self, "support_", None) is not None:
+            self.n_support_ = host_array([self.support_.shape[0]], "int64")
         self._check_fitted_finite()
         self._warn_if_not_converged()
         return self

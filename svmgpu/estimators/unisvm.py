@@ -110,12 +110,19 @@ class _UniSVMMixin:
         detail = {"warm_start": int(n_warm), "presolve": int(res.info.get("n_presolve_iter", 0)),
                   "solver": int(res.n_iter)}
         coef = res.coef
+        support = None
+        if not self._dask_fit:  # (on Dask the decision values stay with their partitions)
+            f = res.info.get("margins")  # P z from Newton; DCA: one more product
+            if f is None:
+                f = (data["P"].matvec(coef) if "P" in data else
+                     xp.matmul(xp.astype(data["K"], xp.float64), coef))
+            support = self._nonzero_loss_rows(self.loss_, y, f, sample_weight, rows)
         if "L_inv" in shared:  # the exact factor of the full kernel: α_B = L⁻ᵀ β
             L_inv = xp.astype(shared["L_inv"], xp.float64)
             coef, rows = xp.matmul(xp.matrix_transpose(L_inv), coef), None
         return {"coef": coef, "rows": rows, "n_iter": sum(detail.values()), "n_iter_detail": detail,
                 "converged": res.converged, "objective_history": res.objective_history,
-                "timings": res.timings}
+                "timings": res.timings, "support": support}
 
 
     def _convergence_advice(self):
@@ -147,6 +154,7 @@ class _UniSVMMixin:
         self.landmarks_ = None if self.factor_ is None else self.factor_.landmarks
         if self.factor_ is not None:  # keep what prediction needs, not the m x r features
             self.factor_ = self.factor_.without_features()
+        self.support_ = self._union_support([m.pop("support") for m in models])
         if len(models) == 1:
             m = models[0]
             self.coef_ = m["coef"]
@@ -212,12 +220,30 @@ class UniSVC(_UniSVMMixin, SVCBase):
 """ + CLASSIFIER_PARAMS_DOC + """
     Attributes
     ----------
-    classes_, coef_ (β of shape (r,) or α of shape (m,); stacked per binary problem),
-    landmarks_ (indices of the landmarks, or None), n_landmarks_ (the landmarks kept: fewer
-    than ``rank_`` when some are numerically dependent on the others), n_iter_ (every
-    iteration: the warm start's, the presolve's and the solver's), n_iter_detail_ (those three
-    counts), converged_, objective_history_, loss_, A_, kernel_, factor_ (the LowRankFactor),
-    device_.
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : array
+        β of shape (r,) (low rank) or α of shape (m,) (full kernel); stacked per binary
+        problem.
+    support_ : array of shape (n_SV,) or None
+        The training rows with a nonzero loss derivative ``ψ'(rᵢ)`` at the solution (and a
+        positive weight), over all binary problems: the points that shape the model, SVC's
+        support vectors (the margin violators of the hinge-type losses; a truncated loss's
+        outliers are not among them). None after a Dask fit.
+    n_support_ : ndarray of shape (n_classes,)
+        ``support_`` counted per class.
+    landmarks_ : array or None
+        Indices of the landmarks.
+    n_landmarks_ : int
+        The landmarks kept: fewer than ``rank_`` when some are numerically dependent on the
+        others.
+    n_iter_ : int or ndarray
+        Every iteration: the warm start's, the presolve's and the solver's.
+    n_iter_detail_ : dict or list of dict
+        Those three counts.
+    fit_timings_ : dict
+        Seconds of each phase of the fit (``features``, ``solve``, ``probability``).
+    converged_, objective_history_, loss_, A_, kernel_, device_
+        As named; ``factor_`` is the :class:`~svmgpu.lowrank.LowRankFactor`.
 
     Examples
     --------
@@ -262,7 +288,19 @@ class UniSVC(_UniSVMMixin, SVCBase):
 class UniSVR(_UniSVMMixin, SVRBase):
     __doc__ = (
         "Kernel SVM regressor trained by UniSVM for any LS-DC regression loss.\n"
-        + _DOC_PARAMS
+        + _DOC_PARAMS + """
+    Attributes
+    ----------
+    coef_ : array of shape (r,) or (m,)
+        β (low rank) or α (full kernel).
+    support_ : array of shape (n_SV,) or None
+        The training rows with a nonzero loss derivative at the solution (outside the ε-tube
+        of the ε-insensitive losses), as scikit-learn's ``SVR``; None after a Dask fit.
+    n_support_ : ndarray of shape (1,)
+        ``len(support_)``.
+    n_landmarks_, n_iter_, n_iter_detail_, fit_timings_, converged_, objective_history_
+        As in :class:`UniSVC`.
+"""
     )
     _task = "regression"
 
