@@ -50,6 +50,9 @@ MODELS = [
     lambda: LSSVC(C=10.0),  # the dual with the full kernel
     lambda: LSSVC(C=10.0, rank=100, random_state=0, fit_intercept=True),
     lambda: PSVC(kernel="rbf", rank=100, random_state=0),
+    lambda: PSVC(C=10.0),  # linear: X's rows densified a block at a time
+    lambda: WPSVC(C=10.0),  # class centres and distances from the sparse rows
+    lambda: WPSVC(C=10.0, kernel="rbf", rank=100, random_state=0),
 ]
 
 
@@ -61,7 +64,8 @@ def test_sparse_and_dense_input_give_the_same_model(make, n_classes):
     sparse = make().fit(sp.csr_matrix(X), y, sample_weight=w)
     dense = make().fit(X, y, sample_weight=w)
     # gamma="scale" from sparse moments (E[x²] − E[x]²): equal to rounding
-    assert sparse.kernel_.gamma == pytest.approx(dense.kernel_.gamma, rel=1e-12)
+    assert getattr(sparse.kernel_, "gamma", 0) == pytest.approx(
+        getattr(dense.kernel_, "gamma", 0), rel=1e-12)
     coef = [np.asarray(sparse.coef_), np.asarray(dense.coef_)]
     # Newton's finite termination lands on the same point (to ~1e-13); DCA within its tol
     tol = 1e-6 if getattr(sparse, "solver_", None) == "dca" else 1e-10
@@ -89,11 +93,9 @@ def test_sparse_regression_and_float32():
 def test_estimators_without_sparse_support_say_so_and_bad_sparse_input_is_refused():
     X, y = _data(200)
     Xs = sp.csr_matrix(X)
-    for est in (GreedySVC(), L2SVMPath(rank=20), WPSVC()):
+    for est in (GreedySVC(), L2SVMPath(rank=20)):
         with pytest.raises(TypeError, match="does not take sparse X.*X.toarray"):
             est.fit(Xs, y)
-    with pytest.raises(TypeError, match="PSVC does not take sparse X.*nonlinear kernels"):
-        PSVC().fit(Xs, y)  # linear: X itself is the feature matrix
     bad = Xs.copy()
     bad.data[0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -101,6 +103,9 @@ def test_estimators_without_sparse_support_say_so_and_bad_sparse_input_is_refuse
     wide = sp.random(200, 100_000, density=1e-4, random_state=0, format="csr")
     with pytest.raises(MemoryError, match="holds dense"):  # 160 MB of dense rows; K: 1 MB
         UniSVC(rank=None, memory_budget="50MB").fit(wide, y)
+    for est in (PSVC(), WPSVC()):  # linear: an (n + 1)² system, checked before any work
+        with pytest.raises(MemoryError, match="100,000 features.*kernel='rbf', rank=300"):
+            est.set_params(memory_budget="1GB").fit(wide, y)
     clf = UniSVC(rank=20, random_state=0).fit(Xs, y)
     with pytest.raises(ValueError, match="30 features"):
         clf.predict(sp.csr_matrix(np.zeros((2, 31))))
@@ -159,6 +164,7 @@ def test_sparse_paths_never_ask_a_sparse_matrix_for_its_device(make):
     lambda: UniSVC(C=10.0, rank=100, random_state=0, multi_class="ovo"),
     lambda: ReducedSVC(C=10.0, rank=100, random_state=0),
     lambda: LSSVC(C=10.0),
+    lambda: WPSVC(C=10.0),  # linear: the class centres of cupyx sparse rows
 ])
 def test_sparse_input_on_the_gpu(make):
     """CuPy's sparse CSR (cupyx.scipy.sparse), and SciPy CSR sent to device='cuda', give the

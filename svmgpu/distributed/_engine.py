@@ -190,9 +190,15 @@ def _reduce_part(fn, F, *blocks):
 
 
 def linear_features(Xb, *, in_memory=True, memory_budget=None):
-    """The features of a linear model: the rows themselves (a Dask partition's operator)."""
+    """The features of a linear model: the rows themselves (the operator of an in-memory X or
+    of a Dask partition); sparse rows are densified a block at a time, never whole."""
+    from svmgpu.backend import dense_rows, is_sparse  # noqa: PLC0415
     from svmgpu.lowrank import FeatureOperator  # noqa: PLC0415
 
+    if is_sparse(Xb):
+        dense = functools.partial(dense_rows, rows=slice(None), xp=None)
+        return FeatureOperator(X=Xb, feature_map=dense, rank=Xb.shape[1],
+                               memory_budget=memory_budget)
     return FeatureOperator(Xb, memory_budget=memory_budget)
 
 

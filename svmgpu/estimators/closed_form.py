@@ -23,7 +23,15 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from svmgpu.backend import check_fits, dense_rows, get_namespace, set_rows
+from svmgpu.backend import (
+    check_fits,
+    dense_rows,
+    get_namespace,
+    is_sparse,
+    set_rows,
+    sparse_product_t,
+    take_rows,
+)
 from svmgpu.distributed import DaskFeatures
 from svmgpu.distributed._engine import linear_features
 from svmgpu.estimators._base import SVCBase, check_bool
@@ -36,7 +44,6 @@ from svmgpu.estimators.reduced import (
     rkhs_matrix,
 )
 from svmgpu.kernels import Linear, kernel_columns
-from svmgpu.lowrank import FeatureOperator
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
@@ -226,12 +233,8 @@ class PSVC(_LeastSquaresBase):
     n_iter_, converged_ : ndarrays of shape (n_models,)
     """
 
-    _accepts_sparse = True  # nonlinear kernels: reduced-kernel columns from sparse rows
+    _accepts_sparse = True  # reduced-kernel columns, or X's rows densified a block at a time
     _accepts_dask = True  # features on the workers (X itself for the linear kernel)
-
-    def _takes_sparse(self):
-        return self._accepts_sparse and not (self.kernel == "linear"
-                                             or isinstance(self.kernel, Linear))
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
@@ -258,11 +261,16 @@ class PSVC(_LeastSquaresBase):
         self._check_extra()
         kernel = self._make_kernel(X, sample_weight)
         self.kernel_ = kernel
-        if isinstance(kernel, Linear):  # X itself is P (dense: see _takes_sparse)
+        if isinstance(kernel, Linear):  # X itself is P
+            n = X.shape[1]  # the normal equations, their factor and PᵀP: (n + 1)² each
+            check_fits(3 * (n + 1) ** 2 * 8, ctx.budget_bytes,
+                       what=f"the linear PSVM's (n + 1) x (n + 1) system for n = {n:,} features",
+                       hint="use a nonlinear kernel with a reduced set (e.g. kernel='rbf', "
+                            "rank=300), whose system is rank x rank")
             self.support_ = self.support_vectors_ = None
-            P = DaskFeatures(X, linear_features, X.shape[1], memory_budget=ctx.budget_bytes,
+            P = DaskFeatures(X, linear_features, n, memory_budget=ctx.budget_bytes,
                              device=ctx.device) if self._dask_fit else \
-                FeatureOperator(X, memory_budget=ctx.budget_bytes)
+                linear_features(X, memory_budget=ctx.budget_bytes)
             return {"P": P, "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         return {"P": self._reduced_features(X, kernel, Z, ctx), "X": X}
@@ -297,7 +305,9 @@ class PSVC(_LeastSquaresBase):
             return super()._prepare_predict(X, ctx=ctx)
         W = xp.stack([m["coef"] for m in self.models_], axis=1)  # (n_features + 1, n_models)
         n = X.shape[1]
-        return xp.matmul(X, W[:n, :]) + W[n, :][None, :]
+        XW = (sparse_product_t(X, xp.matrix_transpose(W[:n, :])) if is_sparse(X)
+              else xp.matmul(X, W[:n, :]))
+        return XW + W[n, :][None, :]
 
 
 class WPSVC(PSVC):
@@ -329,7 +339,7 @@ class WPSVC(PSVC):
     coef_, intercept_, support_, support_vectors_, n_iter_, converged_ : as in :class:`PSVC`.
     """
 
-    _accepts_sparse = False  # its class-centre weights read dense rows
+    _accepts_sparse = True  # class centres and distances from sparse rows, as PSVC
 
     _accepts_dask = True  # the centres and radii are Dask reductions, the weights per chunk
 
@@ -350,7 +360,7 @@ class WPSVC(PSVC):
             raise ValueError(f"q must be a positive finite number, got {q!r}")
 
     def _weights(self, shared, rows, y, sample_weight, *, xp):
-        X = shared["X"] if rows is None else xp.take(shared["X"], rows, axis=0)
+        X = shared["X"] if rows is None else take_rows(shared["X"], rows, xp=xp)
         if self._dask_fit:  # the same formulas on the Dask arrays (lazy, chunk by chunk)
             xp = get_namespace(X)
         s = center_distance_weights(X, y, q=float(self.q), sample_weight=sample_weight, xp=xp)

@@ -39,7 +39,14 @@ import functools
 import math
 import time
 
-from svmgpu.backend import clip, serial_blas
+from svmgpu.backend import (
+    clip,
+    is_sparse,
+    native_device,
+    row_sq_norms,
+    serial_blas,
+    sparse_product_t,
+)
 from svmgpu.lowrank import as_operator
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.newton import spd_factor, spd_solve
@@ -200,7 +207,8 @@ def center_distance_weights(X, y, *, q, sample_weight=None, xp):
 
     Parameters
     ----------
-    X : array of shape (m, n_features)
+    X : array or sparse matrix of shape (m, n_features)
+        Sparse rows are never densified (distances from ``‖x‖² − 2xᵀc + ‖c‖²``).
     y : array of shape (m,)
         Labels −1 / +1.
     q : float
@@ -219,20 +227,29 @@ def center_distance_weights(X, y, *, q, sample_weight=None, xp):
     """
     q = _check_positive("q", q)
     f64 = xp.float64
-    X64 = xp.astype(X, f64)
+    sparse = is_sparse(X)
+    X64 = X if sparse else xp.astype(X, f64)
     y = xp.astype(y, f64)
     m = X.shape[0]
-    sw = (xp.ones((m,), dtype=f64, device=getattr(X, "device", None)) if sample_weight is None
+    dev = native_device(X)
+    sw = (xp.ones((m,), dtype=f64, device=dev) if sample_weight is None
           else xp.astype(sample_weight, f64))
-    s = xp.zeros((m,), dtype=f64, device=getattr(X, "device", None))
+    s = xp.zeros((m,), dtype=f64, device=dev)
+    sq_x = row_sq_norms(X, xp=xp) if sparse else None
     for label in (-1.0, 1.0):
         cls = y == label
         wc = xp.where(cls, sw, xp.zeros_like(sw))
         total = float(xp.sum(wc))
         if not total > 0:
             raise ValueError(f"class {label:+.0f} has no sample with positive weight")
-        center = xp.sum(X64 * wc[:, None], axis=0) / total
-        d = xp.linalg.vector_norm(X64 - center[None, :], axis=1)
+        if sparse:  # X never densified: ‖x − c‖² = ‖x‖² − 2 xᵀc + ‖c‖²
+            center = xp.astype(sparse_product_t(X.T, wc[None, :])[:, 0], f64) / total
+            d2 = sq_x - 2.0 * sparse_product_t(X, center[None, :])[:, 0] + \
+                xp.sum(center * center)
+            d = xp.sqrt(clip(xp.astype(d2, f64), min=0.0, xp=xp))
+        else:
+            center = xp.sum(X64 * wc[:, None], axis=0) / total
+            d = xp.linalg.vector_norm(X64 - center[None, :], axis=1)
         R = float(xp.max(xp.where(wc > 0, d, xp.zeros_like(d))))
         s = xp.where(cls, 1.0 - d / (R + q), s)
     return clip(s, min=0.0, xp=xp)
