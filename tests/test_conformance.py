@@ -67,7 +67,7 @@ CASES = [
      True, False),
     ("WPSVC", lambda: WPSVC(C=1.0), "clf", True, True),
     ("L2SVMPath", lambda: L2SVMPath(gamma=4.0, rank=40, random_state=0), "clf", False, False),
-    ("GreedySVC", lambda: GreedySVC(gamma=4.0, max_support=60), "clf", False, True),
+    ("GreedySVC", lambda: GreedySVC(gamma=4.0, max_support=60), "clf", True, True),
 ]
 IDS = [c[0] for c in CASES]
 

@@ -6,14 +6,14 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 
 from __future__ import annotations
 
-from svmgpu.backend import host_array, set_rows
-from svmgpu.estimators._base import SVCBase
+from svmgpu.backend import dense_rows, host_array, set_rows, take_rows
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.stagewise import check_stagewise_params, greedy_stagewise
 
 
 class GreedySVC(SVCBase):
-    """Greedy stagewise hard-margin SVM (GS-SVM): early stopping instead of ``C``.
+    __doc__ = ("""Greedy stagewise hard-margin SVM (GS-SVM): early stopping instead of ``C``.
 
     Each binary problem minimizes the hard-margin dual (10) stagewise: a stage adds the kernel
     function of the unselected training sample that lowers the loss most, with its closed-form
@@ -26,6 +26,25 @@ class GreedySVC(SVCBase):
     :func:`~svmgpu.solvers.stagewise.greedy_stagewise`; the result is the same to rounding).
     The decision function of a binary problem is ``f(x) = Σᵢ αᵢ yᵢ K(x, xᵢ)`` (5).
 
+    **Sample and class weights.** The hard-margin SVM has no per-sample loss term to weight:
+    its samples are constraints, which a duplicated row leaves unchanged. What a duplicated row
+    changes is the stagewise algorithm, which selects each kernel function at most once ((11),
+    the constraint that keeps one kernel function from being "excessively magnified"): so a
+    weight ``sᵢ`` (``sample_weight`` times ``class_weight``) is row i's selection budget, the
+    counterpart of the soft-margin box ``αᵢ <= C sᵢ`` of (4). The row may be selected
+    ``⌈sᵢ⌉`` times, with the closed-form step (19) per whole unit and the fraction
+    ``sᵢ − ⌊sᵢ⌋`` of it for a last partial unit; the selection (21) compares the loss decreases
+    (20) of those steps. An integer weight k is exactly k copies of the row (``batch=1``; the
+    pool of ``batch > 1`` counts rows, not copies), a zero weight removes the row, unit weights
+    are the paper's algorithm, and ``class_weight="balanced"`` gives the smaller class the
+    larger budgets.
+
+    **Sparse X** (SciPy CSR): kernel columns are sparse · dense products against the selected
+    rows, taken dense (``support_vectors_`` is dense); X is never densified. The k-d tree
+    pruning needs dense coordinates: with sparse X every column is evaluated in full (same
+    model to rounding, without the saving for a local kernel). The Laplacian kernel does not
+    take sparse X.
+
     Parameters
     ----------
     kernel : {"rbf", "poly", "linear", "laplacian"} or Kernel, default "rbf"
@@ -37,7 +56,8 @@ class GreedySVC(SVCBase):
     coef0 : float, default 0.0
         Parameters of the polynomial kernel.
     max_support : int or None, default None
-        At most this many support vectors per binary problem (None: no limit but the rule).
+        At most this many selections per binary problem, i.e. support vectors (a row of weight
+        above 1 counts once per selection, like its copies); None: no limit but the rule.
     tol : float, default 1e-3
         The stopping rule: stop when every unselected sample has
         ``g_β/√K_ββ >= −tol`` (for RBF: ``y f(x) >= 1 − tol``), i.e. a KKT violation of at most
@@ -58,10 +78,7 @@ class GreedySVC(SVCBase):
         Unused: the algorithm is deterministic (ties go to the lowest index). Accepted for a
         uniform interface with the other estimators.
     verbose : int, default 0
-    probability : bool, default False
-        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
-        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
-
+""" + CLASSIFIER_PARAMS_DOC + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -75,7 +92,7 @@ class GreedySVC(SVCBase):
         ``n_classes`` (one-vs-rest) or ``n_classes (n_classes − 1) / 2`` (one-vs-one, in the
         order of ``pairs_``, the first class of a pair positive).
     n_support_ : ndarray of shape (n_classes,)
-        Support vectors per class.
+        The rows of ``support_`` per class (each row once, whatever its weight).
     n_iter_ : ndarray of shape (n_problems,)
         Stages per binary problem.
     converged_ : ndarray of shape (n_problems,)
@@ -99,9 +116,11 @@ class GreedySVC(SVCBase):
     >>> clf = GreedySVC(gamma=0.5, device="cpu").fit(X, y)
     >>> clf.score(X, y) > 0.95
     True
-    """
+    """)
 
     _default_multi_class = "ovo"
+
+    _accepts_sparse = True  # kernel columns from sparse rows (the selected rows dense)
 
     #: Why a Dask X is refused: the greedy selection is sequential over all rows.
     _dask_refusal = ("adds support vectors one at a time, each chosen among all rows through "
@@ -109,7 +128,9 @@ class GreedySVC(SVCBase):
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_support=None,
                  tol=1e-3, batch=1, multi_class="ovo", device="auto", dtype=None,
-                 memory_budget=None, random_state=None, verbose=0, probability=False):
+                 memory_budget=None, random_state=None, verbose=0, class_weight=None,
+                 probability=False):
+        self.class_weight = class_weight
         self.probability = probability
         self.kernel = kernel
         self.gamma = gamma
@@ -125,18 +146,18 @@ class GreedySVC(SVCBase):
         self.random_state = random_state
         self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit one GS-SVM per binary problem.
-
-        GS-SVM has no per-sample loss weight (there is no ``C`` to scale), so ``fit`` takes
-        no ``sample_weight``.
 
         Parameters
         ----------
         X : array of shape (n_samples, n_features)
-            NumPy (validated by scikit-learn) or CuPy.
+            NumPy (validated by scikit-learn), SciPy CSR, or CuPy.
         y : array of shape (n_samples,)
             Class labels, at least two classes.
+        sample_weight : array of shape (n_samples,), optional
+            Non-negative selection budgets (see the class notes), multiplied by
+            ``class_weight``; None: 1 each, the paper's algorithm.
 
         Returns
         -------
@@ -145,12 +166,11 @@ class GreedySVC(SVCBase):
         Raises
         ------
         ValueError
-            For NaN/inf, wrong shapes, a single class, ``max_support < 1``, ``tol <= 0``,
-            ``batch < 1``, or an unknown kernel, device or ``multi_class``.
+            For NaN/inf, wrong shapes, negative or non-finite weights, a single class (among
+            the rows of positive weight), ``max_support < 1``, ``tol <= 0``, ``batch < 1``, or
+            an unknown kernel, device or ``multi_class``.
         """
-        super().fit(X, y)
-        self.n_support_ = self._class_counts(y, self.support_)
-        return self
+        return super().fit(X, y, sample_weight)
 
     def _validate_common(self):
         super()._validate_common()
@@ -161,14 +181,14 @@ class GreedySVC(SVCBase):
                 f"stopping rule (tol={self.tol:g}) held: raise max_support, or tol")
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
-        kernel = self._make_kernel(X)
+        kernel = self._make_kernel(X, sample_weight)  # gamma="scale": weights as repetitions
         return {"X": X, "kernel": kernel}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         xp, X = self._ctx.xp, shared["X"]
-        Xr = X if rows is None else xp.take(X, rows, axis=0)
-        res = greedy_stagewise(Xr, y, shared["kernel"], xp=xp, max_support=self.max_support,
-                               tol=self.tol, batch=self.batch,
+        Xr = X if rows is None else take_rows(X, rows, xp=xp)
+        res = greedy_stagewise(Xr, y, shared["kernel"], xp=xp, sample_weight=sample_weight,
+                               max_support=self.max_support, tol=self.tol, batch=self.batch,
                                memory_budget=self._ctx.budget_bytes, verbose=self.verbose)
         support = res.info["support"]
         if rows is not None:
@@ -189,7 +209,7 @@ class GreedySVC(SVCBase):
                 for m, s in zip(self.models_, sup_each)]
         self.kernel_ = shared["kernel"]
         self.support_ = support
-        self.support_vectors_ = xp.take(X, support, axis=0)
+        self.support_vectors_ = dense_rows(X, support, xp=xp)  # (sparse X: dense rows)
         self.dual_coef_ = xp.stack(dual, axis=0)
         self.n_iter_ = host_array([m["n_iter"] for m in self.models_], "int64")
         self.converged_ = host_array([m["converged"] for m in self.models_], "bool")

@@ -25,6 +25,27 @@ memory budget. What seems to need the support-vector block ``K_SS`` comes for fr
 with weight α changes the loss by ``h_β = α g_β / 2`` and ``‖w‖²`` by ``α (g_β + 2)``, so
 ``‖w‖² = 2 (L + Σ αᵢ)`` (the ``A_ω⁻²`` of (28)).
 
+Sample weights. The hard-margin SVM has no per-sample loss term that a weight could scale: its
+samples enter as constraints, and a duplicated row changes neither (1) nor its dual (10). What a
+duplicated row does change is the stagewise algorithm: (11) selects each kernel function *at most
+once* (the paper's constraint ``β ≠ β_j``, the mechanism that keeps a kernel function's effect from
+being "excessively magnified", section IV), and a row present k times may be selected k times.
+A weight ``sᵢ`` is therefore read as that row's selection budget, the GS-SVM counterpart of
+the per-sample box ``αᵢ <= C sᵢ`` of the soft-margin dual (4): the row may be selected while its
+budget lasts, each selection using one unit of it with the full closed-form step (19)/(22); a last
+fractional unit ``t = sᵢ − ⌊sᵢ⌋`` takes the fraction ``t`` of the step, which lowers the loss
+(10) by ``h_β t (2 − t)`` ((20) along the step). The selection (21) compares these decreases:
+the state is the key ``φ_β g_β/√K_ββ`` with ``φ = √(t (2 − t))`` (1 for a full unit), and the
+rule stops when no key is below ``−tol``. Integer weights are exactly duplicated rows (each
+copy's budget is 1, and the copies of a row share its gradient), a zero weight removes the row
+(never selected, and an unselected row plays no part in the model), and unit weights are the
+paper's algorithm.
+
+Sparse X (SciPy or CuPy CSR). Kernel columns come from sparse · dense products against the
+chosen rows, taken dense (``kernel.sparse_block``); X is never densified. The k-d tree pruning
+needs dense coordinates and is not used for sparse X: every column is evaluated in full (the
+result is the same to rounding).
+
 The ``batch`` variation (not in the paper) selects up to ``b`` samples per stage: it runs the
 stages of Algorithm 1 restricted to the ``b`` unselected samples with the smallest ``h_β`` (the
 candidate pool), keeping the pool's gradients exact through the ``b × b`` kernel block, and then
@@ -40,7 +61,18 @@ import math
 import time
 from numbers import Integral, Real
 
-from svmgpu.backend import array_device, block_rows, is_numpy, resolve_budget, set_rows, to_host
+from svmgpu.backend import (
+    all_finite,
+    array_device,
+    block_rows,
+    dense_rows,
+    is_numpy,
+    is_sparse,
+    resolve_budget,
+    row_sq_norms,
+    set_rows,
+    to_host,
+)
 from svmgpu.kernels import RBF, Laplacian, RowPartition
 from svmgpu.solvers._result import SolverResult
 
@@ -58,6 +90,14 @@ _CPU_BLOCK_BYTES = 2**21
 def _negligible(dtype, xp):
     """Kernel values below this are skipped by pruning: ``2⁻¹⁰`` of the machine epsilon."""
     return float(xp.finfo(dtype).eps) * 2.0**-10
+
+
+def _unit_factor(budget, *, xp):
+    """``φ = √(t (2 − t))`` for the unit ``t = min(budget, 1)`` a row's next selection takes:
+    a step of the fraction t of (19) lowers the loss (10) by ``φ² g²/(2K)`` (20); 1 for a
+    whole unit, 0 for a spent budget."""
+    t = xp.minimum(budget, 1.0)
+    return xp.sqrt(t * (2.0 - t))
 
 
 def _check_int(name, value, *, minimum, allow_none=False):
@@ -84,7 +124,7 @@ def check_stagewise_params(max_support, tol, batch):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
-def _check_input(X, y, *, xp):
+def _check_input(X, y, sample_weight, *, xp):
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -95,23 +135,57 @@ def _check_input(X, y, *, xp):
         raise ValueError("X has no samples")
     if not xp.isdtype(X.dtype, "real floating"):
         raise ValueError(f"X must be a float32 or float64 array, got dtype {X.dtype}")
-    if not bool(xp.all(xp.isfinite(X))):
+    if not all_finite(X, xp=xp):
         raise ValueError("X contains NaN or infinity; remove or impute those values")
     is_pos, is_neg = y == 1, y == -1
     if not bool(xp.all(is_pos | is_neg)):
         raise ValueError("y must contain only the labels -1 and +1")
+    if sample_weight is not None:
+        if sample_weight.ndim != 1 or sample_weight.shape[0] != X.shape[0]:
+            raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got "
+                             f"{tuple(sample_weight.shape)}")
+        if not bool(xp.all(xp.isfinite(sample_weight))):
+            raise ValueError("sample_weight contains NaN or infinity")
+        if bool(xp.any(sample_weight < 0)):
+            raise ValueError("sample_weight must be non-negative")
+        is_pos, is_neg = is_pos & (sample_weight > 0), is_neg & (sample_weight > 0)
     if not (bool(xp.any(is_pos)) and bool(xp.any(is_neg))):
-        raise ValueError("y has only one class; GS-SVM needs both labels -1 and +1")
+        raise ValueError("y has only one class (among the rows of positive sample_weight); "
+                         "GS-SVM needs both labels -1 and +1")
 
 
-def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
-                     memory_budget=None, check_every=DEFAULT_CHECK_EVERY, prune=True, verbose=0):
+def _sum_by_row(rows, values, *, xp):
+    """The distinct ``rows`` (in the order of their first appearance) and the sum of
+    ``values`` over each row's appearances (a row selected several times: a weight above 1).
+    Sums in the order of selection, with no scatter-add: one pass per repetition level."""
+    n = rows.shape[0]
+    order = xp.argsort(rows, stable=True)
+    r, v = xp.take(rows, order), xp.take(values, order)
+    rank = xp.arange(n, dtype=r.dtype, device=getattr(r, "device", None)) - \
+        xp.searchsorted(r, r, side="left")
+    n_levels = int(xp.max(rank)) + 1 if n else 1
+    if n_levels == 1:
+        return rows, values
+    first = rank == 0
+    uniq, total = r[first], v[first]
+    for k in range(1, n_levels):
+        hit = rank == k
+        total = total + set_rows(xp.zeros_like(total), xp.searchsorted(uniq, r[hit]), v[hit],
+                                 xp=xp)
+    back = xp.argsort(xp.take(order, xp.nonzero(first)[0]))  # by first selection
+    return xp.take(uniq, back), xp.take(total, back)
+
+
+def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, tol=0.0,
+                     batch=1, memory_budget=None, check_every=DEFAULT_CHECK_EVERY, prune=True,
+                     verbose=0):
     """Greedy stagewise hard-margin SVM (GS-SVM, Algorithm 1) on one binary problem.
 
     Parameters
     ----------
     X : array of shape (l, n_features)
-        Training rows (float32 or float64) on the computing device.
+        Training rows (float32 or float64) on the computing device; dense, or a SciPy / CuPy
+        CSR matrix (never densified; no pruning, see the module notes).
     y : array of shape (l,)
         Labels in {−1, +1}, same namespace as ``X``.
     kernel : Kernel
@@ -119,12 +193,19 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         Samples with ``K(x, x) = 0`` are never selected (their kernel function is zero).
     xp : namespace
         The array namespace of ``X`` (array-api-compat NumPy or CuPy).
+    sample_weight : array of shape (l,), optional
+        Non-negative selection budgets (see the module notes): row i may be selected up to
+        ``⌈sᵢ⌉`` times, with the full step (19) per whole unit and the fraction
+        ``sᵢ − ⌊sᵢ⌋`` of it for a last partial unit. None: 1 each (the paper). An integer
+        weight k equals k copies of the row; 0 removes it.
     max_support : int or None
-        At most this many samples are selected; None: up to ``l``.
+        At most this many selections (samples selected, a row counted once per selection);
+        None: as many as the budgets allow (``l`` without weights).
     tol : float, default 0.0
         Stop when every unselected sample has ``g_β / √K_ββ >= −tol`` (for RBF simply
         ``y_β f(x_β) >= 1 − tol``): ``tol`` bounds the violation of the KKT condition
-        ``g_β >= 0`` of an unselected sample. 0 is the paper's rule (20).
+        ``g_β >= 0`` of an unselected sample. 0 is the paper's rule (20). With weights, the
+        rule reads the keys ``φ_β g_β/√K_ββ`` of the rows with budget left.
     batch : int, default 1
         Candidate pool of a stage (see the module notes): up to ``batch`` samples are selected
         per stage, with one ``(l, batch)`` kernel block instead of ``batch`` columns. 1 is the
@@ -137,30 +218,34 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         change nothing, so the result does not depend on it; on a GPU it sets how often the
         host waits for the device (never once per stage).
     prune : bool, default True
-        On the host with ``batch=1`` and a kernel that decays with distance (RBF, Laplacian):
-        order the rows along a k-d tree (:class:`~svmgpu.kernels.RowPartition`) and skip, in
-        each column, the row blocks where every kernel value is below ``2⁻¹⁰ ε`` (``ε`` the
-        machine epsilon of the dtype): the gradient then differs from the full update only at
-        the rounding level, and a local kernel (large γ) evaluates a fraction of each column.
-        Used only when the cut-off distance is shorter than the data's extent.
+        On the host with ``batch=1``, dense X and a kernel that decays with distance (RBF,
+        Laplacian): order the rows along a k-d tree (:class:`~svmgpu.kernels.RowPartition`)
+        and skip, in each column, the row blocks where every kernel value is below ``2⁻¹⁰ ε``
+        (``ε`` the machine epsilon of the dtype): the gradient then differs from the full
+        update only at the rounding level, and a local kernel (large γ) evaluates a fraction
+        of each column. Used only when the cut-off distance is shorter than the data's extent.
     verbose : int
         1: a summary line; 2: one line per chunk of stages.
 
     Returns
     -------
     SolverResult
-        ``coef``: the weights α of shape (n,), in the order selected (all > 0).
-        ``n_iter``: stages performed (= n for ``batch=1``). ``converged``: whether the
-        stopping rule holds (False when ``max_support`` stopped it first).
+        ``coef``: the weights α of shape (n,) of the n selections, in the order selected
+        (all > 0). ``n_iter``: stages performed (= n for ``batch=1``). ``converged``: whether
+        the stopping rule holds (False when ``max_support`` stopped it first).
         ``objective_history``: the loss (10) after 0, 1, …, n selections (index 0: L = 0).
         ``timings``: ``{"stages": seconds}``. ``info``:
 
-        - ``support``: int array of shape (n,), the selected rows, in selection order;
-        - ``dual_coef``: array of shape (n,), ``α_i y_i``: the decision function is
-          ``f(x) = Σ dual_coef_i K(x, X[support_i])``, (5) without offset;
+        - ``selected``: int array of shape (n,), the row of each selection (a row appears
+          more than once only when its weight exceeds 1);
+        - ``support``: int array of shape (n_SV,), the distinct selected rows in the order of
+          their first selection (= ``selected`` without weights);
+        - ``dual_coef``: array of shape (n_SV,), ``Σ α y`` over each row's selections: the
+          decision function is ``f(x) = Σ dual_coef_i K(x, X[support_i])``, (5) without
+          offset;
         - ``scores``: array of shape (l,), ``g_β/√K_ββ`` with the final gradient (15)
-          ``g = y ⊙ f(X) − 1`` on unselected rows, +inf on selected rows (the stopping rule
-          holds when its minimum is >= −tol);
+          ``g = y ⊙ f(X) − 1`` on unselected rows (times ``φ_β`` with weights), +inf on rows
+          whose budget is spent (the stopping rule holds when its minimum is >= −tol);
         - ``norm_w_sq``: float, ``‖w‖² = Σ αᵢ yᵢ f(xᵢ)``, the ``A_ω⁻²`` of (28);
         - ``implicit_margin``: float, ``A_ω = 1/‖w‖`` (inf when nothing was selected);
         - ``n_kernel_evals``: int, kernel evaluations performed (``l`` per column, plus the
@@ -170,8 +255,9 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     Raises
     ------
     ValueError
-        For NaN/inf in ``X``, mismatched shapes, labels other than ±1, a single class, or bad
-        ``max_support`` / ``tol`` / ``batch``.
+        For NaN/inf in ``X``, mismatched shapes, labels other than ±1, a single class (among
+        the rows of positive weight), negative or non-finite weights, or bad ``max_support`` /
+        ``tol`` / ``batch``.
     MemoryError
         When the budget cannot hold a single row of a column block.
     """
@@ -179,26 +265,50 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
     check_every = _check_int("check_every", check_every, minimum=1)
     if not isinstance(prune, bool):
         raise ValueError(f"prune must be True or False, got {prune!r}")
-    _check_input(X, y, xp=xp)
+    _check_input(X, y, sample_weight, xp=xp)
     t_start = time.perf_counter()
     l, d = int(X.shape[0]), int(X.shape[1])
-    dt, dev = X.dtype, getattr(X, "device", None)
+    sparse = is_sparse(X)
+    dt, dev = X.dtype, getattr(y, "device", None)
     y = xp.astype(y, dt)
-    limit = l if max_support is None else min(int(max_support), l)
     batch = min(int(batch), l)
 
     host = is_numpy(xp)  # reading a value costs nothing on the host: leave the pool early
-    # Pruning (host, one column per stage): rows in a k-d tree order, and a column skips the
-    # row blocks where every kernel value is below the rounding level of the gradient.
-    r_cut = kernel.negligible_distance(_negligible(dt, xp)) if prune else None
+    # Pruning (host, dense, one column per stage): rows in a k-d tree order, and a column skips
+    # the row blocks where every kernel value is below the rounding level of the gradient.
+    r_cut = kernel.negligible_distance(_negligible(dt, xp)) if prune and not sparse else None
     part = None
     if host and batch == 1 and RowPartition.worthwhile(X, r_cut):
         part = RowPartition(X)
         X, y = X[part.perm], y[part.perm]
+        if sample_weight is not None:
+            sample_weight = sample_weight[part.perm]
 
-    # Rows prepared once against the centre of X; a column block evaluates the prepared rows
-    # of the chosen samples against all of them.
-    PX = kernel.prepare(X, kernel.center_of(X, xp=xp), xp=xp)
+    # Kernel columns: ``chosen(C)`` holds the rows C as the kernel needs them, ``columns(Z)``
+    # evaluates row blocks of X against them, ``pool_block(Z)`` the b × b block of the pool.
+    if sparse:  # sparse · dense products against the chosen rows, taken dense
+        def chosen(C):
+            return dense_rows(X, C, xp=xp)
+
+        def columns(Z):
+            sq_z = row_sq_norms(Z, xp=xp)
+            return lambda s, e: kernel.sparse_block(X[s:e], Z, xp=xp, sq_z=sq_z)
+
+        def pool_block(Z):
+            return kernel.block(Z, Z)
+    else:  # rows prepared once against the centre of X
+        PX = kernel.prepare(X, kernel.center_of(X, xp=xp), xp=xp)
+
+        def chosen(C):
+            return PX.take(C, xp=xp)
+
+        def columns(PC):
+            column = kernel.against(PC, xp=xp)
+            return lambda s, e: column(PX.rows(s, e))
+
+        def pool_block(PC):
+            return kernel.evaluate(PC, PC, xp=xp)
+
     unit_diag = isinstance(kernel, (RBF, Laplacian))  # K(x, x) = 1: (23)
     if unit_diag:
         isk = None
@@ -209,26 +319,58 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         isk = xp.where(ok, 1.0 / xp.sqrt(xp.where(ok, kd, xp.ones_like(kd))), xp.zeros_like(kd))
         yk = y * isk  # rows with K(x, x) = 0 get S = 0 forever: never selected
     itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
-    budget = resolve_budget(memory_budget, array_device(X))
+    budget = resolve_budget(memory_budget, array_device(y))
     cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and is_numpy(xp) else None
-    rows_per_block = block_rows(batch + d + 2, itemsize, budget, n_buffers=_COLUMN_BUFFERS,
-                                max_rows=cap)
+    rows_per_block = block_rows(batch + (0 if sparse else d) + 2, itemsize, budget,
+                                n_buffers=_COLUMN_BUFFERS, max_rows=cap)
 
     # The state is the scaled gradient S_β = g_β / √K_ββ (= g_β for K(x, x) = 1), +inf on
     # selected rows. Its argmin is the argmin of h_β (20)-(21) over g_β < 0; the weight (19) is
-    # α = −S_β/√K_ββ and the loss change (20) is h_β = −S_β²/2.
+    # α = −S_β/√K_ββ and the loss change (20) is h_β = −S_β²/2. With weights, S_β is the key
+    # φ_β g_β/√K_ββ (φ = √(t(2 − t)) for the unit t = min(budget, 1) the next selection takes;
+    # ``yk`` carries φ so that the updates keep the keys), +inf once the budget is spent.
     S = -xp.ones((l,), dtype=dt, device=dev) if unit_diag else -isk  # g⁰ = −1 (15)
     inf = xp.asarray(math.inf, dtype=dt, device=dev)
     neg_tol = -float(tol)
+    budget_left = yk_unit = None
+    n_total = l  # selections the budgets allow
+    if sample_weight is not None:
+        budget_left = xp.astype(sample_weight, dt)
+        phi0 = _unit_factor(budget_left, xp=xp)
+        S = xp.where(budget_left > 0, S * phi0, xp.full_like(S, math.inf))
+        yk_unit, yk = yk, yk * phi0
+        n_total = int(xp.sum(xp.ceil(budget_left)))
+    limit = n_total if max_support is None else min(int(max_support), n_total)
 
-    def update(C, PC, v, ranges=((0, l),)):
-        """``S ← S + yk ⊙ K(X, X_C) v``: Algorithm 1, line 6, for the rows ``C`` (row blocks
-        of the row ``ranges``; the rows outside them have negligible kernel values)."""
-        column = kernel.against(PC, xp=xp)
+    def step(C, s_C, on):
+        """The weight (19)/(22) of one selection of each row of ``C`` (key ``s_C``; 0 where
+        ``on`` is False) and its loss change (20), both of shape (|C|,)."""
+        s_on = xp.where(on, s_C, xp.zeros_like(s_C))
+        a = -s_on if unit_diag else -s_on * xp.take(isk, C)
+        if budget_left is not None:  # a last fractional unit t: the fraction t of the step
+            t = xp.minimum(xp.take(budget_left, C), 1.0)
+            a = a * xp.sqrt(t / (2.0 - t))
+        return a, -0.5 * s_on * s_on
+
+    def spend(C, on, s_C, b_C, yk_C):
+        """After a selection of the rows ``C`` (where ``on``): their keys, budgets and ``yk``
+        entries (one unit of budget spent; +inf once none is left)."""
+        if b_C is None:
+            return xp.where(on, inf, s_C), None, None
+        left = b_C - xp.where(on, xp.minimum(b_C, 1.0), xp.zeros_like(b_C))
+        phi = _unit_factor(left, xp=xp)
+        more = on & (left > 0)
+        s_C = xp.where(more, s_C * phi, xp.where(on, inf, s_C))
+        return s_C, left, xp.where(more, xp.take(yk_unit, C) * phi, yk_C)
+
+    def update(PC, v, ranges=((0, l),)):
+        """``S ← S + yk ⊙ K(X, X_C) v``: Algorithm 1, line 6, for the chosen rows ``PC`` (row
+        blocks of the row ``ranges``; the rows outside them have negligible kernel values)."""
+        column = columns(PC)
         for r0, r1 in ranges:
             for s in range(r0, r1, rows_per_block):
                 e = min(s + rows_per_block, r1)
-                blk = column(PX.rows(s, e))
+                blk = column(s, e)
                 if v.shape[0] == 1:  # one column: in place, no matrix-vector product
                     col = blk[:, 0]
                     col *= yk[s:e]
@@ -237,30 +379,37 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
                 else:
                     S[s:e] += yk[s:e] * xp.matmul(blk, v)
 
+    def commit(C, on, s_C, b_C, yk_C):
+        """Write the keys, budgets and ``yk`` of the rows ``C`` after their selections."""
+        nonlocal S, budget_left, yk
+        S = set_rows(S, C, s_C, xp=xp)
+        if b_C is not None:
+            budget_left = set_rows(budget_left, C, b_C, xp=xp)
+            yk = set_rows(yk, C, yk_C, xp=xp)
+
     def stage_one(_b):
         """One stage of Algorithm 1, all on the device; returns (row, weight, loss change),
         each of shape (1,), with weight 0 when the rule (20) holds (nothing selected)."""
-        nonlocal S
         C = xp.reshape(xp.argmin(S), (1,))  # (21); ties: the lowest index
         s_C = xp.take(S, C)
         on = s_C < neg_tol  # only g_β < 0 lowers the loss (20)
-        zero = xp.zeros_like(s_C)
-        a = xp.where(on, -s_C if unit_diag else -s_C * xp.take(isk, C), zero)  # (19)/(22)
-        update(C, PX.take(C, xp=xp), a * xp.take(y, C))
-        S = set_rows(S, C, xp.where(on, inf, xp.take(S, C)), xp=xp)  # each sample at most once
-        return C, a, xp.where(on, -0.5 * s_C * s_C, zero)  # h_β (20)
+        a, h = step(C, s_C, on)  # (19)/(22), (20)
+        update(chosen(C), a * xp.take(y, C))
+        b_C = None if budget_left is None else xp.take(budget_left, C)
+        yk_C = None if budget_left is None else xp.take(yk, C)
+        commit(C, on, *spend(C, on, xp.take(S, C), b_C, yk_C))
+        return C, a, h
 
     def stage_pool(b):
         """One stage of the ``batch`` variation: Algorithm 1 on the pool of the ``b`` best
         candidates, then one block update. Returns the selected rows, weights and loss changes
         of the ``b`` inner steps, each of shape (b,) (weight 0 for a step that selects nothing;
         such steps form a suffix)."""
-        nonlocal S
         C = xp.argsort(S, stable=True)[:b]
         S_C, y_C, yk_C = xp.take(S, C), xp.take(y, C), xp.take(yk, C)
-        isk_C = None if unit_diag else xp.take(isk, C)
-        PC = PX.take(C, xp=xp)
-        K_CC = kernel.evaluate(PC, PC, xp=xp)
+        b_C = None if budget_left is None else xp.take(budget_left, C)
+        PC = chosen(C)
+        K_CC = pool_block(PC)
         w_C = xp.zeros((b,), dtype=dt, device=dev)  # weights of the pool members
         pos = xp.zeros((b,), dtype=xp.int64, device=dev)
         a_rec = xp.zeros((b,), dtype=dt, device=dev)
@@ -271,17 +420,21 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
             on = s_i < neg_tol
             if host and not bool(on[0]):
                 break  # the pool is spent (on a GPU the remaining steps are no-ops instead)
-            zero = xp.zeros_like(s_i)
-            a = xp.where(on, -s_i if unit_diag else -s_i * xp.take(isk_C, i), zero)
+            a, h = step(xp.take(C, i), s_i, on)
             pos[j:j + 1] = xp.astype(i, xp.int64)
             a_rec[j:j + 1] = a
-            d_rec[j:j + 1] = xp.where(on, -0.5 * s_i * s_i, zero)
+            d_rec[j:j + 1] = h
             w_C = set_rows(w_C, i, xp.take(w_C, i) + a, xp=xp)
             # the pool's gradients after this selection, from the b × b block
             S_C = S_C + (a * xp.take(y_C, i)) * yk_C * xp.take(K_CC, i, axis=1)[:, 0]
-            S_C = set_rows(S_C, i, xp.where(on, inf, xp.take(S_C, i)), xp=xp)
-        update(C, PC, w_C * y_C)
-        S = set_rows(S, C, xp.where(w_C > 0, inf, xp.take(S, C)), xp=xp)
+            s_i, b_i, yk_i = spend(xp.take(C, i), on, xp.take(S_C, i),
+                                   None if b_C is None else xp.take(b_C, i), xp.take(yk_C, i))
+            S_C = set_rows(S_C, i, s_i, xp=xp)
+            if b_C is not None:
+                b_C, yk_C = set_rows(b_C, i, b_i, xp=xp), set_rows(yk_C, i, yk_i, xp=xp)
+        update(PC, w_C * y_C)
+        sel = w_C > 0  # the selected members keep the pool's keys (+inf once spent)
+        commit(C, sel, xp.where(sel, S_C, xp.take(S, C)), b_C, yk_C)
         return xp.take(C, pos), a_rec, d_rec
 
     def run_host():
@@ -301,10 +454,20 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
             if not s_i < neg_tol:
                 return idx, weights, drops, evals, "rule"  # (20): no g_β < 0 left
             a = -s_i if unit_diag else -s_i * float(isk[i])  # (19)/(22)
+            if budget_left is not None:  # a last fractional unit t: the fraction t of the step
+                t = min(float(budget_left[i]), 1.0)
+                a *= math.sqrt(t / (2.0 - t))
+                budget_left[i] -= t
             C = xp.asarray([i])
             ranges = full if part is None else part.near(X[i], r_cut)
-            update(C, PX.take(C, xp=xp), a * xp.take(y, C), ranges)
-            S[i] = math.inf  # each sample at most once
+            update(chosen(C), a * xp.take(y, C), ranges)
+            if budget_left is None or not budget_left[i] > 0:
+                S[i] = math.inf  # the row's budget is spent (the paper: selected once)
+            else:  # a whole unit was taken (t = 1, φ was 1): the next unit's φ
+                u = min(float(budget_left[i]), 1.0)
+                phi = math.sqrt(u * (2.0 - u))
+                S[i] *= phi
+                yk[i] = yk_unit[i] * phi
             if part is not None:
                 for r0, r1 in ranges + [(i, i + 1)]:
                     b0 = int(xp.searchsorted(starts, r0, side="right")) - 1
@@ -366,23 +529,27 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         if verbose >= 2:
             print(f"[greedy_stagewise] stages={n_stages} selected={n_sel}")
 
-    support = xp.concat(chunks_idx)
+    selected = xp.concat(chunks_idx)
     alpha = xp.concat(chunks_a)
-    dual_coef = alpha * xp.take(y, support)
+    dual_coef = alpha * xp.take(y, selected)
     if part is not None:  # back to the caller's row order
-        support = xp.take(xp.asarray(part.perm), support)
+        selected = xp.take(xp.asarray(part.perm), selected)
         scores = xp.empty_like(S)
         scores[part.perm] = S
         S = scores
+    # a row selected several times (weight > 1) is one support vector: its α y summed
+    support, sv_coef = (selected, dual_coef) if sample_weight is None else \
+        _sum_by_row(selected, dual_coef, xp=xp)
     deltas = xp.concat(chunks_delta)
     if stop == "max_support":  # the rule may hold all the same (one more read of the scores)
-        converged = n_sel == l or not bool(xp.min(S) < neg_tol)
+        converged = n_sel == n_total or not bool(xp.min(S) < neg_tol)
     else:
         converged = True
     history = [0.0] + [float(v) for v in to_host(
         xp.cumulative_sum(deltas), why="the objective history is a host list").tolist()]
-    # ‖w‖² from the loss: each selection adds α(g_β + 2) to ‖w‖² and α g_β/2 to L (10), so
-    # ‖w‖² = 2 (L + Σα) — the A_ω⁻² of (28) without touching K_SS.
+    # ‖w‖² from the loss: L = ½‖w‖² − Σα (10) after every selection (each changes ‖w‖² by
+    # α(g_β + 2) and L by α g_β/2 for a full step), so ‖w‖² = 2 (L + Σα) — the A_ω⁻² of (28)
+    # without touching K_SS.
     norm_w_sq = max(2.0 * (history[-1] + float(xp.sum(alpha))), 0.0)
     elapsed = time.perf_counter() - t_start
     if verbose >= 1:
@@ -395,8 +562,9 @@ def greedy_stagewise(X, y, kernel, *, xp, max_support=None, tol=0.0, batch=1,
         objective_history=history,
         timings={"stages": elapsed},
         info={
+            "selected": selected,
             "support": support,
-            "dual_coef": dual_coef,
+            "dual_coef": sv_coef,
             "scores": S,
             "norm_w_sq": norm_w_sq,
             "implicit_margin": 1.0 / math.sqrt(norm_w_sq) if norm_w_sq > 0 else math.inf,
