@@ -483,7 +483,7 @@ def dump_svmlight(X, y, path, *, zero_based=False, comment=None):
     zero_based : bool, default=False
         Write indices starting at 0 instead of LIBSVM's 1.
     comment : str, optional
-        Text written at the top of the file, each line prefixed by ``# ``.
+        Text written at the top of the file, each line prefixed by ``#`` and a space.
     """
     if sp.issparse(X):
         Xc = sp.csr_matrix(X, copy=True)
