@@ -1,0 +1,146 @@
+"""Sphinx configuration: the API reference from the numpydoc docstrings, the Markdown pages
+through MyST. Build: ``sphinx-build -W --keep-going -b html docs docs/_build/html``."""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's svmgpu, installed or not
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import svmgpu  # noqa: E402
+
+project = "svmgpu"
+author = "the svmgpu authors"
+copyright = "the svmgpu authors"  # noqa: A001 - Sphinx's name
+release = svmgpu.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
+templates_path = []
+
+# MyST: $…$ and $$…$$ math (as GitHub renders it), anchors for section links.
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# autodoc: a module page documents the names of its __all__ (imported ones included).
+autodoc_default_options = {
+    "members": True,
+    "member-order": "bysource",
+    # scikit-learn's metadata-routing methods: documented by scikit-learn
+    "exclude-members": "get_metadata_routing, set_fit_request, set_score_request, "
+                       "set_predict_request, set_decision_function_request",
+}
+autodoc_typehints = "none"  # the numpydoc "Parameters" sections say the types
+autosummary_generate = False  # the reference pages are written by hand, no stub files
+
+# numpydoc: methods are documented by autodoc, not listed again as autosummary stubs.
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+html_theme = "alabaster"
+html_static_path = []
+html_theme_options = {"description": "Kernel SVM solvers on CPU and GPU, written once against the "
+                                     "Python array API.",
+                      "fixed_sidebar": True}
+# No search index of the API text, no source copies: keeps the build short.
+html_copy_source = False
+html_show_sourcelink = False
+
+
+
+# ``.. module-members:: svmgpu.backend``: an autosummary table of the module's ``__all__``,
+# then one autodoc entry per name, so a reference page documents every public name without
+# copying the lists of ``__all__`` by hand.
+def _member_lines(modname):
+    import importlib
+    import inspect
+
+    module = importlib.import_module(modname)
+    names = sorted((n for n in module.__all__ if not n.startswith("_")), key=str.lower)
+    lines = [f".. currentmodule:: {modname}", "", ".. autosummary::", ""]
+    lines += [f"   {n}" for n in names] + [""]
+    for n in names:
+        obj = getattr(module, n)
+        if inspect.isclass(obj):
+            kind = "autoexception" if issubclass(obj, BaseException) else "autoclass"
+        elif callable(obj):
+            kind = "autofunction"
+        else:
+            kind = "autodata"
+        lines += [f".. {kind}:: {modname}.{n}", ""]
+    return lines
+
+
+# Docstring fixes applied at build time for files that are being edited elsewhere, until the
+# docstring itself is fixed: {object name: [(text, replacement)]}. A pair whose text is gone
+# does nothing, so an entry can stay until it is deleted.
+_DOCSTRING_PATCHES = {
+    # "best_C_" and "best_lambda_" in an indented line are read as RST link references
+    "svmgpu.L2SVMPath": [("(best_C_ = 1 / best_lambda_)", "(``best_C_ = 1 / best_lambda_``)")],
+}
+
+
+# numpydoc reports docstring problems (an unknown section, which it then drops from the page) as
+# Python warnings, which ``-W`` does not see: they are turned into Sphinx warnings here, except
+# these known ones (files being edited elsewhere), which are only printed.
+_KNOWN_NUMPYDOC_WARNINGS = (
+    "Unknown section Common Parameters in the docstring of SVMBase",
+)
+
+
+def _route_numpydoc_warnings():
+    import warnings
+
+    from sphinx.util import logging
+
+    logger = logging.getLogger("numpydoc")
+    show = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if "numpydoc" in str(filename) and not any(k in text for k in _KNOWN_NUMPYDOC_WARNINGS):
+            logger.warning("numpydoc: %s", text)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = showwarning
+
+
+def _patch_docstring(app, what, name, obj, options, lines):
+    for old, new in _DOCSTRING_PATCHES.get(name, ()):
+        for i, line in enumerate(lines):
+            if old in line:
+                lines[i] = line.replace(old, new)
+
+
+def setup(app):
+    _route_numpydoc_warnings()
+    app.connect("autodoc-process-docstring", _patch_docstring, priority=400)
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+
+    class ModuleMembers(SphinxDirective):
+        required_arguments = 1
+
+        def run(self):
+            container = nodes.container()
+            lines = StringList(_member_lines(self.arguments[0]), source=self.get_source_info()[0])
+            self.state.nested_parse(lines, self.content_offset, container)
+            return container.children
+
+    app.add_directive("module-members", ModuleMembers)
+    return {"parallel_read_safe": True}
