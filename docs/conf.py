@@ -94,13 +94,7 @@ _DOCSTRING_PATCHES = {
 
 
 # numpydoc reports docstring problems (an unknown section, which it then drops from the page) as
-# Python warnings, which ``-W`` does not see: they are turned into Sphinx warnings here, except
-# these known ones (files being edited elsewhere), which are only printed.
-_KNOWN_NUMPYDOC_WARNINGS = (
-    "Unknown section Common Parameters in the docstring of SVMBase",
-)
-
-
+# Python warnings, which ``-W`` does not see: they are turned into Sphinx warnings here.
 def _route_numpydoc_warnings():
     import warnings
 
@@ -111,7 +105,7 @@ def _route_numpydoc_warnings():
 
     def showwarning(message, category, filename, lineno, file=None, line=None):
         text = str(message)
-        if "numpydoc" in str(filename) and not any(k in text for k in _KNOWN_NUMPYDOC_WARNINGS):
+        if "numpydoc" in str(filename):
             logger.warning("numpydoc: %s", text)
         else:
             show(message, category, filename, lineno, file, line)

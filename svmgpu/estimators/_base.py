@@ -153,10 +153,11 @@ class SVMBase(BaseEstimator):
     """Common parameters and machinery of every svmgpu estimator.
 
     Subclasses list their parameters in ``__init__`` (scikit-learn introspects it) and
-    store them unchanged; everything else happens in ``fit``.
+    store them unchanged; everything else happens in ``fit``. The parameters below are those
+    the estimators share (each takes the ones that apply to it).
 
-    Common parameters
-    -----------------
+    Parameters
+    ----------
     kernel : {"rbf", "poly", "linear", "laplacian"} or Kernel
     gamma : "scale", "auto" or float
     degree : int
