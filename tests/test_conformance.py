@@ -66,7 +66,7 @@ CASES = [
     ("PSVC-rbf", lambda: PSVC(C=10.0, kernel="rbf", gamma=4.0, rank=40, random_state=0), "clf",
      True, False),
     ("WPSVC", lambda: WPSVC(C=1.0), "clf", True, True),
-    ("L2SVMPath", lambda: L2SVMPath(gamma=4.0, rank=40, random_state=0), "clf", False, False),
+    ("L2SVMPath", lambda: L2SVMPath(gamma=4.0, rank=40, random_state=0), "clf", True, False),
     ("GreedySVC", lambda: GreedySVC(gamma=4.0, max_support=60), "clf", True, True),
 ]
 IDS = [c[0] for c in CASES]

@@ -391,7 +391,14 @@ def test_plot_path_with_matplotlib():
 
 @parametrize_with_checks(
     [L2SVMPath(device="cpu", rank=30, random_state=0)],
-    expected_failed_checks=lambda est: {},
+    # The check fits class_weight={0: 1000, 1: 1e-4} on noisy blobs and expects a fixed-C SVM
+    # to predict class 0 almost everywhere. L2SVMPath picks λ (C) itself, by the weighted
+    # leave-one-out error: scaling every weight is a shift along the path, so only the ratio
+    # counts, and among the λ without class-0 errors the criterion still prefers the one with
+    # the fewest class-1 errors (a small λ: class 1's C = 1e-4/λ is 50 there).
+    expected_failed_checks=lambda est: {
+        "check_class_weight_classifiers": "λ is chosen by the weighted leave-one-out error, "
+                                          "not fixed: only the ratio of the weights matters"},
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
@@ -413,3 +420,206 @@ def test_numpy_and_cupy_agree(device, rank):
     assert type(out) is type(to_device(X, device))
     assert_allclose(host(out), cpu.decision_function(X), atol=1e-5)
     assert_allclose(est.decision_function(X), cpu.decision_function(X), atol=1e-5)
+
+
+# ------------------------------------------------------------------------- sample weights
+def _weighted_factor(X, w, gamma=0.5):
+    """The exact weighted factor L Lᵀ = K + ε/2 D⁻¹ (rows of weight 0: ε/2) and K."""
+    K = RBF(gamma=gamma).block(X, X)
+    dinv = 1.0 / np.where(w > 0, w, 1.0)
+    return np.linalg.cholesky(K + 0.5 * EPS * np.diag(dinv)), K
+
+
+@pytest.mark.parametrize("gram", [False, True], ids=["smw", "gram"])
+@pytest.mark.parametrize("criterion", [None, "loo_span", "radius_margin"])
+def test_integer_weights_follow_the_path_of_repeated_rows(gram, criterion):
+    """An integer weight k is k copies of the row at every step: the same breakpoints (the 2 %
+    rule counts weight), leave-one-out errors (one copy left out at a time), radius-margin
+    bound, selected λ and classifier, to rounding; a weight 0 is a removed row."""
+    X, y = _data(40, seed=11)
+    w = np.random.default_rng(11).integers(0, 4, size=len(y)).astype(float)
+    rep = np.repeat(np.arange(len(y)), w.astype(int))
+    L, K = _weighted_factor(X, w)
+    Lr = np.linalg.cholesky(K[np.ix_(rep, rep)] + 0.5 * EPS * np.eye(len(rep)))
+    kw = dict(criterion=criterion, lambda_min=1e-3, store_alphas=True)
+    a = _path(L, y, sample_weight=w, gram=L @ L.T if gram else None, **kw)
+    b = _path(Lr, y[rep], gram=Lr @ Lr.T if gram else None, **kw)
+    assert_allclose(a.info["lambdas"], b.info["lambdas"], rtol=1e-10)
+    assert_array_equal(a.info["loo_error"], b.info["loo_error"])  # the same counts
+    assert_allclose(a.info["intercepts"], b.info["intercepts"], rtol=1e-8, atol=1e-10)
+    assert_allclose(a.objective_history, b.objective_history, rtol=1e-9)
+    if criterion == "radius_margin":
+        assert_allclose(a.info["radius_margin"], b.info["radius_margin"], rtol=1e-6)
+    assert a.info["best"] == b.info["best"]
+    # the multipliers of the copies add up to the weighted row's (α = s ξ / c)
+    A_rep = np.zeros((len(a.info["lambdas"]), len(y)))
+    np.add.at(A_rep.T, rep, np.asarray(b.info["alphas"]).T)
+    assert_allclose(np.asarray(a.info["alphas"]), A_rep, rtol=1e-7, atol=1e-9)
+    assert not np.any(np.asarray(a.info["alphas"])[:, w == 0])
+    assert not np.any(np.asarray(a.info["active"])[w == 0])
+    Xt = np.random.default_rng(12).normal(size=(30, 2))
+    f = lambda Z, yy, res: RBF(0.5).block(Xt, Z) @ (np.asarray(res.coef) * yy) \
+        + res.info["intercept"]  # noqa: E731
+    assert_allclose(f(X, y, a), f(X[rep], y[rep], b), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("factor", ["full", "nystrom"])
+def test_weighted_solution_matches_scipy_and_kkt(factor):
+    """Fractional weights at fixed λ: the path's α solves the weighted Problem 2,
+    ``max −½ αᵀ(YKY + c D⁻¹)α + 1ᵀα`` s.t. α >= 0, yᵀα = 0 (SLSQP), and its KKT conditions,
+    ``y h(x) + c α / s = 1`` on E (1) and ``y h(x) >= 1`` on I, hold."""
+    X, y = _data(36, seed=13)
+    w = np.random.default_rng(13).uniform(0.2, 3.0, size=len(y))
+    if factor == "full":  # L Lᵀ = K + ε/2 D⁻¹: the systems are YKY + λ/2 D⁻¹ exactly
+        P, K = _weighted_factor(X, w)
+        Kr, shift = K, 0.0
+    else:  # the ε term is not representable: the model at λ is that of P Pᵀ at λ − ε
+        P = nystrom(X, "rbf", 15, gamma=0.5, random_state=0).P
+        Kr, shift = P @ P.T, EPS
+    for lam in (1.0, 0.03):
+        res = _path(P, y, sample_weight=w, criterion=None, lambda_min=lam)
+        c = 0.5 * (lam - shift)
+        Hl = np.outer(y, y) * Kr + c * np.diag(1.0 / w)
+        ref = _scipy_dual(Hl, y)
+        a, b = np.asarray(res.coef), res.info["intercept"]
+        assert _dual(a, Hl) >= _dual(ref, Hl) - 1e-9 * abs(_dual(ref, Hl))
+        assert_allclose(a, ref, rtol=1e-4, atol=1e-5 * a.max())
+        E = np.asarray(res.info["active"])
+        margins = np.outer(y, y) * Kr @ a + y * b
+        assert_allclose((margins + c * a / w)[E], 1.0, atol=1e-7)
+        assert np.all(margins[~E] >= 1.0 - 1e-6) and abs(y @ a) <= 1e-8 * a.sum()
+
+
+@pytest.mark.parametrize("gram", [False, True], ids=["smw", "gram"])
+def test_weighted_loo_equals_brute_force_unit_removal(gram):
+    """(20) with weights: the predicted leave-one-out margin of i is that of the LS-SVM on E
+    with one unit of i's weight removed (all of it when sᵢ <= 1), solved directly."""
+    X, y = _data(40, seed=14)
+    w = np.random.default_rng(14).choice([0.3, 0.8, 1.0, 1.6, 2.0, 3.5], size=len(y))
+    P = nystrom(X, "rbf", 18, gamma=0.5, random_state=3).P
+    lam = 0.05
+    res = _path(P, y, sample_weight=w, criterion=None, lambda_min=lam,
+                gram=P @ P.T if gram else None)
+    c = 0.5 * (lam - EPS)
+    E = np.flatnonzero(np.asarray(res.info["active"]))
+    H = np.outer(y, y) * (P @ P.T)
+    brute, errors = [], 0.0
+    for i in E:
+        s = w[E].copy()
+        k = int(np.flatnonzero(E == i)[0])
+        s[k] -= min(s[k], 1.0)
+        J = E[s > 0]
+        sJ = s[s > 0]
+        A = np.zeros((len(J) + 1, len(J) + 1))
+        A[0, 1:], A[1:, 0] = y[J], y[J]
+        A[1:, 1:] = H[np.ix_(J, J)] + c * np.diag(1.0 / sJ)
+        sol = np.linalg.solve(A, np.r_[0.0, np.ones(len(J))])   # the LS-SVM (7) without it
+        brute.append(H[i, J] @ sol[1:] + y[i] * sol[0])           # y_i h^i(x_i) (21)
+        errors += w[i] * (brute[-1] <= 0)
+    assert_allclose(np.asarray(res.info["loo_margins"])[E], brute, rtol=1e-6, atol=1e-6)
+    assert res.info["loo_error"][-1] == pytest.approx(errors / w.sum())
+
+
+def test_weighted_radius_matches_scipy_qp():
+    """The ball of the weighted points: ``max Σ βᵢ(‖pᵢ‖² + c) − ‖Pᵀβ‖² − c Σ βᵢ²/sᵢ``."""
+    import array_api_compat.numpy as xp
+
+    rng = np.random.default_rng(15)
+    P = rng.normal(size=(30, 4))
+    s = rng.uniform(0.2, 4.0, size=30)
+    rad = _Radius(P, xp=xp, weights=s, tol=1e-9)
+    for c in [1e3, 1.0, 1e-3, 1e-6]:
+        K = P @ P.T + c * np.diag(1.0 / s)
+        d = np.diag(P @ P.T) + c
+        res = scipy.optimize.minimize(
+            lambda b, d=d, K=K: -(b @ d - b @ K @ b), np.full(30, 1 / 30),
+            jac=lambda b, d=d, K=K: -(d - 2 * K @ b), method="SLSQP", bounds=[(0, None)] * 30,
+            constraints=[{"type": "eq", "fun": lambda b: b.sum() - 1,
+                          "jac": lambda b: np.ones(30)}],
+            options={"ftol": 1e-15, "maxiter": 1000})
+        assert rad(c) == pytest.approx(-res.fun, rel=1e-6)
+
+
+@pytest.mark.parametrize("w,match", [
+    (-np.ones(4), "non-negative"),
+    (np.array([1.0, np.nan, 1.0, 1.0]), "NaN"),
+    (np.ones(3), "shape"),
+    (np.array([1.0, 0.0, 1.0, 0.0]), "one class"),
+])
+def test_solver_bad_weights(w, match):
+    with pytest.raises(ValueError, match=match):
+        _path(np.eye(4), np.array([1.0, -1.0, 1.0, -1.0]), sample_weight=w)
+
+
+@pytest.mark.parametrize("kw", [{"rank": None}, {"rank": 200, "random_state": 0},
+                                {"rank": 200, "random_state": 0, "refit": False},
+                                {"rank": None, "criterion": "radius_margin"}],
+                         ids=["exact", "nystrom-refit", "nystrom-features", "radius"])
+def test_estimator_integer_weights_equal_repeated_rows(kw):
+    """Weighted and repeated fits follow the same path and select the same λ: the decision
+    values agree to rounding (the Nyström factor of either is K itself at rank >= m)."""
+    X, y = make_classification(80, 5, random_state=1)
+    w = np.random.default_rng(0).integers(0, 4, size=len(y))
+    rep = np.repeat(np.arange(len(y)), w)
+    a = L2SVMPath(device="cpu", **kw).fit(X, y, sample_weight=w)
+    b = L2SVMPath(device="cpu", **kw).fit(X[rep], y[rep])
+    assert a.kernel_.gamma == pytest.approx(b.kernel_.gamma, rel=1e-12)
+    assert_allclose(a.lambdas_, b.lambdas_, rtol=1e-9)
+    assert_array_equal(a.loo_error_, b.loo_error_)
+    assert a.best_lambda_ == pytest.approx(b.best_lambda_, rel=1e-9)
+    assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-9, atol=1e-9)
+    assert_array_equal(a.support_, np.unique(rep[b.support_]))
+    assert_array_equal(a.n_support_, [np.sum(y[a.support_] == k) for k in (0, 1)])
+
+
+@pytest.mark.parametrize("rank", [None, 30])
+def test_estimator_zero_weights_equal_dropped_rows(rank):
+    X, y = make_classification(90, 4, random_state=7)
+    w = np.random.default_rng(7).uniform(0.3, 2.0, size=len(y))
+    w[::4] = 0.0
+    keep = w > 0
+    a = L2SVMPath(device="cpu", rank=rank, random_state=0).fit(X, y, sample_weight=w)
+    b = L2SVMPath(device="cpu", rank=rank, random_state=0).fit(X[keep], y[keep],
+                                                               sample_weight=w[keep])
+    assert_allclose(a.lambdas_, b.lambdas_, rtol=1e-9)
+    assert_array_equal(a.loo_error_, b.loo_error_)
+    assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-8, atol=1e-8)
+    assert_array_equal(a.support_, np.flatnonzero(keep)[b.support_])
+
+
+def test_class_weight_balanced_equals_explicit_weights():
+    X, y = make_classification(120, 4, weights=[0.8], random_state=8)
+    sw = np.random.default_rng(8).uniform(0.5, 1.5, size=len(y))
+    per_class = len(y) / (2 * np.bincount(y))
+    a = L2SVMPath(device="cpu", rank=None, class_weight="balanced").fit(X, y, sample_weight=sw)
+    b = L2SVMPath(device="cpu", rank=None).fit(X, y, sample_weight=sw * per_class[y])
+    assert_allclose(a.class_weight_, per_class)
+    assert a.best_lambda_ == b.best_lambda_
+    assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-12, atol=1e-12)
+    plain = L2SVMPath(device="cpu", rank=None).fit(X, y, sample_weight=sw)
+    assert not np.allclose(plain.decision_function(X), a.decision_function(X), atol=1e-3)
+
+
+def test_multiclass_n_support_and_weighted_probability():
+    X, y = load_iris(return_X_y=True)
+    w = np.random.default_rng(9).uniform(0.2, 2.0, size=len(y))
+    w[:10] = 0.0
+    clf = L2SVMPath(device="cpu", rank=30, random_state=0, probability=True)
+    clf.fit(X, y, sample_weight=w)
+    union = np.unique(np.concatenate(clf.support_))
+    assert not set(union.tolist()) & set(range(10))
+    assert_array_equal(clf.n_support_, [np.sum(y[union] == k) for k in range(3)])
+    P = clf.predict_proba(X)
+    assert P.shape == (150, 3) and np.allclose(P.sum(axis=1), 1.0)
+    assert clf.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("w,match", [
+    (-np.ones(30), "non-negative"),
+    (np.r_[np.nan, np.ones(29)], "NaN|infinity"),
+    (np.ones(29), "shape"),
+])
+def test_estimator_bad_weights(w, match):
+    X, y = make_classification(30, 4, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        L2SVMPath(device="cpu").fit(X, y, sample_weight=w)

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from sklearn.utils.validation import check_is_fitted
 
-from svmgpu.backend import check_fits, cho_solve, format_bytes, host_array, jittered_cholesky
-from svmgpu.estimators._base import SVCBase, check_bool
-from svmgpu.kernels import kernel_matvec
+from svmgpu.backend import (
+    check_fits,
+    cho_solve,
+    dense_rows,
+    format_bytes,
+    host_array,
+    is_sparse,
+    jittered_cholesky,
+)
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
+from svmgpu.kernels import kernel_columns, kernel_matvec
 from svmgpu.solvers.path import check_path_params, l2svm_path
 
 
 class L2SVMPath(SVCBase):
-    """l2-SVM classifier whose C is chosen by following the regularization path.
+    __doc__ = ("""l2-SVM classifier whose C is chosen by following the regularization path.
 
     Bonidal, Tindel & Guermeur (2013): the solutions of the l2-SVM (squared hinge loss, with
     offset) are followed from ``lambda_max`` down to ``lambda_min`` with one low-rank factor
@@ -24,12 +32,30 @@ class L2SVMPath(SVCBase):
     ``ξᵢ = (1 − yᵢ h(xᵢ))₊``; divided by λ it is the library's objective
     ``½‖h̄‖² + C Σᵢ ψ(1 − yᵢ h(xᵢ))`` with the squared hinge ``ψ(u) = u₊²`` and
 
-        C = 1 / λ        (best_C_ = 1 / best_lambda_).
+        C = 1 / λ        (``best_C_ = 1 / best_lambda_``).
 
     (The systems use the paper's shift ``(λ − ε)/2``: with the exact factor of
     ``K + ε/2 I`` (``rank=None``) the dual matrix is exactly ``YKY + λ/2 I``; with a low-rank
     factor ``PPᵀ`` the model at λ is the l2-SVM with kernel ``PPᵀ`` and ``C = 1/(λ − ε)``,
     within ``ε/λ <= 1 %`` of ``1/λ`` for the defaults.)
+
+    **Sample and class weights.** A weight ``sᵢ`` (``sample_weight`` times ``class_weight``)
+    multiplies sample i's loss term: ``min Σᵢ sᵢ ξᵢ² + λ/2 ‖h̄‖²``, i.e. ``C sᵢ`` per sample. The
+    dual matrix becomes ``Y K Y + λ/2 D⁻¹`` (``D = diag(s)``, (1): ``ξᵢ = λ αᵢ / (2 sᵢ)``), and
+    every step of the paper carries over (:mod:`svmgpu.solvers.path` derives them): the
+    systems (7)/(10)–(11) and the derivatives (13) in variables scaled by ``√sᵢ``, the
+    breakpoint rule counting ``Σ_E sᵢ``, the exact factor ``L Lᵀ = K + ε/2 D⁻¹`` for
+    ``rank=None``, the leave-one-out estimate (16)/(20) leaving one unit of weight out (the
+    whole sample when ``sᵢ <= 1``) and counting errors with their weights, and the
+    radius-margin bound on the points counted ``sᵢ`` times. An integer weight k gives the path
+    of k repeated rows (same breakpoints, criteria and classifiers, to rounding), a zero weight
+    the path without the row, and ``class_weight="balanced"`` a leave-one-out estimate of the
+    balanced error.
+
+    **Sparse X** (SciPy CSR): the Nyström landmarks (and, for ``rank=None``, the kernel
+    columns, block by block) come from sparse · dense products; the rows the model keeps
+    (landmarks, or the active set for ``refit=True`` / ``rank=None``) are dense. X itself is
+    never densified.
 
     Parameters
     ----------
@@ -74,10 +100,7 @@ class L2SVMPath(SVCBase):
     random_state : int or None
         Seeds the Nyström landmarks.
     verbose : int
-    probability : bool, default False
-        Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
-        about five more fits) for ``predict_proba`` / ``predict_log_proba``.
-
+""" + CLASSIFIER_PARAMS_DOC + """
     Attributes
     ----------
     lambdas_ : ndarray of shape (n_steps,)
@@ -94,8 +117,13 @@ class L2SVMPath(SVCBase):
         The selected λ and ``C = 1/λ``.
     intercept_ : ndarray of shape (1,)
         b of the selected classifier.
-    support_ : ndarray of shape (m_E,)
-        Training indices of E at the selected λ.
+    support_ : array of shape (m_E,)
+        Training indices of E at the selected λ (the points with αᵢ > 0: ``yᵢ h(xᵢ) < 1``;
+        never a row of weight 0).
+    n_support_ : ndarray of shape (n_classes,)
+        The rows of ``support_`` per class; for more than two classes, the rows that are in E
+        for at least one of the one-vs-rest problems, per class (as scikit-learn's ``SVC``
+        counts the support vectors shared by its binary problems once).
     n_iter_ : int
         Number of λ steps; ``converged_``: whether ``lambda_min`` was reached.
     classes_, kernel_, factor_ (LowRankFactor or None), device_, models_.
@@ -104,7 +132,7 @@ class L2SVMPath(SVCBase):
     its own λ): ``lambdas_``, ``loo_error_``, ``radius_margin_``, ``n_active_``,
     ``intercept_path_`` and ``support_`` are then lists with one entry per class, and
     ``best_lambda_``, ``best_C_``, ``intercept_``, ``n_iter_``, ``converged_`` arrays of
-    shape (n_classes,). Sample weights are not supported.
+    shape (n_classes,).
 
     Examples
     --------
@@ -115,7 +143,9 @@ class L2SVMPath(SVCBase):
     >>> X = StandardScaler().fit_transform(X)
     >>> clf = L2SVMPath(gamma=0.02, random_state=0).fit(X, y)
     >>> clf.best_C_, clf.loo_error_.min()  # doctest: +SKIP
-    """
+    """)
+
+    _accepts_sparse = True  # Nyström features / kernel columns from sparse rows
 
     #: Why a Dask X is refused: the path's active-set algebra is one process's.
     _dask_refusal = ("follows the regularization path by adding and removing single rows of "
@@ -126,7 +156,8 @@ class L2SVMPath(SVCBase):
                  lowrank="nystrom", eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
                  criterion="loo_span", refit=True, tol=1e-6, max_iter=1000, device="auto",
                  dtype=None, memory_budget=None, random_state=None, verbose=0,
-                 probability=False):
+                 class_weight=None, probability=False):
+        self.class_weight = class_weight
         self.probability = probability
         self.kernel = kernel
         self.gamma = gamma
@@ -148,21 +179,29 @@ class L2SVMPath(SVCBase):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Follow the path on ``(X, y)`` and keep the classifier at the selected λ.
 
         Parameters
         ----------
         X : array of shape (n_samples, n_features)
-            NumPy (validated by scikit-learn) or CuPy.
+            NumPy (validated by scikit-learn), SciPy CSR, or CuPy.
         y : array of shape (n_samples,)
             Class labels (at least two classes; more are split one-vs-rest).
+        sample_weight : array of shape (n_samples,), optional
+            Non-negative weights of the samples' loss terms (see the class notes), multiplied
+            by ``class_weight``.
 
         Returns
         -------
         self
         """
-        return super().fit(X, y)
+        super().fit(X, y, sample_weight)
+        if isinstance(self.support_, list):  # one-vs-rest: the union of the active sets
+            xp = self._ctx.xp
+            union = xp.unique_values(xp.concat(self.support_))
+            self.n_support_ = self._class_counts(y, union)
+        return self
 
     def _validate_path_params(self):
         if self.criterion not in ("loo_span", "radius_margin"):
@@ -174,29 +213,58 @@ class L2SVMPath(SVCBase):
                           tol=self.tol, max_iter=self.max_iter, criterion=self.criterion)
         check_bool("refit", self.refit)
 
+    def _ridge(self, sample_weight, rows, *, xp, n, device):
+        """``ε/2 D⁻¹`` on the rows ``rows`` (None: all) as an (n, n) diagonal matrix: the
+        weighted ``H(ε)`` (``ε/2 I`` without weights; rows of weight 0 get ``ε/2``, they never
+        enter the path)."""
+        eye = xp.eye(n, dtype=xp.float64, device=device)
+        if sample_weight is None:
+            return (0.5 * self.eps) * eye
+        s = xp.astype(sample_weight if rows is None else xp.take(sample_weight, rows),
+                      xp.float64)
+        pos = s > 0
+        return eye * ((0.5 * self.eps) / xp.where(pos, s, xp.ones_like(s)))[None, :]
+
+    def _full_kernel(self, X, *, xp, budget):
+        """The m × m kernel matrix in float64; for sparse X by column blocks against dense
+        row blocks (X never densified whole)."""
+        if not is_sparse(X):
+            X64 = xp.astype(X, xp.float64)
+            return self.kernel_.block(X64, X64)
+        X64 = X.astype("float64")
+        m = X.shape[0]
+        K = xp.empty((m, m), dtype=xp.float64, device=getattr(X64.data, "device", None))
+        step = 512
+        for s in range(0, m, step):
+            e = min(s + step, m)
+            K[:, s:e] = kernel_columns(self.kernel_, X64, dense_rows(X64, slice(s, e), xp=xp),
+                                       memory_budget=budget)
+        return K
+
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp = ctx.xp
         self._validate_path_params()
-        self.kernel_ = self._make_kernel(X)
+        self.kernel_ = self._make_kernel(X, sample_weight)  # gamma="scale": weights as repetitions
         m = X.shape[0]
         budget = ctx.budget_bytes
         if self._effective_rank(m, ctx) is None:
-            # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I.
+            # The paper's exact factor of H(ε) (up to the signs y): L Lᵀ = K + ε/2 I; weighted,
+            # K + ε/2 D⁻¹, so that the systems are exactly YKY + λ/2 D⁻¹ (solvers.path).
             check_fits(4 * m * m * 8, budget, what=f"the full kernel of {m} samples",
                        hint="set rank (e.g. rank=300) for a low-rank factor")
-            X64 = xp.astype(X, xp.float64)
-            K = self.kernel_.block(X64, X64)
-            K = K + (0.5 * self.eps) * xp.eye(m, dtype=xp.float64, device=getattr(X, "device", None))
+            K = self._full_kernel(X, xp=xp, budget=budget)
+            dev = getattr(K, "device", None)
+            K = K + self._ridge(sample_weight, None, xp=xp, n=m, device=dev)
             L, shift = jittered_cholesky(K, lower=True, xp=xp)
-            del X64
             if shift:
-                K = K + shift * xp.eye(m, dtype=xp.float64, device=getattr(X, "device", None))
+                K = K + shift * xp.eye(m, dtype=xp.float64, device=dev)
             self.factor_ = None
             # A jitter s makes L Lᵀ = K + (ε/2 + s) I: the solver's ε absorbs it, so that the
             # systems stay exactly YKY + λ/2 I, unless it is too large for that (then it acts
             # as a ridge of s on the kernel). With the exact factor (r = m >= m_E) the solver
-            # works in the m_E × m_E space of E from the Gram matrix L Lᵀ.
-            eps = float(self.eps) + 2.0 * shift
+            # works in the m_E × m_E space of E from the Gram matrix L Lᵀ. (With weights the
+            # jitter, s I, is not of the form ε/2 D⁻¹: it stays a ridge on the kernel.)
+            eps = float(self.eps) + (2.0 * shift if sample_weight is None else 0.0)
             return {"P": L, "gram": K, "X": X, "budget": budget,
                     "eps": eps if eps < 0.5 * self.lambda_min else float(self.eps)}
         if self.refit:  # the worst case of the expansion after the path, checked before it
@@ -204,7 +272,7 @@ class L2SVMPath(SVCBase):
                        what=f"L2SVMPath(refit=True): expanding the selected classifier on its "
                             f"active set (at worst all {m:,} points, an m_E x m_E system)",
                        hint="use refit=False (the classifier then stays on the r landmarks)")
-        self.factor_, _ = self._lowrank_factor(X, self.kernel_, ctx)
+        self.factor_, _ = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         if self.factor_.P is None:  # the path gathers and updates rows of P at every lambda
             raise MemoryError(
                 f"L2SVMPath keeps its {X.shape[0]:,} x {self.factor_.rank} features in memory and "
@@ -220,7 +288,8 @@ class L2SVMPath(SVCBase):
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         xp = self._ctx.xp
-        res = l2svm_path(shared["P"], y, xp=xp, eps=shared["eps"], lambda_min=self.lambda_min,
+        res = l2svm_path(shared["P"], y, xp=xp, sample_weight=sample_weight, eps=shared["eps"],
+                         lambda_min=self.lambda_min,
                          lambda_max=self.lambda_max, criterion=self.criterion, tol=self.tol,
                          max_iter=self.max_iter, gram=shared.get("gram"), verbose=self.verbose)
         info = res.info
@@ -243,19 +312,20 @@ class L2SVMPath(SVCBase):
         if self.factor_ is None:
             # Exact factor: h(x) = Σ_E αᵢ yᵢ κ(xᵢ, x) + b (2).
             coef = xp.take(res.coef, support) * xp.astype(xp.take(y, support), xp.float64)
-            model.update(form="kernel", X_support=xp.take(X, support, axis=0),
+            model.update(form="kernel", X_support=dense_rows(X, support, xp=xp),
                          dual_coef=xp.astype(coef, dt))
         elif self.refit:
-            # Section 2.7.3 with J = E: (K_EE + ε/2 I) γ = (P Pᵀ)_{E,E} (y ∘ α) = P_E w.
+            # Section 2.7.3 with J = E: (K_EE + ε/2 I) γ = (P Pᵀ)_{E,E} (y ∘ α) = P_E w
+            # (weighted: H(ε) has ε/2 D⁻¹, the expansion of k copies of a row summed).
             n_E = int(support.shape[0])
             check_fits(2 * n_E * n_E * 8, shared["budget"],
                        what=f"expanding the selected classifier on its {n_E} active points",
                        hint="use refit=False (the classifier then stays on the r landmarks)")
-            XE = xp.take(X, support, axis=0)
+            XE = dense_rows(X, support, xp=xp)
             XE64 = xp.astype(XE, xp.float64)
             KE = self.kernel_.block(XE64, XE64)
-            KE = KE + (0.5 * self.eps) * xp.eye(n_E, dtype=xp.float64,
-                                                 device=getattr(KE, "device", None))
+            KE = KE + self._ridge(sample_weight, support, xp=xp, n=n_E,
+                                  device=getattr(KE, "device", None))
             g = xp.matmul(xp.astype(xp.take(shared["P"], support, axis=0), xp.float64), info["w"])
             Lk, _ = jittered_cholesky(KE, lower=True, xp=xp)
             del KE, XE64

@@ -63,6 +63,45 @@ Model selection (section 3).
   λ, warm-started along the path (damped Newton on the centre of the ball while the QP is
   smooth, pairwise Frank–Wolfe once it is not; see ``_Radius``).
 
+Sample weights. Each sample's loss term is multiplied by its weight ``sᵢ > 0``: Problem 1
+becomes ``min Σᵢ sᵢ ξᵢ² + λ/2 ‖h̄‖²`` (the library's ``½‖h̄‖² + C Σᵢ sᵢ ψ(rᵢ)``). Its Lagrangian
+gives (1) as ``ξᵢ = λ αᵢ / (2 sᵢ)``, and Problem 2 keeps its form with the matrix
+``H(λ) = Y K Y + λ/2 D⁻¹``, ``D = diag(s)``: the hard-margin dual of the kernel
+``κ_λ(xᵢ, xⱼ) = κ(xᵢ, xⱼ) + λ/(2 sᵢ) δᵢⱼ``. Everything above carries over with
+``H_EE(λ) = Y_E K_EE Y_E + λ/2 D_E⁻¹``:
+
+* (7), (10)–(11): with ``Δ = D_E^{1/2}``, ``H_EE(λ) = Δ⁻¹ (Δ Y K Y Δ + λ/2 I) Δ⁻¹``, so the
+  systems are the unweighted ones for the rows ``r̃ᵢ = √sᵢ rᵢ`` and the right-hand sides
+  ``ỹ = √s ⊙ y_E`` and ``√s`` (for ``y_E`` and ``1``): ``ν = Δ ν̃``, ``ρ = Δ ρ̃``, the same
+  ``α₀``, ``α_E = Δ α̃``. In the low-rank form ``S(λ) = c I + Σ_E sᵢ pᵢ pᵢᵀ``, ``s_y = P_Eᵀ s_E``,
+  ``s_1 = P_Eᵀ (s ⊙ y)_E``, ``q̃ = √s ⊙ (y − R S⁻¹ s_y)_E``; ``w``, ``α₀`` and the margins
+  (3) have the same formulas, and ``c αᵢ = sᵢ ξᵢ``. ``H(ε)`` is weighted the same way: ``P Pᵀ``
+  stands for ``K + ε/2 D⁻¹`` (what the estimator factors for ``rank=None``; with a Nyström
+  or pivoted-Cholesky factor the ε term is dropped, as in the paper).
+* (13): ``∂H/∂λ = ½ D⁻¹``, so ``∂α₀/∂λ = −½ νᵀ D⁻¹ α_E / y_Eᵀν = −½ ν̃ᵀα̃ / ỹᵀν̃`` and
+  ``∂α_E/∂λ = −½ H_EE⁻¹ D_E⁻¹ α_E − ∂α₀/∂λ ν``, i.e. ``Δ⁻¹ ∂α_E/∂λ = −½ H̃⁻¹ α̃ − ∂α₀/∂λ ν̃``:
+  the unweighted formulas in the scaled variables. The breakpoint rule (section 2.5) counts
+  weight: the next λ lets 2 % of ``Σ_E sᵢ`` of the predicted crossings (12) lie in between
+  (the k-th largest crossing with each point counted ``sᵢ`` times).
+* (14): at ``λ → ∞``, ``αᵢ = 4 sᵢ S∓ / (S λ)`` and ``b_∞ = (S₊ − S₋)/S`` with ``S±`` the
+  weight of each class and ``S`` the total (not used to start: the path solves (7) at
+  ``λ_max`` with every point in E).
+* (16), (20), (23)–(24): the leave-one-out removes one *unit* of weight from sample i (the
+  whole sample when ``sᵢ <= 1``), so that an integer weight k is exactly k repeated rows, each
+  left out in turn. Removing ``u = min(sᵢ, 1)`` changes ``A_E``'s diagonal entry i from
+  ``c/sᵢ`` to ``c/(sᵢ − u)``; by Sherman–Morrison the new margin of xᵢ is
+  ``1 − sᵢ ξᵢ / (sᵢ − u levᵢ)`` with ``levᵢ = ‖L⁻¹ r̃ᵢ‖² + q̃ᵢ²/σ = 1 − c (Ã_E⁻¹)ᵢᵢ`` from
+  (23)–(24) in the scaled variables (``sᵢ = 1``: (20), ``1 − ξᵢ/(1 − levᵢ)``). The error is
+  counted with weights, ``Σ sᵢ 1{yᵢ hⁱ(xᵢ) <= 0} / Σ sᵢ``.
+* Theorem 1 (radius-margin): on k repeated rows the ball encloses k copies of ``(pᵢ, √c eᵢ)``;
+  with the copies' β merged, the QP is ``max Σ βᵢ (‖pᵢ‖² + c) − ‖Pᵀβ‖² − c Σ βᵢ²/sᵢ`` over
+  the simplex, and the bound is ``4 R² Σ αᵢ / Σ sᵢ`` (``‖w̃‖² = Σ αᵢ`` as before).
+* Zero weights: a sample with ``sᵢ = 0`` has a free slack and never enters E; the path runs on
+  the other rows, exactly as if it were removed (its ``α`` is 0, its leave-one-out margin its
+  margin).
+
+All of it reduces to the paper's formulas for unit weights.
+
 Host-side bookkeeping: the per-step records are Python floats and lists; every array operation
 runs in the namespace ``xp`` of the inputs (NumPy or CuPy).
 """
@@ -129,23 +168,33 @@ def check_path_params(*, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fractio
         raise ValueError(f"unknown criterion {criterion!r}; valid criteria: {list(CRITERIA)}")
 
 
-def _project_simplex(v, *, xp):
-    """Euclidean projection of ``v`` of shape (m,) onto the probability simplex."""
+def _project_simplex(v, w=None, *, xp):
+    """The point ``β = (v − θ w)₊`` of the probability simplex (``w > 0``, shape (m,); None:
+    1): the Euclidean projection of ``v`` for ``w = 1``, in general the maximizer of
+    ``Σ βᵢ aᵢ − Σ βᵢ²/(2wᵢ)`` with ``v = w ⊙ a`` (the weighted ball of ``_Radius``)."""
     m = v.shape[0]
-    u = xp.sort(v, descending=True)
-    css = xp.cumulative_sum(u)
-    k = xp.arange(1, m + 1, dtype=v.dtype, device=getattr(v, "device", None))
-    n_pos = int(xp.count_nonzero(u - (css - 1.0) / k > 0))
-    n_pos = max(n_pos, 1)
-    theta = (css[n_pos - 1] - 1.0) / n_pos
-    return clip(v - theta, min=0.0, xp=xp)
+    if w is None:
+        u = xp.sort(v, descending=True)
+        css = xp.cumulative_sum(u)
+        k = xp.arange(1, m + 1, dtype=v.dtype, device=getattr(v, "device", None))
+        n_pos = int(xp.count_nonzero(u - (css - 1.0) / k > 0))
+        n_pos = max(n_pos, 1)
+        theta = (css[n_pos - 1] - 1.0) / n_pos
+        return clip(v - theta, min=0.0, xp=xp)
+    order = xp.argsort(v / w, descending=True)  # the breakpoints θᵢ = vᵢ/wᵢ, largest first
+    cv, cw = xp.cumulative_sum(xp.take(v, order)), xp.cumulative_sum(xp.take(w, order))
+    n_pos = max(int(xp.count_nonzero(xp.take(v / w, order) - (cv - 1.0) / cw > 0)), 1)
+    theta = (cv[n_pos - 1] - 1.0) / cw[n_pos - 1]
+    return clip(v - theta * w, min=0.0, xp=xp)
 
 
 class _Radius:
     """Squared radius of the smallest ball enclosing ``{(pᵢ, √c eᵢ)}`` (kernel ``PPᵀ + cI``).
 
-    The dual QP is ``max_{β ∈ simplex} Φ(β) = Σ βᵢ (‖pᵢ‖² + c) − ‖Pᵀβ‖² − c‖β‖²``. Two
-    methods share the work, both warm-started along the path:
+    The dual QP is ``max_{β ∈ simplex} Φ(β) = Σ βᵢ (‖pᵢ‖² + c) − ‖Pᵀβ‖² − c‖β‖²``; with
+    weights ``s`` (``sᵢ`` copies of each point, their β merged: see the module notes) the last
+    term is ``c Σ βᵢ²/sᵢ`` and below ``c/sᵢ`` replaces c per point. Two methods share the
+    work, both warm-started along the path:
 
     * while the support of β is large (large c: β is nearly uniform) the problem is smooth in
       the centre ``z ∈ R^r``: ``g(z) = max_β Σ βᵢ‖pᵢ − z‖² + c (1 − ‖β‖²)`` with the maximizer
@@ -159,18 +208,26 @@ class _Radius:
       Frank–Wolfe gap ``max dist² − Φ(β)`` is below ``tol · Φ(β)``.
     """
 
-    def __init__(self, P, *, xp, tol=1e-4, max_newton=30, max_fw=100_000):
-        self.P, self.xp, self.tol = P, xp, tol
+    def __init__(self, P, *, xp, weights=None, tol=1e-4, max_newton=30, max_fw=100_000):
+        self.P, self.xp, self.tol, self.s = P, xp, tol, weights
         self.max_newton, self.max_fw = max_newton, max_fw
         self.pn = xp.sum(P * P, axis=1)
         self.z = xp.mean(P, axis=0)
         self.n_newton = self.n_fw = 0
 
+    def _sq(self, beta):
+        """``Σ βᵢ²/sᵢ`` (``‖β‖²`` without weights)."""
+        return float(self.xp.vecdot(beta, beta if self.s is None else beta / self.s))
+
     def _beta(self, z, c):
         xp = self.xp
         a = clip(self.pn - 2.0 * xp.matmul(self.P, z) + xp.vecdot(z, z), min=0.0, xp=xp)
-        beta = _project_simplex(a / (2.0 * c), xp=xp)
-        return beta, float(xp.vecdot(beta, a)) + c * (1.0 - float(xp.vecdot(beta, beta)))
+        if self.s is None:
+            beta = _project_simplex(a / (2.0 * c), xp=xp)
+        else:  # βᵢ = sᵢ (aᵢ − θ)₊ / (2c)
+            w = self.s / (2.0 * c)
+            beta = _project_simplex(w * a, w, xp=xp)
+        return beta, float(xp.vecdot(beta, a)) + c * (1.0 - self._sq(beta))
 
     def __call__(self, c):
         xp, P = self.xp, self.P
@@ -184,8 +241,13 @@ class _Radius:
                 self.z = z
                 return g - gap
             self.n_newton += 1
-            D = xp.take(P, xp.nonzero(beta > 0)[0], axis=0)
-            D = D - xp.mean(D, axis=0)
+            on = xp.nonzero(beta > 0)[0]
+            D = xp.take(P, on, axis=0)
+            if self.s is None:
+                D = D - xp.mean(D, axis=0)
+            else:  # the support's scatter with weights sᵢ about its weighted mean
+                s_on = xp.take(self.s, on)
+                D = (D - xp.matmul(s_on, D) / xp.sum(s_on)) * xp.sqrt(s_on)[:, None]
             Hn = eye + xp.matmul(xp.matrix_transpose(D), D) / c
             step = -cho_solve((cholesky(Hn, xp=xp), True), res, xp=xp)
             slope = 2.0 * float(xp.vecdot(res, step))
@@ -206,10 +268,11 @@ class _Radius:
         Pz = xp.matmul(P, z)
         inf = xp.full_like(beta, math.inf)
         phi = 0.0
+        inv_s = 1.0 if self.s is None else 1.0 / self.s
         for _ in range(self.max_fw):
             zz = float(xp.vecdot(z, z))
-            bb = float(xp.vecdot(beta, beta))
-            dist = self.pn - 2.0 * Pz + zz + c * (1.0 - 2.0 * beta + bb)   # ‖φᵢ − centre‖²
+            bb = self._sq(beta)
+            dist = self.pn - 2.0 * Pz + zz + c * (1.0 - 2.0 * beta * inv_s + bb)  # ‖φᵢ − centre‖²
             phi = float(xp.vecdot(beta, self.pn)) + c - zz - c * bb
             j = int(xp.argmax(dist))
             dj = float(dist[j])
@@ -219,7 +282,8 @@ class _Radius:
             k = int(xp.argmin(xp.where(beta > 0, dist, inf)))
             bk = float(beta[k])
             diff = P[j, :] - P[k, :]
-            curv = float(xp.vecdot(diff, diff)) + 2.0 * c
+            curv = float(xp.vecdot(diff, diff)) + (2.0 * c if self.s is None else
+                                                   c * float(inv_s[j] + inv_s[k]))
             t = min(max((dj - float(dist[k])) / (2.0 * curv), 0.0), bk)
             if t == 0.0:
                 break
@@ -235,22 +299,28 @@ class _Solution:
     """The solution of (7) for one partition E at one λ (see the module docstring)."""
 
     __slots__ = ("lam", "c", "idx", "L", "w", "b", "margins", "q", "Ssy", "sigma", "n_active",
-                 "nu", "alpha_E")
+                 "size", "nu", "alpha_E")
 
     def __init__(self, **kw):
         self.nu = self.alpha_E = None  # set by the m_E-space solves of _GramPathState only
+        self.size = None  # Σ_E sᵢ (m_E without weights)
         for k, v in kw.items():
             setattr(self, k, v)
 
 
 class _PathState:
-    """Partition E, the incrementally updated ``G = R_Eᵀ R_E``, and the solves of (7)–(13)."""
+    """Partition E, the incrementally updated ``G = R_Eᵀ R_E``, and the solves of (7)–(13).
 
-    def __init__(self, P, y, *, xp, eps, tol, max_corrections):
+    With weights (all positive here), ``R_E`` stands for the scaled rows ``√sᵢ rᵢ`` (module
+    notes): ``G = Σ_E sᵢ pᵢ pᵢᵀ``, ``q`` is ``q̃`` and α the unscaled multipliers."""
+
+    def __init__(self, P, y, *, xp, eps, tol, max_corrections, sample_weight=None):
         self.xp = xp
         self.dev = getattr(P, "device", None)
         self.P = xp.astype(P, xp.float64)
         self.y = xp.astype(y, xp.float64)
+        self.s = None if sample_weight is None else xp.astype(sample_weight, xp.float64)
+        self.rs = None if self.s is None else xp.sqrt(self.s)
         self.R = self.P * self.y[:, None]
         self.m, self.r = self.P.shape
         self.eps, self.tol, self.max_corrections = eps, tol, max_corrections
@@ -263,11 +333,40 @@ class _PathState:
         self.n_fallback = 0
 
     # ------------------------------------------------------------- R_Eᵀ R_E
-    def _regram(self):
+    def _rows_gram(self, rows):
+        """``Σ_{i ∈ rows} sᵢ pᵢ pᵢᵀ`` (= R_rowsᵀ R_rows of the scaled rows, since yᵢ² = 1)."""
         xp = self.xp
-        PE = xp.take(self.P, xp.nonzero(self.E)[0], axis=0)
-        # R_Eᵀ R_E = P_Eᵀ P_E because yᵢ² = 1.
-        self.G = xp.matmul(xp.matrix_transpose(PE), PE)
+        Pr = xp.take(self.P, rows, axis=0)
+        Ps = Pr if self.s is None else Pr * xp.take(self.s, rows)[:, None]
+        return xp.matmul(xp.matrix_transpose(Pr), Ps)
+
+    def _scaled(self, v, idx):
+        """``√s_idx ⊙ v`` (v without weights): the scaled variables of the module notes."""
+        return v if self.rs is None else v * self.xp.take(self.rs, idx)
+
+    def alpha_E(self, sol):
+        """The multipliers on E, ``αᵢ = sᵢ ξᵢ / c`` ((1); ``ξᵢ/c`` without weights)."""
+        xp = self.xp
+        xi = 1.0 - xp.take(sol.margins, sol.idx)
+        return (xi if self.s is None else xi * xp.take(self.s, sol.idx)) / sol.c
+
+    def loo_from_leverage(self, sol, idx, one_minus_lev):
+        """The leave-one-out margins (20) of the rows ``idx`` of E from ``1 − levᵢ``
+        (``levᵢ`` the leverage of (23)–(24)): ``1 − sᵢ ξᵢ / (sᵢ − u levᵢ)``, u = min(sᵢ, 1)
+        (one unit of weight left out; ``1 − ξᵢ / (1 − levᵢ)`` without weights)."""
+        xp = self.xp
+        xi = 1.0 - xp.take(sol.margins, idx)                          # c αᵢ / sᵢ
+        den = one_minus_lev
+        if self.s is not None:
+            s = xp.take(self.s, idx)
+            u = xp.minimum(s, 1.0)
+            den = (s - u + u * one_minus_lev) / s                     # (sᵢ − u levᵢ)/sᵢ
+        tiny = xp.full_like(den, 1e-300)
+        return xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
+                        xp.full_like(den, -math.inf))
+
+    def _regram(self):
+        self.G = self._rows_gram(self.xp.nonzero(self.E)[0])
         self._changed = 0
 
     def set_partition(self, E_new):
@@ -287,11 +386,9 @@ class _PathState:
             return
         self.n_gram_updates += 1
         if n_add:
-            Pa = xp.take(self.P, add, axis=0)
-            self.G = self.G + xp.matmul(xp.matrix_transpose(Pa), Pa)
+            self.G = self.G + self._rows_gram(add)
         if n_rem:
-            Pr = xp.take(self.P, rem, axis=0)
-            self.G = self.G - xp.matmul(xp.matrix_transpose(Pr), Pr)
+            self.G = self.G - self._rows_gram(rem)
 
     # ------------------------------------------------------------- (7) by SMW
     def solve(self, lam):
@@ -304,7 +401,7 @@ class _PathState:
             zero = xp.zeros((self.r,), dtype=xp.float64, device=self.dev)
             return _Solution(lam=lam, c=c, idx=idx, L=None, w=zero, b=0.0,
                              margins=xp.zeros_like(self.y), q=None, Ssy=zero, sigma=1.0,
-                             n_active=0)
+                             n_active=0, size=0.0)
         S = self.G + c * self.eye
         try:
             L = cholesky(S, lower=True, xp=xp)
@@ -312,22 +409,24 @@ class _PathState:
             self._regram()
             self.n_regram += 1
             L, _ = jittered_cholesky(self.G + c * self.eye, lower=True, xp=xp)
-        # R_Eᵀ y_E = P_Eᵀ 1 and R_Eᵀ 1 = P_Eᵀ y_E as one product over all rows (no gather).
+        # R_Eᵀ y_E = P_Eᵀ 1 and R_Eᵀ 1 = P_Eᵀ y_E as one product over all rows (no gather);
+        # weighted: s_y = P_Eᵀ s_E, s_1 = P_Eᵀ (s ⊙ y)_E.
         Ef = xp.astype(self.E, xp.float64)
-        s = xp.matmul(xp.stack([Ef, Ef * self.y], axis=0), self.P)
+        Es = Ef if self.s is None else Ef * self.s
+        s = xp.matmul(xp.stack([Es, Es * self.y], axis=0), self.P)
         sy, s1 = s[0, :], s[1, :]
         V = cho_solve((L, True), xp.stack([sy, s1], axis=1), xp=xp)
         Ssy, Ss1 = V[:, 0], V[:, 1]
-        sum_yE = float(xp.vecdot(Ef, self.y))
+        sum_yE = float(xp.vecdot(Es, self.y))                        # ỹᵀ√s = Σ_E sᵢ yᵢ
         RV = xp.matmul(self.R, V)                                    # R S⁻¹ [s_y, s_1]
-        q = xp.take(self.y - RV[:, 0], idx)                          # c ν = y_E − R_E S⁻¹ s_y
-        # σ = c y_Eᵀν = m_E − s_yᵀS⁻¹s_y, evaluated as a sum of squares (no cancellation).
+        q = self._scaled(xp.take(self.y - RV[:, 0], idx), idx)       # c ν̃ = ỹ − R̃_E S⁻¹ s_y
+        # σ = c ỹᵀν̃ = Σ_E sᵢ − s_yᵀS⁻¹s_y, evaluated as a sum of squares (no cancellation).
         sigma = float(xp.vecdot(q, q)) + c * float(xp.vecdot(Ssy, Ssy))
         b = (sum_yE - float(xp.vecdot(sy, Ss1))) / sigma             # α₀ (11)
         w = Ss1 - b * Ssy                                            # R_Eᵀ α_E
         margins = RV[:, 1] - b * RV[:, 0] + b * self.y               # (3)
         return _Solution(lam=lam, c=c, idx=idx, L=L, w=w, b=b, margins=margins, q=q, Ssy=Ssy,
-                         sigma=sigma, n_active=n_E)
+                         sigma=sigma, n_active=n_E, size=float(xp.sum(Es)))
 
     def violations(self, sol):
         """Boolean mask of the points whose side of the partition is inconsistent."""
@@ -343,11 +442,12 @@ class _PathState:
         return float(xp.max(xp.where(xp.isfinite(v), v, zero + math.inf)))
 
     def primal(self, w, b, margins, c):
-        """The primal objective ``½‖w‖² + (1/(2c)) Σ (1 − marginᵢ)₊²`` (Problem 1 divided by
-        λ, with the shift ``c = (λ − ε)/2``)."""
+        """The primal objective ``½‖w‖² + (1/(2c)) Σ sᵢ (1 − marginᵢ)₊²`` (Problem 1 divided
+        by λ, with the shift ``c = (λ − ε)/2``)."""
         xp = self.xp
         xi = clip(1.0 - margins, min=0.0, xp=xp)
-        return 0.5 * float(xp.vecdot(w, w)) + 0.5 * float(xp.vecdot(xi, xi)) / c
+        sxi = xi if self.s is None else self.s * xi
+        return 0.5 * float(xp.vecdot(w, w)) + 0.5 * float(xp.vecdot(xi, sxi)) / c
 
     def solve_consistent(self, lam, prev):
         """Active-set correction at ``lam`` from the current E (section 2.5).
@@ -381,7 +481,7 @@ class _PathState:
 
     def _finite_newton(self, lam, start, max_iter=200):
         """Finite Newton method with exact line search on the primal
-        ``½‖w‖² + (1/(2c)) Σ (1 − rᵢᵀw − yᵢb)₊²`` from ``start = (w, b)`` (terminates;
+        ``½‖w‖² + (1/(2c)) Σ sᵢ (1 − rᵢᵀw − yᵢb)₊²`` from ``start = (w, b)`` (terminates;
         Keerthi & DeCoste 2005). Each iteration solves (7) for the active set of the current
         point and searches the segment to that solution."""
         xp = self.xp
@@ -400,11 +500,12 @@ class _PathState:
                 return sol, k
             dw, db = sol.w - w, sol.b - b
             dm = sol.margins - marg
+            sdm = dm if self.s is None else self.s * dm
             xi = 1.0 - marg
             a0, a1 = float(xp.vecdot(w, dw)), float(xp.vecdot(dw, dw))
 
-            def dphi(t, xi=xi, dm=dm, a0=a0, a1=a1):
-                return a0 + t * a1 - float(xp.vecdot(dm, clip(xi - t * dm, min=0.0, xp=xp))) / c
+            def dphi(t, xi=xi, dm=dm, sdm=sdm, a0=a0, a1=a1):
+                return a0 + t * a1 - float(xp.vecdot(sdm, clip(xi - t * dm, min=0.0, xp=xp))) / c
 
             t = 1.0
             if dphi(1.0) > 0:
@@ -421,10 +522,11 @@ class _PathState:
 
     # ------------------------------------------------------------- (13) and (12)
     def margin_derivative(self, sol):
-        """``∂(yᵢ h_λ(xᵢ))/∂λ`` for every point, from (13) with E fixed."""
+        """``∂(yᵢ h_λ(xᵢ))/∂λ`` for every point, from (13) with E fixed (weighted: in the
+        scaled variables, ``∂α₀/∂λ = −½ ν̃ᵀα̃ / ỹᵀν̃``)."""
         xp = self.xp
-        alpha_E = (1.0 - xp.take(sol.margins, sol.idx)) / sol.c
-        dalpha0 = -0.5 * float(xp.vecdot(sol.q, alpha_E)) / sol.sigma
+        alpha_t = self._scaled(1.0 - xp.take(sol.margins, sol.idx), sol.idx) / sol.c  # α̃
+        dalpha0 = -0.5 * float(xp.vecdot(sol.q, alpha_t)) / sol.sigma
         Sw = cho_solve((sol.L, True), sol.w, xp=xp)
         dw = -0.5 * Sw - dalpha0 * sol.Ssy                            # R_Eᵀ ∂α_E/∂λ
         return xp.matmul(self.R, dw) + dalpha0 * self.y
@@ -434,7 +536,8 @@ class _PathState:
         """Leave-one-out margins ``yᵢ hⁱ(xᵢ)`` predicted by (20) for every point, shape (m,).
 
         On E, ``1 − αᵢ / (A_E(λ)⁻¹)ᵢᵢ = 1 − ξᵢ / (1 − levᵢ)`` with the diagonal (23)–(24),
-        ``levᵢ = ‖L⁻¹ rᵢ‖² + qᵢ² / σ = 1 − c (A_E⁻¹)ᵢᵢ``; on I the margin itself (removing a
+        ``levᵢ = ‖L⁻¹ rᵢ‖² + qᵢ² / σ = 1 − c (A_E⁻¹)ᵢᵢ`` (weighted: the scaled rows, and one
+        unit of weight left out, :meth:`loo_from_leverage`); on I the margin itself (removing a
         point with αᵢ = 0 leaves the solution unchanged). O(m_E r²).
         """
         xp = self.xp
@@ -444,21 +547,20 @@ class _PathState:
             e = min(s + _LOO_BLOCK, sol.n_active)
             ib = idx[s:e]
             RE = xp.take(self.R, ib, axis=0)
+            if self.rs is not None:
+                RE = RE * xp.take(self.rs, ib)[:, None]                # r̃ᵢ = √sᵢ rᵢ
             U = solve_triangular(sol.L, xp.matrix_transpose(RE), lower=True, xp=xp)
             qb = sol.q[s:e]
-            lev = xp.sum(U * U, axis=0) + qb * qb / sol.sigma          # 1 − c (A_E⁻¹)ᵢᵢ
-            xi = 1.0 - xp.take(sol.margins, ib)                        # c αᵢ
-            den = 1.0 - lev
-            tiny = xp.full_like(den, 1e-300)
-            loo = xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
-                           xp.full_like(den, -math.inf))
-            out = set_rows(out, ib, loo, xp=xp)
+            lev = xp.sum(U * U, axis=0) + qb * qb / sol.sigma          # 1 − c (Ã_E⁻¹)ᵢᵢ
+            out = set_rows(out, ib, self.loo_from_leverage(sol, ib, 1.0 - lev), xp=xp)
         return out
 
     def alpha(self, sol):
-        """The multipliers α of shape (m,) (zero on I)."""
+        """The multipliers α of shape (m,) (zero on I): ``sᵢ ξᵢ / c`` on E (1)."""
         xp = self.xp
-        return xp.where(self.E, (1.0 - sol.margins) / sol.c, xp.zeros_like(sol.margins))
+        xi = 1.0 - sol.margins
+        a = (xi if self.s is None else self.s * xi) / sol.c
+        return xp.where(self.E, a, xp.zeros_like(sol.margins))
 
 
 class _GramPathState(_PathState):
@@ -470,11 +572,14 @@ class _GramPathState(_PathState):
     With ``H = L_H L_Hᵀ``: ``ν = H⁻¹ y_E``, ``ρ = H⁻¹ 1`` (10), ``α₀ = y_Eᵀρ / y_Eᵀν`` and
     ``α_E = ρ − α₀ ν`` (11), ``w = R_Eᵀ α_E``; (13) needs one more solve ``H⁻¹ α_E``; the
     leave-one-out diagonal is ``(A_E⁻¹)ᵢᵢ = (H⁻¹)ᵢᵢ − νᵢ² / y_Eᵀν`` (the E block of the inverse
-    of the bordered matrix of (7)), with ``diag(H⁻¹)`` the column norms of ``L_H⁻¹``.
+    of the bordered matrix of (7)), with ``diag(H⁻¹)`` the column norms of ``L_H⁻¹``. With
+    weights the same in the scaled variables: ``H̃ = Δ Y_E K_EE Y_E Δ + c I``, right-hand sides
+    ``ỹ`` and ``√s``, ``α_E = Δ α̃`` (``nu`` and ``alpha_E`` of the solution are ``ν̃``, ``α̃``).
     """
 
-    def __init__(self, P, y, K, *, xp, eps, tol, max_corrections):
-        super().__init__(P, y, xp=xp, eps=eps, tol=tol, max_corrections=max_corrections)
+    def __init__(self, P, y, K, *, xp, eps, tol, max_corrections, sample_weight=None):
+        super().__init__(P, y, xp=xp, eps=eps, tol=tol, max_corrections=max_corrections,
+                         sample_weight=sample_weight)
         self.Q = xp.astype(K, xp.float64) * (self.y[:, None] * self.y[None, :])  # Y K Y
 
     def _regram(self):
@@ -493,28 +598,34 @@ class _GramPathState(_PathState):
         if n_E == 0:
             return super().solve(lam)
         c = 0.5 * (lam - self.eps)
-        yE = xp.take(self.y, idx)
+        yE = self._scaled(xp.take(self.y, idx), idx)                 # ỹ
         H = xp.take(xp.take(self.Q, idx, axis=0), idx, axis=1)
+        if self.rs is not None:                                      # Δ Y K Y Δ
+            rs = xp.take(self.rs, idx)
+            H = H * (rs[:, None] * rs[None, :])
         H = H + c * xp.eye(n_E, dtype=xp.float64, device=self.dev)
         try:
             L = cholesky(H, lower=True, xp=xp)
         except Exception:  # noqa: BLE001 - c near 0 and K_EE singular in floating point
             L, _ = jittered_cholesky(H, lower=True, xp=xp)
-        V = cho_solve((L, True), xp.stack([yE, xp.ones_like(yE)], axis=1), xp=xp)
+        ones = self._scaled(xp.ones_like(yE), idx)                   # √s
+        V = cho_solve((L, True), xp.stack([yE, ones], axis=1), xp=xp)
         nu, rho = V[:, 0], V[:, 1]
         s_nu = float(xp.vecdot(yE, nu))                              # y_Eᵀν > 0
         b = float(xp.vecdot(yE, rho)) / s_nu                         # α₀ (11)
         alpha_E = rho - b * nu                                       # (11)
-        w = self._RE_t(idx, alpha_E)                                 # R_Eᵀ α_E
+        w = self._RE_t(idx, self._scaled(alpha_E, idx))              # R_Eᵀ α_E
         margins = xp.matmul(self.R, w) + b * self.y                  # (3)
         return _Solution(lam=lam, c=c, idx=idx, L=L, w=w, b=b, margins=margins, q=None,
-                         Ssy=None, sigma=s_nu, n_active=n_E, nu=nu, alpha_E=alpha_E)
+                         Ssy=None, sigma=s_nu, n_active=n_E, size=float(xp.sum(ones * ones)),
+                         nu=nu, alpha_E=alpha_E)
 
     def margin_derivative(self, sol):
         xp = self.xp
         dalpha0 = -0.5 * float(xp.vecdot(sol.nu, sol.alpha_E)) / sol.sigma
         dA = -0.5 * cho_solve((sol.L, True), sol.alpha_E, xp=xp) - dalpha0 * sol.nu  # (13)
-        return xp.matmul(self.R, self._RE_t(sol.idx, dA)) + dalpha0 * self.y
+        return xp.matmul(self.R, self._RE_t(sol.idx, self._scaled(dA, sol.idx))) + \
+            dalpha0 * self.y
 
     def _RE_t(self, idx, v):
         """``R_Eᵀ v`` as ``Rᵀ v̄`` with ``v̄`` = v on E, 0 elsewhere (no (m_E, r) gather)."""
@@ -527,16 +638,44 @@ class _GramPathState(_PathState):
         xp = self.xp
         out = xp.asarray(sol.margins, copy=True)
         Linv = tri_inv(sol.L, lower=True, xp=xp)
-        den = sol.c * (xp.sum(Linv * Linv, axis=0) - sol.nu * sol.nu / sol.sigma)  # c (A_E⁻¹)ᵢᵢ
-        xi = 1.0 - xp.take(sol.margins, sol.idx)                                  # c αᵢ
-        tiny = xp.full_like(den, 1e-300)
-        return set_rows(out, sol.idx, xp.where(den > 0, 1.0 - xi / xp.where(den > 0, den, tiny),
-                                               xp.full_like(den, -math.inf)), xp=xp)
+        den = sol.c * (xp.sum(Linv * Linv, axis=0) - sol.nu * sol.nu / sol.sigma)  # c (Ã_E⁻¹)ᵢᵢ
+        return set_rows(out, sol.idx, self.loo_from_leverage(sol, sol.idx, den), xp=xp)
 
 
-def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fraction=0.02,
-               criterion="loo_span", radius_margin=False, tol=1e-6, max_iter=1000,
-               max_corrections=3, store_alphas=False, gram=None, verbose=0):
+def _kth_largest(v, k, weights, *, xp):
+    """The k-th largest entry of ``v`` with entry i counted ``weights[i]`` times (None: once):
+    the largest t such that the entries >= t weigh at least k. None when they weigh less."""
+    if weights is None:
+        return float(xp.sort(v, descending=True)[k - 1]) if v.shape[0] >= k else None
+    order = xp.argsort(v, descending=True)
+    cw = xp.cumulative_sum(xp.take(weights, order))
+    j = int(xp.count_nonzero(cw < k))
+    return float(xp.take(v, order)[j]) if j < v.shape[0] else None
+
+
+def _check_weights(sample_weight, y, *, xp):
+    """Validated weights (float64) and the rows of positive weight (None: all)."""
+    if sample_weight is None:
+        return None, None
+    if sample_weight.ndim != 1 or sample_weight.shape[0] != y.shape[0]:
+        raise ValueError(f"sample_weight must have shape ({y.shape[0]},), got "
+                         f"{tuple(sample_weight.shape)}")
+    sw = xp.astype(sample_weight, xp.float64)
+    if not bool(xp.all(xp.isfinite(sw))):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if bool(xp.any(sw < 0)):
+        raise ValueError("sample_weight must be non-negative")
+    pos = sw > 0
+    if not (bool(xp.any(pos & (y == 1))) and bool(xp.any(pos & (y == -1)))):
+        raise ValueError("y has only one class among the rows of positive sample_weight; the "
+                         "path needs both labels -1 and +1")
+    keep = None if bool(xp.all(pos)) else xp.nonzero(pos)[0]
+    return sw, keep
+
+
+def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
+               step_fraction=0.02, criterion="loo_span", radius_margin=False, tol=1e-6,
+               max_iter=1000, max_corrections=3, store_alphas=False, gram=None, verbose=0):
     """Follow the l2-SVM solutions from ``lambda_max`` down to ``lambda_min`` (section 2).
 
     Parameters
@@ -551,13 +690,19 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
         Labels in {−1, +1}, both present.
     xp : namespace
         The array namespace of ``P`` and ``y``.
+    sample_weight : array of shape (m,), optional
+        Non-negative weights ``sᵢ`` of the loss terms: Problem 1 becomes
+        ``min Σ sᵢ ξᵢ² + λ/2 ‖h̄‖²`` (see the module notes for (1), (7), (13), (14), (20) and
+        the radius-margin bound with weights); ``P Pᵀ`` then stands for ``K + ε/2 D⁻¹``. Rows
+        of weight 0 are left out of the path, as if removed. None: 1 each (the paper).
     eps : float
         The paper's ε: the systems use ``H_EE(λ) ≈ R_E R_Eᵀ + (λ − ε)/2 I``.
     lambda_min, lambda_max : float
         The path runs from ``lambda_max`` (the starting point (14)) down to ``lambda_min``.
     step_fraction : float
         The next λ is chosen so that this fraction of m_E predicted crossings (12) lies in
-        between (the paper's 2 %), but never below half the current λ.
+        between (the paper's 2 %; with weights, of ``Σ_E sᵢ``, each crossing counted ``sᵢ``
+        times), but never below half the current λ.
     criterion : {"loo_span", "radius_margin"} or None
         Which recorded criterion selects the returned solution (ties: the largest λ).
     radius_margin : bool
@@ -587,7 +732,8 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
         ``objective_history``: the dual objective (Problem 2) at every λ.
         ``info`` (lists of Python floats/ints, one entry per λ, largest λ first):
         ``lambdas``, ``intercepts`` (α₀ = b), ``n_active`` (m_E), ``loo_error`` (fraction,
-        (16)), ``radius_margin`` (``4 R² Σα / m`` or None), ``radius2``, ``sum_alpha``,
+        (16); with weights ``Σ sᵢ 1{error} / Σ sᵢ``), ``radius_margin`` (``4 R² Σα / m``, with
+        weights ``/ Σ sᵢ``, or None), ``radius2``, ``sum_alpha``,
         ``n_corrections``, ``kkt_violation``; ``W`` (array (n_steps, r): ``w`` at every λ,
         ``h(x) = p(x)ᵀ w + b``); for the selected step ``best`` (index), ``best_lambda``,
         ``intercept``, ``w``, ``active`` (bool array (m,)), ``loo_margins`` (array (m,): the
@@ -597,7 +743,8 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
     Raises
     ------
     ValueError
-        For bad parameters, shapes, labels other than ±1, or a single class.
+        For bad parameters, shapes, labels other than ±1, a single class (among the rows of
+        positive weight), or negative, non-finite or misshapen weights.
     """
     check_path_params(eps=eps, lambda_min=lambda_min, lambda_max=lambda_max,
                       step_fraction=step_fraction, tol=tol, max_iter=max_iter,
@@ -618,10 +765,18 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
     if gram is not None and tuple(gram.shape) != (P.shape[0], P.shape[0]):
         raise ValueError(f"gram must have shape (m, m) = {(P.shape[0], P.shape[0])}, got "
                          f"{tuple(gram.shape)}")
-    opts = dict(xp=xp, eps=float(eps), tol=float(tol), max_corrections=int(max_corrections))
+    sw, keep = _check_weights(sample_weight, y, xp=xp)
+    m_all, P_all, y_all = y.shape[0], P, y
+    if keep is not None:  # weight 0: a free slack, never in E; the path runs without the row
+        P, y, sw = xp.take(P, keep, axis=0), xp.take(y, keep), xp.take(sw, keep)
+        if gram is not None:
+            gram = xp.take(xp.take(gram, keep, axis=0), keep, axis=1)
+    opts = dict(xp=xp, eps=float(eps), tol=float(tol), max_corrections=int(max_corrections),
+                sample_weight=sw)
     st = _PathState(P, y, **opts) if gram is None else _GramPathState(P, y, gram, **opts)
     m = st.m
-    rad = _Radius(st.P, xp=xp) if radius_margin else None
+    s_total = float(m) if sw is None else float(xp.sum(sw))  # Σ sᵢ
+    rad = _Radius(st.P, xp=xp, weights=sw) if radius_margin else None
     rec = {k: [] for k in ("lambdas", "intercepts", "n_active", "loo_error", "radius_margin",
                            "radius2", "sum_alpha", "n_corrections", "kkt_violation")}
     W, alphas, objective = [], [], []
@@ -630,19 +785,23 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
 
     def record(sol, n_corr):
         nonlocal t_loo, t_rad
-        alpha_E = (1.0 - xp.take(sol.margins, sol.idx)) / sol.c
+        alpha_E = st.alpha_E(sol)
         sum_alpha = float(xp.sum(alpha_E))
+        # the dual objective: Σα − ½ αᵀH(λ)α, with αᵀ(c D⁻¹)α = c Σ αᵢ²/sᵢ
+        a_over_s = alpha_E if sw is None else alpha_E / xp.take(sw, sol.idx)
         dual = sum_alpha - 0.5 * (float(xp.vecdot(sol.w, sol.w))
-                                  + sol.c * float(xp.vecdot(alpha_E, alpha_E)))
+                                  + sol.c * float(xp.vecdot(alpha_E, a_over_s)))
         t1 = time.perf_counter()
         loo_m = st.loo_margins(sol)
-        loo = int(xp.count_nonzero(loo_m <= 0)) / m
+        err = loo_m <= 0
+        loo = (int(xp.count_nonzero(err)) / m if sw is None
+               else float(xp.sum(xp.where(err, sw, xp.zeros_like(sw)))) / s_total)  # (16)
         t2 = time.perf_counter()
         t_loo += t2 - t1
         R2 = rm = None
         if rad is not None:
             R2 = rad(sol.c)
-            rm = 4.0 * R2 * sum_alpha / m
+            rm = 4.0 * R2 * sum_alpha / s_total
             t_rad += time.perf_counter() - t2
         for k, v in (("lambdas", sol.lam), ("intercepts", sol.b), ("n_active", sol.n_active),
                      ("loo_error", loo), ("radius_margin", rm), ("radius2", R2),
@@ -677,11 +836,11 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
         nz = dm != 0
         lam_i = xp.where(nz, lam + gap / xp.where(nz, dm, xp.ones_like(dm)),
                          xp.full_like(dm, -math.inf))
-        cand = lam_i[(lam_i < lam) & (lam_i > 0)]
-        k = max(1, math.ceil(step_fraction * sol.n_active))
-        lam_new = 0.0
-        if cand.shape[0] >= k:
-            lam_new = float(xp.sort(cand, descending=True)[k - 1]) * (1.0 - 1e-9)
+        between = (lam_i < lam) & (lam_i > 0)
+        cand = lam_i[between]
+        k = max(1, math.ceil(step_fraction * sol.size))
+        kth = _kth_largest(cand, k, None if sw is None else sw[between], xp=xp)
+        lam_new = 0.0 if kth is None else kth * (1.0 - 1e-9)
         lam_new = min(max(lam_new, 0.5 * lam, float(lambda_min)), lam * (1.0 - 1e-3))
         lam_new = max(lam_new, float(lambda_min))
         E_pred = (sol.margins + dm * (lam_new - lam)) < 1.0
@@ -708,6 +867,19 @@ def l2svm_path(P, y, *, xp, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_frac
     bsol = best["sol"]
     info.update(best=best["index"], best_lambda=bsol.lam, intercept=bsol.b, w=bsol.w,
                 active=best["E"], loo_margins=best["loo_margins"])
+    if keep is not None:  # back to all rows: weight-0 rows inactive, α = 0, LOO margin = margin
+        y64 = xp.astype(y_all, xp.float64)
+        dev = getattr(y64, "device", None)
+        margins = xp.matmul(xp.astype(P_all, xp.float64), bsol.w) * y64 + bsol.b * y64  # (3)
+        info.update(active=set_rows(xp.zeros((m_all,), dtype=xp.bool, device=dev), keep,
+                                    best["E"], xp=xp),
+                    loo_margins=set_rows(margins, keep, best["loo_margins"], xp=xp))
+        best["alpha"] = set_rows(xp.zeros((m_all,), dtype=xp.float64, device=dev), keep,
+                                 best["alpha"], xp=xp)
+        if store_alphas:
+            full = xp.zeros((m_all, len(alphas)), dtype=xp.float64, device=dev)
+            info["alphas"] = xp.matrix_transpose(
+                set_rows(full, keep, xp.matrix_transpose(info["alphas"]), xp=xp))
     total = time.perf_counter() - t0
     timings = {"path": total - t_loo - t_rad, "loo": t_loo, "radius": t_rad}
     return SolverResult(coef=best["alpha"], n_iter=n_steps, converged=converged,
