@@ -296,6 +296,21 @@ def _dense_loss_multi(K, y, idx, alpha):
     return np.array(out)
 
 
+def test_weighted_pool_of_every_sample_is_weighted_algorithm1(monkeypatch):
+    """A pool of every row runs the weighted rule exactly, a row selected again inside the
+    pool with the pool's own budget (the last fractional unit included)."""
+    X, y = _xor_data(80, 3, seed=9)
+    w = np.random.default_rng(9).choice([0.0, 0.5, 1.5, 2.5], size=len(y))
+    idx, alpha, _ = algorithm1(rbf_kernel(X, gamma=0.5), y, tol=1e-6, budget=w)
+    for device_path in (False, True):
+        if device_path:
+            monkeypatch.setattr(stagewise, "is_numpy", lambda xp: False)
+        res = greedy_stagewise(X, y, RBF(0.5), xp=np, sample_weight=w, batch=len(y), tol=1e-6)
+        monkeypatch.undo()
+        assert_array_equal(res.info["selected"], idx)
+        assert_allclose(res.coef, alpha, rtol=1e-9)
+
+
 @pytest.mark.parametrize("kernel", [RBF(0.5), Polynomial(2, 0.3, 1.0)], ids=["rbf", "poly"])
 def test_integer_weights_equal_repeated_rows(kernel, monkeypatch):
     """An integer weight k is k copies of the row (the copies share its gradient, and each may

@@ -342,13 +342,13 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
         n_total = int(xp.sum(xp.ceil(budget_left)))
     limit = n_total if max_support is None else min(int(max_support), n_total)
 
-    def step(C, s_C, on):
-        """The weight (19)/(22) of one selection of each row of ``C`` (key ``s_C``; 0 where
-        ``on`` is False) and its loss change (20), both of shape (|C|,)."""
+    def step(C, s_C, on, b_C):
+        """The weight (19)/(22) of one selection of each row of ``C`` (key ``s_C``, budget
+        ``b_C``; weight 0 where ``on`` is False) and its loss change (20), shape (|C|,)."""
         s_on = xp.where(on, s_C, xp.zeros_like(s_C))
         a = -s_on if unit_diag else -s_on * xp.take(isk, C)
-        if budget_left is not None:  # a last fractional unit t: the fraction t of the step
-            t = xp.minimum(xp.take(budget_left, C), 1.0)
+        if b_C is not None:  # a last fractional unit t: the fraction t of the step
+            t = xp.minimum(b_C, 1.0)
             a = a * xp.sqrt(t / (2.0 - t))
         return a, -0.5 * s_on * s_on
 
@@ -393,9 +393,9 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
         C = xp.reshape(xp.argmin(S), (1,))  # (21); ties: the lowest index
         s_C = xp.take(S, C)
         on = s_C < neg_tol  # only g_β < 0 lowers the loss (20)
-        a, h = step(C, s_C, on)  # (19)/(22), (20)
-        update(chosen(C), a * xp.take(y, C))
         b_C = None if budget_left is None else xp.take(budget_left, C)
+        a, h = step(C, s_C, on, b_C)  # (19)/(22), (20)
+        update(chosen(C), a * xp.take(y, C))
         yk_C = None if budget_left is None else xp.take(yk, C)
         commit(C, on, *spend(C, on, xp.take(S, C), b_C, yk_C))
         return C, a, h
@@ -420,15 +420,15 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
             on = s_i < neg_tol
             if host and not bool(on[0]):
                 break  # the pool is spent (on a GPU the remaining steps are no-ops instead)
-            a, h = step(xp.take(C, i), s_i, on)
+            b_i = None if b_C is None else xp.take(b_C, i)  # the pool's own budgets
+            a, h = step(xp.take(C, i), s_i, on, b_i)
             pos[j:j + 1] = xp.astype(i, xp.int64)
             a_rec[j:j + 1] = a
             d_rec[j:j + 1] = h
             w_C = set_rows(w_C, i, xp.take(w_C, i) + a, xp=xp)
             # the pool's gradients after this selection, from the b × b block
             S_C = S_C + (a * xp.take(y_C, i)) * yk_C * xp.take(K_CC, i, axis=1)[:, 0]
-            s_i, b_i, yk_i = spend(xp.take(C, i), on, xp.take(S_C, i),
-                                   None if b_C is None else xp.take(b_C, i), xp.take(yk_C, i))
+            s_i, b_i, yk_i = spend(xp.take(C, i), on, xp.take(S_C, i), b_i, xp.take(yk_C, i))
             S_C = set_rows(S_C, i, s_i, xp=xp)
             if b_C is not None:
                 b_C, yk_C = set_rows(b_C, i, b_i, xp=xp), set_rows(yk_C, i, yk_i, xp=xp)
