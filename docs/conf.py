@@ -84,15 +84,6 @@ def _member_lines(modname):
     return lines
 
 
-# Docstring fixes applied at build time for files that are being edited elsewhere, until the
-# docstring itself is fixed: {object name: [(text, replacement)]}. A pair whose text is gone
-# does nothing, so an entry can stay until it is deleted.
-_DOCSTRING_PATCHES = {
-    # "best_C_" and "best_lambda_" in an indented line are read as RST link references
-    "svmgpu.L2SVMPath": [("(best_C_ = 1 / best_lambda_)", "(``best_C_ = 1 / best_lambda_``)")],
-}
-
-
 # numpydoc reports docstring problems (an unknown section, which it then drops from the page) as
 # Python warnings, which ``-W`` does not see: they are turned into Sphinx warnings here.
 def _route_numpydoc_warnings():
@@ -113,16 +104,8 @@ def _route_numpydoc_warnings():
     warnings.showwarning = showwarning
 
 
-def _patch_docstring(app, what, name, obj, options, lines):
-    for old, new in _DOCSTRING_PATCHES.get(name, ()):
-        for i, line in enumerate(lines):
-            if old in line:
-                lines[i] = line.replace(old, new)
-
-
 def setup(app):
     _route_numpydoc_warnings()
-    app.connect("autodoc-process-docstring", _patch_docstring, priority=400)
     from docutils import nodes
     from docutils.statemachine import StringList
     from sphinx.util.docutils import SphinxDirective

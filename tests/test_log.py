@@ -73,6 +73,18 @@ def test_newton_logs_each_iteration_at_verbose_2_with_named_fields(capsys):
     assert summary and "converged=True" in summary[-1]
 
 
+def test_the_path_and_gs_svm_log_their_steps_at_verbose_2(capsys):
+    X, y = make_checkerboard(600, random_state=0)
+    L2SVMPath(gamma=16.0, rank=30, random_state=0, max_iter=20, verbose=2).fit(X, y)
+    GreedySVC(gamma=16.0, max_support=64, verbose=2).fit(X, y)
+    err = capsys.readouterr().err
+    steps = [li for li in err.splitlines() if li.startswith("[svmgpu.path] step=")]
+    assert len(steps) >= 10 and all("lambda=" in li and "m_E=" in li for li in steps)
+    assert "[svmgpu.path] steps=" in err and "best_lambda=" in err
+    assert "[svmgpu.stagewise] stages=32 selected=32" in err
+    assert "[svmgpu.stagewise] rows=600 stages=64" in err
+
+
 def test_a_solver_called_directly_honours_its_verbose(capsys):
     rng = np.random.default_rng(0)
     P = rng.standard_normal((300, 5))
@@ -86,6 +98,7 @@ def test_a_solver_called_directly_honours_its_verbose(capsys):
 def test_applications_route_the_records_with_verbose_0_and_get_no_second_copy(caplog,
                                                                                capsys):
     X, y = make_checkerboard(600, random_state=0)
+    level = logging.getLogger("svmgpu").level
     with caplog.at_level(logging.INFO, logger="svmgpu"):
         UniSVC(C=10.0, gamma=16.0, rank=50, random_state=0).fit(X, y)  # verbose=0
     msgs = [r.getMessage() for r in caplog.records if r.name == "svmgpu.UniSVC"]
@@ -96,7 +109,7 @@ def test_applications_route_the_records_with_verbose_0_and_get_no_second_copy(ca
     assert "[svmgpu.UniSVC] features" in capsys.readouterr().err  # standard error, and
     assert not caplog.records  # not a second copy through the root logger's handlers
     lg = logging.getLogger("svmgpu")
-    assert lg.level == logging.NOTSET and lg.propagate and not lg.handlers  # restored
+    assert lg.level == level and lg.propagate and not lg.handlers  # restored
     # a handler of the application's on the svmgpu logger: verbose uses it instead
     records = []
     handler = logging.Handler()

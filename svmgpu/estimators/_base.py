@@ -259,9 +259,8 @@ class SVMBase(BaseEstimator):
             want = self.fit_dtype_
         if is_sparse(X) and not self._takes_sparse():
             raise TypeError(
-                f"{type(self).__name__} does not take sparse X (yet): UniSVC, UniSVR, "
-                f"ReducedSVC, LSSVC and PSVC (nonlinear kernels) do; or pass X.toarray() if it "
-                f"fits in memory")
+                f"{type(self).__name__} does not take sparse X (every svmgpu estimator does); "
+                f"pass X.toarray() if it fits in memory")
         if _is_device_array(X):  # (CuPy sparse too)
             X = self._check_device_array(X, reset=reset)
         else:

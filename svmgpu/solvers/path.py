@@ -108,10 +108,12 @@ runs in the namespace ``xp`` of the inputs (NumPy or CuPy).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from numbers import Integral, Real
 
+from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import (
     cho_solve,
     cholesky,
@@ -123,6 +125,8 @@ from svmgpu.backend import (
 )
 from svmgpu.lowrank import FeatureOperator
 from svmgpu.solvers._result import SolverResult
+
+_log = get_logger("path")
 
 #: Model-selection criteria the path can minimize.
 CRITERIA = ("loo_span", "radius_margin")
@@ -673,6 +677,7 @@ def _check_weights(sample_weight, y, *, xp):
     return sw, keep
 
 
+@honours_verbose
 def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
                step_fraction=0.02, criterion="loo_span", radius_margin=False, tol=1e-6,
                max_iter=1000, max_corrections=3, store_alphas=False, gram=None, verbose=0):
@@ -723,6 +728,9 @@ def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambd
         the r × r form of Proposition 3 (O(r³ + m r) plus the updates of ``R_Eᵀ R_E``): the
         faster choice when ``m_E < r``, as always for an exact factor (r = m).
     verbose : int
+        1: a summary line (and a progress bar with tqdm); 2: also a line per breakpoint
+        (λ, active-set size ``m_E``, offset, leave-one-out and radius-margin estimates),
+        through the ``svmgpu.path`` logger (:mod:`svmgpu._log`).
 
     Returns
     -------
@@ -816,11 +824,12 @@ def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambd
         if score is not None and score < best["score"]:
             best.update(score=score, index=len(objective) - 1, sol=sol, E=st.E,
                         alpha=st.alpha(sol), loo_margins=loo_m)
-        if verbose:
-            print(f"[l2svm_path] step {len(objective) - 1:4d}  lambda={sol.lam:.4g}  "
-                  f"m_E={sol.n_active}  b={sol.b:+.4f}  loo={loo:.4f}"
-                  + ("" if rm is None else f"  rm={rm:.4g}") + f"  corrections={n_corr}")
+        bar.update(1, **{"lambda": sol.lam, "m_E": sol.n_active})
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug(fields(step=len(objective) - 1, **{"lambda": sol.lam}, m_E=sol.n_active,
+                              b=sol.b, loo=loo, rm=rm, corrections=n_corr))
 
+    bar = progress("path steps", unit="step")
     lam = float(lambda_max)
     sol, n_corr = st.solve_consistent(lam, None)
     record(sol, n_corr)
@@ -880,8 +889,11 @@ def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambd
             full = xp.zeros((m_all, len(alphas)), dtype=xp.float64, device=dev)
             info["alphas"] = xp.matrix_transpose(
                 set_rows(full, keep, xp.matrix_transpose(info["alphas"]), xp=xp))
+    bar.close()
     total = time.perf_counter() - t0
     timings = {"path": total - t_loo - t_rad, "loo": t_loo, "radius": t_rad}
+    _log.info(fields(steps=n_steps, converged=converged, best_lambda=float(bsol.lam),
+                     m_E=bsol.n_active, seconds=total))
     return SolverResult(coef=best["alpha"], n_iter=n_steps, converged=converged,
                         objective_history=objective, timings=timings, info=info)
 

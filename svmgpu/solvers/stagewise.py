@@ -57,10 +57,12 @@ stage. ``b = 1`` is the paper's algorithm.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from numbers import Integral, Real
 
+from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import (
     all_finite,
     array_device,
@@ -79,6 +81,8 @@ from svmgpu.solvers._result import SolverResult
 #: Stages run between two reads of the stopping rule on the host (one synchronization per
 #: chunk on a GPU; stages after the rule holds change nothing).
 DEFAULT_CHECK_EVERY = 32
+
+_log = get_logger("stagewise")
 
 #: Buffers of one row alive while a column block is evaluated (block, exponent, product).
 _COLUMN_BUFFERS = 3
@@ -176,6 +180,7 @@ def _sum_by_row(rows, values, *, xp):
     return xp.take(uniq, back), xp.take(total, back)
 
 
+@honours_verbose
 def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, tol=0.0,
                      batch=1, memory_budget=None, check_every=DEFAULT_CHECK_EVERY, prune=True,
                      verbose=0):
@@ -225,7 +230,8 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
         update only at the rounding level, and a local kernel (large γ) evaluates a fraction
         of each column. Used only when the cut-off distance is shorter than the data's extent.
     verbose : int
-        1: a summary line; 2: one line per chunk of stages.
+        1: a summary line (and a progress bar with tqdm); 2: also a line per ``check_every``
+        stages, through the ``svmgpu.stagewise`` logger (:mod:`svmgpu._log`).
 
     Returns
     -------
@@ -478,8 +484,9 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
             idx.append(i)
             weights.append(a)
             drops.append(-0.5 * s_i * s_i)  # h_β (20)
-            if verbose >= 2 and len(idx) % check_every == 0:
-                print(f"[greedy_stagewise] stages={len(idx)} selected={len(idx)}")
+            bar.update(1)
+            if len(idx) % check_every == 0 and _log.isEnabledFor(logging.DEBUG):
+                _log.debug(fields(stages=len(idx), selected=len(idx)))
         return idx, weights, drops, evals, "max_support"
 
     def argmin_blocks(bmin):
@@ -496,6 +503,7 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
 
     chunks_idx, chunks_a, chunks_delta = [], [], []
     n_sel, n_stages, n_evals, stop = 0, 0, 0, None
+    bar = progress("GS-SVM stages", unit="stage")
     if host and batch == 1:
         idx, weights, drops, n_evals, stop = run_host()
         chunks_idx.append(xp.asarray(idx, dtype=xp.int64))
@@ -526,8 +534,9 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
         n_stages += on_stages
         if on_stages < n_chunk:
             stop = "rule"  # a stage whose best candidate has g >= −tol: (20) says stop
-        if verbose >= 2:
-            print(f"[greedy_stagewise] stages={n_stages} selected={n_sel}")
+        bar.update(on_stages, selected=n_sel)
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug(fields(stages=n_stages, selected=n_sel))
 
     selected = xp.concat(chunks_idx)
     alpha = xp.concat(chunks_a)
@@ -552,9 +561,9 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
     # without touching K_SS.
     norm_w_sq = max(2.0 * (history[-1] + float(xp.sum(alpha))), 0.0)
     elapsed = time.perf_counter() - t_start
-    if verbose >= 1:
-        print(f"[greedy_stagewise] l={l} stages={n_stages} selected={n_sel} stop={stop} "
-              f"loss={history[-1]:.6g} |w|^2={norm_w_sq:.6g} {elapsed:.3f}s")
+    bar.close()
+    _log.info(fields(rows=l, stages=n_stages, selected=n_sel, stop=stop, loss=history[-1],
+                     norm_w_sq=norm_w_sq, seconds=elapsed))
     return SolverResult(
         coef=alpha,
         n_iter=n_stages,
