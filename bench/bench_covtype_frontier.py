@@ -1,0 +1,186 @@
+"""Benchmark (issue 15, target 4): the Covtype accuracy frontier on this CPU.
+
+UniSVM's split (381,012 train / 200,000 test, a fixed random permutation, features scaled to
+[0, 1] with the training minima and maxima; class 2 against the rest). For each method a ladder
+of training sizes or ranks, each point in its own subprocess (peak memory per fit), and the
+ladder stops once a fit passes the time budget (default 300 s):
+
+* ``GreedySVC`` (GS-SVM, the k-d tree pruning of its kernel columns) on the first m rows,
+  γ = 32 (tuned on a validation set by ``bench_greedy.py``);
+* ``UniSVC`` squared hinge on all rows, UniSVM's λ = 1e-8 (``C = 1/(λ m)``), at several ranks,
+  γ = 4 (the GPU frontier's choice, ``bench_gpu.py``), float32 features with float64 algebra;
+* scikit-learn's ``SVC`` (libsvm) on a subsample, γ = 8, C = 10 (``bench_greedy.py``'s tuning),
+  the reference.
+
+Records fit and predict seconds, test accuracy (all 200,000 test rows), peak RSS, and writes a
+PNG of test accuracy against fit time (``--png``).
+
+Usage: python bench/bench_covtype_frontier.py --covtype PATH [--budget 300]
+       [--greedy-sizes 50000,100000,200000,381012] [--ranks 1000,2000,4000]
+       [--svc-sizes 20000,50000] [--out covtype_frontier_cpu] [--png docs/img/covtype_frontier.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import (  # noqa: E402
+    Timer,
+    machine_info,
+    peak_rss_bytes,
+    print_table,
+    run_specs,
+    write_results,
+)
+
+N_TRAIN = 381_012
+LAMBDA = 1e-8
+COLUMNS = ["method", "m", "rank", "dtype", "fit_seconds", "predict_seconds", "test_accuracy",
+           "n_support", "peak_rss_bytes"]
+
+
+def load_split(path, dtype):
+    import numpy as np
+
+    from svmgpu.datasets import load_covtype
+
+    X, y = load_covtype(path)
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    X, y = X[perm], y[perm]
+    lo, hi = X[:N_TRAIN].min(axis=0), X[:N_TRAIN].max(axis=0)
+    X = ((X - lo) / np.where(hi > lo, hi - lo, 1.0)).astype(dtype)
+    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
+
+
+def run_one(spec: dict) -> dict:
+    import numpy as np
+
+    X, y, Xt, yt = load_split(spec["covtype"], spec["dtype"])
+    m = spec["m"]
+    X, y = X[:m], y[:m]
+    out = {k: v for k, v in spec.items() if k != "covtype"}
+    if spec["method"] == "SVC":
+        from sklearn.svm import SVC
+
+        clf = SVC(C=spec["C"], gamma=spec["gamma"], cache_size=2000)
+    elif spec["method"] == "GreedySVC":
+        from svmgpu import GreedySVC
+
+        clf = GreedySVC(gamma=spec["gamma"])
+    else:
+        from svmgpu import UniSVC
+
+        clf = UniSVC(loss="squared_hinge", C=1.0 / (LAMBDA * m), gamma=spec["gamma"],
+                     rank=spec["rank"], dtype=spec["dtype"], random_state=0)
+    with Timer() as t:
+        clf.fit(X, y)
+    out["fit_seconds"] = t.seconds
+    with Timer() as tp:
+        pred = np.asarray(clf.predict(Xt))
+    out["predict_seconds"] = tp.seconds
+    out["test_accuracy"] = float(np.mean(pred == yt))
+    n_sup = getattr(clf, "n_support_", None)
+    out["n_support"] = None if n_sup is None else int(np.sum(n_sup))
+    if hasattr(clf, "fit_timings_"):
+        out["fit_timings"] = clf.fit_timings_
+    if hasattr(clf, "n_landmarks_"):
+        out["rank_used"] = int(clf.n_landmarks_)
+    out["peak_rss_bytes"] = peak_rss_bytes()
+    return out
+
+
+def ladder(specs, budget):
+    """Run the specs in order, stopping after the first fit that passes ``budget`` seconds."""
+    rows = []
+    for spec in specs:
+        row = run_specs(__file__, [spec], COLUMNS)[0]
+        rows.append(row)
+        if row["fit_seconds"] > budget:
+            print(f"  {spec['method']}: {row['fit_seconds']:.0f} s > {budget:.0f} s, ladder stops")
+            break
+    return rows
+
+
+def plot(rows, path, budget):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method, marker in (("GreedySVC", "o-"), ("UniSVC", "s-"), ("SVC", "^--")):
+        rs = sorted((r for r in rows if r["method"] == method), key=lambda r: r["fit_seconds"])
+        if not rs:
+            continue
+        ax.plot([r["fit_seconds"] for r in rs], [100 * r["test_accuracy"] for r in rs], marker,
+                label={"GreedySVC": "GreedySVC (GS-SVM), m rows",
+                       "UniSVC": "UniSVC squared hinge, rank r",
+                       "SVC": "sklearn SVC, m rows"}[method])
+        for r in rs:
+            ax.annotate(f"r={r['rank']}" if method == "UniSVC" else f"m={r['m'] // 1000}k",
+                        (r["fit_seconds"], 100 * r["test_accuracy"]), fontsize=7,
+                        textcoords="offset points", xytext=(4, -9))
+    ax.axvline(budget, color="gray", lw=1, ls=":", label=f"{budget:.0f} s budget")
+    ax.axhline(92.0, color="red", lw=1, ls=":", label="target 92 %")
+    ax.set(xscale="log", xlabel="fit time (s), 2-core CPU", ylabel="test accuracy (%)",
+           title="Covtype (class 2 vs rest), 200,000 test rows")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    ap.add_argument("--covtype", help="path of covtype.data(.gz)")
+    ap.add_argument("--budget", type=float, default=300.0)
+    ap.add_argument("--greedy-sizes", default="50000,100000,200000,381012")
+    ap.add_argument("--greedy-gamma", type=float, default=32.0)
+    ap.add_argument("--ranks", default="1000,2000,4000")
+    ap.add_argument("--uni-gamma", type=float, default=4.0)
+    ap.add_argument("--svc-sizes", default="20000,50000")
+    ap.add_argument("--out", default="covtype_frontier_cpu")
+    ap.add_argument("--png", default=None)
+    args = ap.parse_args()
+    if args.spec:
+        print(json.dumps(run_one(json.loads(args.spec))))
+        return
+    if not args.covtype:
+        ap.error("--covtype PATH is required (UCI covtype.data.gz)")
+    t0 = time.perf_counter()
+    info = machine_info()
+    base = {"covtype": str(Path(args.covtype).resolve())}
+    rows = []
+    sizes = [int(s) for s in args.greedy_sizes.split(",") if s]
+    rows += ladder([dict(base, method="GreedySVC", m=m, rank=None, dtype="float64",
+                         gamma=args.greedy_gamma) for m in sizes], args.budget)
+    ranks = [int(r) for r in args.ranks.split(",") if r]
+    rows += ladder([dict(base, method="UniSVC", m=N_TRAIN, rank=r, dtype="float32",
+                         gamma=args.uni_gamma) for r in ranks], args.budget)
+    svc = [int(s) for s in args.svc_sizes.split(",") if s]
+    rows += ladder([dict(base, method="SVC", m=m, rank=None, dtype="float64", gamma=8.0,
+                         C=10.0) for m in svc], args.budget)
+    inside = [r for r in rows if r["fit_seconds"] <= args.budget and r["method"] != "SVC"]
+    best = max(inside, key=lambda r: r["test_accuracy"]) if inside else None
+    print("\nall runs:")
+    print_table(rows, COLUMNS)
+    payload = {"benchmark": "covtype_frontier", "machine": info, "budget_seconds": args.budget,
+               "target_accuracy": 0.92, "split": "UniSVM: 381,012 / 200,000, permutation seed 0",
+               "results": rows, "best_within_budget": best,
+               "loadavg_at_end": list(__import__("os").getloadavg()),
+               "total_seconds": time.perf_counter() - t0, "command": " ".join(sys.argv)}
+    print(f"wrote {write_results(args.out, payload)}")
+    if args.png:
+        plot(rows, args.png, args.budget)
+
+
+if __name__ == "__main__":
+    main()
