@@ -12,12 +12,13 @@ ladder stops once a fit passes the time budget (default 300 s):
 * scikit-learn's ``SVC`` (libsvm) on a subsample, γ = 8, C = 10 (``bench_greedy.py``'s tuning),
   the reference.
 
-Records fit and predict seconds, test accuracy (all 200,000 test rows), peak RSS, and writes a
-PNG of test accuracy against fit time (``--png``).
+Records fit and predict seconds, test accuracy (all 200,000 test rows) and peak RSS;
+``python docs/plots.py`` draws test accuracy against fit time from the JSON.
 
 Usage: python bench/bench_covtype_frontier.py --covtype PATH [--budget 300]
        [--greedy-sizes 50000,100000,200000,381012] [--ranks 1000,2000,4000]
-       [--svc-sizes 20000,50000] [--out covtype_frontier_cpu] [--png docs/img/covtype_frontier.png]
+       [--svc-sizes 20000,50000] [--out covtype_frontier_cpu]
+       [--append]
 """
 
 from __future__ import annotations
@@ -106,37 +107,6 @@ def ladder(specs, budget):
     return rows
 
 
-def plot(rows, path, budget):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for method, marker in (("GreedySVC", "o-"), ("UniSVC", "s-"), ("SVC", "^--")):
-        rs = sorted((r for r in rows if r["method"] == method), key=lambda r: r["fit_seconds"])
-        if not rs:
-            continue
-        ax.plot([r["fit_seconds"] for r in rs], [100 * r["test_accuracy"] for r in rs], marker,
-                label={"GreedySVC": "GreedySVC (GS-SVM), m rows",
-                       "UniSVC": "UniSVC squared hinge, rank r",
-                       "SVC": "sklearn SVC, m rows"}[method])
-        for r in rs:
-            ax.annotate(f"r={r['rank']}" if method == "UniSVC" else f"m={r['m'] // 1000}k",
-                        (r["fit_seconds"], 100 * r["test_accuracy"]), fontsize=7,
-                        textcoords="offset points", xytext=(4, -9))
-    ax.axvline(budget, color="gray", lw=1, ls=":", label=f"{budget:.0f} s budget")
-    ax.axhline(92.0, color="red", lw=1, ls=":", label="target 92 %")
-    ax.set(xscale="log", xlabel="fit time (s), 2-core CPU", ylabel="test accuracy (%)",
-           title="Covtype (class 2 vs rest), 200,000 test rows")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    print(f"wrote {path}")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", help=argparse.SUPPRESS)
@@ -148,7 +118,9 @@ def main():
     ap.add_argument("--uni-gamma", type=float, default=4.0)
     ap.add_argument("--svc-sizes", default="20000,50000")
     ap.add_argument("--out", default="covtype_frontier_cpu")
-    ap.add_argument("--png", default=None)
+    ap.add_argument("--append", action="store_true",
+                    help="add these runs to the results already in --out (same method, m and "
+                         "rank: replaced) and redraw the PNG from all of them")
     args = ap.parse_args()
     if args.spec:
         print(json.dumps(run_one(json.loads(args.spec))))
@@ -168,6 +140,15 @@ def main():
     svc = [int(s) for s in args.svc_sizes.split(",") if s]
     rows += ladder([dict(base, method="SVC", m=m, rank=None, dtype="float64", gamma=8.0,
                          C=10.0) for m in svc], args.budget)
+    previous = {}
+    if args.append:
+        from _common import RESULTS
+
+        path = Path(args.out) if args.out.endswith(".json") else RESULTS / f"{args.out}.json"
+        previous = json.loads(path.read_text())
+        key = {(r["method"], r["m"], r["rank"]) for r in rows}
+        rows = [r for r in previous["results"] if (r["method"], r["m"], r["rank"]) not in key] \
+            + rows
     inside = [r for r in rows if r["fit_seconds"] <= args.budget and r["method"] != "SVC"]
     best = max(inside, key=lambda r: r["test_accuracy"]) if inside else None
     print("\nall runs:")
@@ -177,9 +158,10 @@ def main():
                "results": rows, "best_within_budget": best,
                "loadavg_at_end": list(__import__("os").getloadavg()),
                "total_seconds": time.perf_counter() - t0, "command": " ".join(sys.argv)}
+    if previous:
+        payload["earlier_runs"] = {k: previous[k] for k in ("machine", "loadavg_at_end",
+                                                            "total_seconds", "command")}
     print(f"wrote {write_results(args.out, payload)}")
-    if args.png:
-        plot(rows, args.png, args.budget)
 
 
 if __name__ == "__main__":

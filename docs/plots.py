@@ -133,7 +133,31 @@ def dask_cpu():
     return _save(fig, "dask_cpu.png")
 
 
-FIGURES = [gpu_phases, gpu_frontier, path_vs_grid, greedy_vs_svc, dask_cpu]
+def covtype_frontier():
+    """Covtype test accuracy against fit time on the 2-core CPU (bench_covtype_frontier.py)."""
+    res = _load("covtype_frontier_cpu.json")
+    rows, budget = res["results"], res["budget_seconds"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method, marker, label in (("GreedySVC", "o-", "GreedySVC (GS-SVM), m rows"),
+                                  ("UniSVC", "s-", "UniSVC squared hinge, rank r"),
+                                  ("SVC", "^--", "sklearn SVC, m rows")):
+        rs = sorted((r for r in rows if r["method"] == method), key=lambda r: r["fit_seconds"])
+        ax.plot([r["fit_seconds"] for r in rs], [100 * r["test_accuracy"] for r in rs], marker,
+                label=label)
+        for r in rs:
+            ax.annotate(f"r={r['rank']}" if method == "UniSVC" else f"m={r['m'] // 1000}k",
+                        (r["fit_seconds"], 100 * r["test_accuracy"]), fontsize=7,
+                        textcoords="offset points", xytext=(4, -9))
+    ax.axvline(budget, color="gray", lw=1, ls=":", label=f"{budget:.0f} s budget")
+    ax.axhline(100 * res["target_accuracy"], color="red", lw=1, ls=":", label="target 92 %")
+    ax.set(xscale="log", xlabel="fit time (s), 2-core CPU", ylabel="test accuracy (%)",
+           title="Covtype (class 2 vs rest), 200,000 test rows")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    return _save(fig, "covtype_frontier.png")
+
+
+FIGURES = [gpu_phases, gpu_frontier, path_vs_grid, greedy_vs_svc, dask_cpu, covtype_frontier]
 
 
 def main():
