@@ -33,6 +33,12 @@ def _save(fig, name):
     return OUT / name
 
 
+def _grid_and_legend(*axes):
+    for ax in axes:
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+
+
 def gpu_phases():
     """Measured time of each phase of a GPU fit beside its roofline floor (bench_gpu.py)."""
     res = _load("gpu_checkerboard_covtype_cuda.json")["parts"]
@@ -92,9 +98,7 @@ def path_vs_grid():
     ax_e.axhline(12.11, color="gray", lw=1, ls=":", label="Bayes error 12.11 %")
     ax_e.set(xlabel="training points m", ylabel="test error (%)",
              title="Choosing C: test error")
-    for ax in (ax_t, ax_e):
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+    _grid_and_legend(ax_t, ax_e)
     return _save(fig, "path_vs_grid.png")
 
 
@@ -112,9 +116,7 @@ def greedy_vs_svc():
              title="GS-SVM, Checkerboard: fit time")
     ax_e.set(xscale="log", yscale="log", xlabel="training points m", ylabel="test error (%)",
              title="GS-SVM, Checkerboard: test error")
-    for ax in (ax_t, ax_e):
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+    _grid_and_legend(ax_t, ax_e)
     return _save(fig, "greedy_vs_svc.png")
 
 
@@ -128,8 +130,7 @@ def dask_cpu():
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker, label=label)
     ax.set(xscale="log", yscale="log", xlabel="training points", ylabel="fit time (s)",
            title="UniSVC on Dask, 2-core CPU")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    _grid_and_legend(ax)
     return _save(fig, "dask_cpu.png")
 
 
@@ -152,8 +153,7 @@ def covtype_frontier():
     ax.axhline(100 * res["target_accuracy"], color="red", lw=1, ls=":", label="target 92 %")
     ax.set(xscale="log", xlabel="fit time (s), 2-core CPU", ylabel="test accuracy (%)",
            title="Covtype (class 2 vs rest), 200,000 test rows")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    _grid_and_legend(ax)
     return _save(fig, "covtype_frontier.png")
 
 
