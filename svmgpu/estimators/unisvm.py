@@ -110,13 +110,10 @@ class _UniSVMMixin:
         detail = {"warm_start": int(n_warm), "presolve": int(res.info.get("n_presolve_iter", 0)),
                   "solver": int(res.n_iter)}
         coef = res.coef
-        support = None
-        if not self._dask_fit:  # (on Dask the decision values stay with their partitions)
-            f = res.info.get("margins")  # P z from Newton; DCA: one more product
-            if f is None:
-                f = (data["P"].matvec(coef) if "P" in data else
-                     xp.matmul(xp.astype(data["K"], xp.float64), coef))
-            support = self._nonzero_loss_rows(self.loss_, y, f, sample_weight, rows)
+        f = res.info["margins"]  # the solver's own f at coef (None on Dask: on the workers)
+        support = None if f is None else \
+            self._nonzero_loss_rows(self.loss_, y, xp.astype(f, xp.float64), sample_weight,
+                                    rows)
         if "L_inv" in shared:  # the exact factor of the full kernel: α_B = L⁻ᵀ β
             L_inv = xp.astype(shared["L_inv"], xp.float64)
             coef, rows = xp.matmul(xp.matrix_transpose(L_inv), coef), None

@@ -254,7 +254,9 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     -------
     SolverResult
         ``coef`` is β (float64, shape (r,)) or α (shape (m,)); ``info`` holds ``A``, ``c``,
-        ``n_rejected`` (Anderson steps refused by the safeguard) and ``form``.
+        ``n_rejected`` (Anderson steps refused by the safeguard), ``form`` and ``margins``
+        (``f = P coef`` or ``K coef`` at the returned coefficients, kept from the last
+        evaluation; None on Dask, where they stay with their partitions).
     """
     if (P is None) == (K is None):
         raise ValueError("pass exactly one of P (low-rank factor) and K (full kernel)")
@@ -324,7 +326,8 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     return SolverResult(coef=coef, n_iter=it, converged=converged, objective_history=history,
                         timings=timings,
                         info={"A": A, "c": c, "n_rejected": n_rejected, "kkt": kkt,
-                              "form": "lowrank" if P is not None else "full"})
+                              "form": "lowrank" if P is not None else "full",
+                              "margins": None if rows.distributed else rows.f})
 
 
 def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
