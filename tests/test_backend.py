@@ -125,6 +125,77 @@ def test_tri_inv_matmul_inplace(device, xp, dtype):
                     dtype=np.dtype(dtype).name, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
+def _layouts(rng, shape, dtype):
+    """The same values C-ordered, Fortran-ordered and as a strided view."""
+    a = rng.standard_normal(shape).astype(dtype)
+    wide = np.zeros(shape[:-1] + (2 * shape[-1],), dtype=dtype)
+    wide[..., ::2] = a
+    return [a, np.asfortranarray(a), wide[..., ::2]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_every_layout_matches_numpy(device, xp, dtype):
+    """matmul / matmul_into (SciPy's BLAS on NumPy) equal np.matmul for C, Fortran and strided
+    operands, vector and matrix right sides, into an output and not."""
+    rng = np.random.default_rng(3)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for a in _layouts(rng, (7, 5), dtype):
+        for b in _layouts(rng, (5, 3), dtype) + _layouts(rng, (5,), dtype):
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+            got = B.matmul(B.to_device(a, device), B.to_device(b, device), xp=xp)
+            assert_allclose(got, ref, device=device, dtype=np.dtype(dtype).name, **tol)
+            out = B.to_device(np.empty(ref.shape, dtype=dtype), device)
+            got = B.matmul_into(B.to_device(a, device), B.to_device(b, device), out, xp=xp)
+            if B.is_numpy(xp):
+                assert got is out
+            assert_allclose(got, ref, device=device, **tol)
+    empty = B.matmul(B.to_device(np.zeros((0, 5), dtype), device),
+                     B.to_device(np.ones((5, 3), dtype), device), xp=xp)
+    assert tuple(empty.shape) == (0, 3)
+
+
+def test_gram_accumulator_matches_dense(device, xp):
+    """Σ_b A_bᵀ W_b A_b from blocks, symmetric (syrk into one triangle on NumPy) and signed
+    (gemm), against one dense product."""
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((40, 6))
+    w = rng.random(40) + 0.1
+    s = rng.standard_normal(40)
+    sym = B.GramAccumulator(6, xp=xp, device=device.native_device)
+    signed = B.GramAccumulator(6, xp=xp, device=device.native_device)
+    for lo, hi in ((0, 17), (17, 17), (17, 40)):
+        Ab = B.to_device(A[lo:hi], device)
+        sym.add_sym(Ab * xp.sqrt(B.to_device(w[lo:hi], device))[:, None])
+        signed.add(Ab * B.to_device(s[lo:hi], device)[:, None], Ab)
+    sym.add_sym(B.to_device(np.asfortranarray(A[:5]), device), alpha=-2.0)
+    G = sym.result()
+    ref = A.T @ (w[:, None] * A) - 2.0 * A[:5].T @ A[:5]
+    assert_allclose(G, ref, device=device, dtype="float64", rtol=1e-12, atol=1e-12)
+    assert_array_equal(host(G), host(G).T)
+    assert_allclose(signed.result(), A.T @ (s[:, None] * A), device=device, rtol=1e-12,
+                    atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_block_scratch_rows_and_weights(device, xp, dtype):
+    """Gathered, converted and weighted rows equal the direct expressions; a float64 slice is a
+    view of the matrix itself (never written)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 4)).astype(dtype)
+    Xd = B.to_device(X, device)
+    scratch = B.BlockScratch(8, 4, xp=xp)
+    idx = B.to_device(np.array([1, 7, 29]), device)
+    for where, ref in ((slice(3, 11), X[3:11]), (idx, X[[1, 7, 29]])):
+        got = scratch.rows(Xd, where)
+        assert_allclose(got, ref.astype(np.float64), device=device, dtype="float64")
+        w = rng.random(ref.shape[0])
+        assert_allclose(scratch.weighted(got, B.to_device(w, device)), ref * w[:, None],
+                        device=device, rtol=1e-6 if dtype == np.float32 else 1e-14)
+    if B.is_numpy(xp) and dtype == np.float64:
+        assert np.shares_memory(scratch.rows(X, slice(0, 5)), X)
+    assert_array_equal(host(Xd), X)
+
+
 def test_moves_and_tree(device):
     x = np.arange(6.0).reshape(2, 3)
     d = B.to_device(x, device)

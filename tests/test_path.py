@@ -583,7 +583,9 @@ def test_estimator_zero_weights_equal_dropped_rows(rank):
                                                                sample_weight=w[keep])
     assert_allclose(a.lambdas_, b.lambdas_, rtol=1e-9)
     assert_array_equal(a.loo_error_, b.loo_error_)
-    assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-8, atol=1e-8)
+    # The kernel blocks of 90 and 68 rows round differently (BLAS blocking), and the path's
+    # solves amplify that by ‖K‖/λ: 1e-7 relative at the chosen λ.
+    assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-6, atol=1e-6)
     assert_array_equal(a.support_, np.flatnonzero(keep)[b.support_])
 
 

@@ -31,6 +31,7 @@ from svmgpu.backend._device import (
     to_numpy,
 )
 from svmgpu.backend._linalg import (
+    GramAccumulator,
     cho_factor,
     cho_solve,
     cholesky,
@@ -52,10 +53,12 @@ from svmgpu.backend._memory import (
     resolve_budget,
 )
 from svmgpu.backend._ops import (
+    BlockScratch,
     clip,
     exp_neg_clipped_inplace,
     fetch_scalars,
     fortran_order,
+    matmul,
     matmul_into,
     nonzero_indices,
     power_inplace,
@@ -76,6 +79,8 @@ from svmgpu.backend._threads import serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
+    "BlockScratch",
+    "GramAccumulator",
     "all_finite",
     "column_moments",
     "dense_rows",
@@ -113,6 +118,7 @@ __all__ = [
     "is_numpy",
     "jittered_cholesky",
     "LinAlgError",
+    "matmul",
     "matmul_into",
     "nonzero_indices",
     "numpy_dtype",

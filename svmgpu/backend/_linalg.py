@@ -312,3 +312,73 @@ def tri_inv_matmul_inplace(block, lower_inv, *, xp):
             block[...] = out.T
         return block
     return xp.matmul(block, xp.matrix_transpose(lower_inv))
+
+
+class GramAccumulator:
+    """``G = Σ_b Aᵦᵀ Wᵦ Bᵦ`` over row blocks, an r × r float64 matrix: the one accumulation of
+    every Gram matrix (``PᵀP``, the Newton Hessian ``PᵀΛP`` and its updates).
+
+    On NumPy the blocks go to SciPy's BLAS with ``beta = 1``, in place: :meth:`add_sym` is a
+    ``syrk`` into the lower triangle (half the flops of a product; the upper triangle is filled
+    once by :meth:`result`), :meth:`add` a ``gemm``. No r × r temporary per block (8 MB at
+    r = 1000, added once per block: 0.8 s of the Covtype Hessian in 512-row blocks), and the same
+    BLAS library as the factorizations and the Nyström ``trmm`` (see
+    :func:`svmgpu.backend.matmul_into`). Elsewhere ``G += AᵀB``.
+
+    Use either :meth:`add_sym` or :meth:`add` on one accumulator, not both.
+    """
+
+    def __init__(self, r, *, xp, device=None):
+        self.xp = xp
+        self._np = is_numpy(xp)
+        if self._np:
+            import numpy as np  # noqa: PLC0415
+
+            self.G = np.zeros((r, r), dtype=np.float64, order="F")
+        else:
+            self.G = xp.zeros((r, r), dtype=xp.float64, device=device)
+        self._lower = False
+
+    def add_sym(self, A, alpha=1.0):
+        """``G += alpha · AᵀA`` for a float64 block A of shape (n, r)."""
+        if A.shape[0] == 0:
+            return
+        if not self._np:
+            P = self.xp.matmul(self.xp.matrix_transpose(A), A)
+            self.G += P if alpha == 1.0 else alpha * P
+            return
+        from scipy.linalg import blas  # noqa: PLC0415
+
+        # AᵀA = (Aᵀ)(Aᵀ)ᵀ: syrk with trans=0 on Aᵀ, which is column-major for a C-ordered A
+        At, trans = (A.T, 0) if A.flags.c_contiguous else (A, 1)
+        res = blas.dsyrk(float(alpha), At, beta=1.0, c=self.G, trans=trans, lower=1,
+                         overwrite_c=1)
+        if res is not self.G:  # pragma: no cover - f2py writes a Fortran-ordered c in place
+            self.G[...] = res
+        self._lower = True
+
+    def add(self, A, B):
+        """``G += AᵀB`` for float64 blocks A, B of shape (n, r)."""
+        if A.shape[0] == 0:
+            return
+        if not self._np:
+            self.G += self.xp.matmul(self.xp.matrix_transpose(A), B)
+            return
+        from scipy.linalg import blas  # noqa: PLC0415
+
+        left, trans_a = (A.T, 0) if A.flags.c_contiguous else (A, 1)  # Aᵀ, column-major
+        right, trans_b = (B.T, 1) if B.flags.c_contiguous else (B, 0)  # B = (Bᵀ)ᵀ
+        res = blas.dgemm(1.0, left, right, trans_a=trans_a, trans_b=trans_b, beta=1.0, c=self.G,
+                         overwrite_c=1)
+        if res is not self.G:  # pragma: no cover
+            self.G[...] = res
+
+    def result(self):
+        """The accumulated ``G`` (symmetric after :meth:`add_sym`)."""
+        if self._lower:
+            import numpy as np  # noqa: PLC0415
+
+            upper = np.triu_indices(self.G.shape[0], 1)
+            self.G[upper] = self.G.T[upper]
+            self._lower = False
+        return self.G

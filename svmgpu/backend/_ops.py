@@ -5,13 +5,70 @@ from __future__ import annotations
 from svmgpu.backend._device import is_cupy, is_numpy
 
 
-def matmul_into(a, b, out, *, xp):
-    """``out[...] = a @ b`` without a temporary on NumPy; returns ``out``."""
+def matmul(a, b, *, xp, out=None):
+    """``a @ b`` (into ``out`` when given, without a temporary on NumPy); returns the result.
+
+    On NumPy, float32/float64 matrix products with a vector or a matrix run on SciPy's BLAS
+    (``gemv``/``gemm``, see :func:`_scipy_matmul`); other operands on ``np.matmul``. Other
+    namespaces use their ``matmul``.
+    """
     if is_numpy(xp):
         import numpy as np  # noqa: PLC0415
 
+        res = _scipy_matmul(a, b, out)
+        if res is not None:
+            return res
         return np.matmul(a, b, out=out)
+    if out is None:
+        return xp.matmul(a, b)
     out[...] = xp.matmul(a, b)
+    return out
+
+
+def matmul_into(a, b, out, *, xp):
+    """``out[...] = a @ b`` without a temporary on NumPy; returns ``out`` (:func:`matmul`)."""
+    return matmul(a, b, xp=xp, out=out)
+
+
+def _scipy_matmul(a, b, out):
+    """``a @ b`` by SciPy's BLAS, into ``out`` (C-ordered) when given; None (nothing done) where
+    it does not apply (``a`` not 2-D, ``b`` not 1-D or 2-D, mixed or non-float dtypes, an empty
+    product, an ``out`` that is not C-ordered).
+
+    NumPy and SciPy wheels each bundle an OpenBLAS with its own thread pool, and an OpenBLAS
+    pool's threads spin for a while after each call. The CPU hot loops need SciPy's library
+    (``trmm`` for the Nyström features, ``syrk`` and the factorizations for the Newton
+    Hessian); a NumPy product between two of its calls finds the cores busy with SciPy's
+    spinning threads, and the other way round. On 2 cores a pass ``P v`` over 381,012 × 1000
+    features took 0.15 s after a SciPy call against 0.10 s after a NumPy one, and Covtype's
+    features took 5.5–10 s with the kernel products on NumPy against 4.2–4.6 s with all of
+    them on SciPy (bench/README.md, issue 15). So the hot products all run on SciPy's BLAS.
+    """
+    import numpy as np  # noqa: PLC0415
+    from scipy.linalg import blas  # noqa: PLC0415
+
+    dt = a.dtype
+    if (dt.char not in "fd" or b.dtype != dt or a.ndim != 2 or b.ndim not in (1, 2)
+            or a.shape[0] == 0 or a.shape[1] == 0 or (b.ndim == 2 and b.shape[1] == 0)
+            or (out is not None and (out.dtype != dt or not out.flags.c_contiguous))):
+        return None
+    d = dt.char == "d"
+    # a row-major a is its column-major transpose: read without a copy
+    at, trans = (a.T, 1) if a.flags.c_contiguous else (np.asfortranarray(a), 0)
+    if b.ndim == 1:
+        res = (blas.dgemv if d else blas.sgemv)(1.0, at, b, trans=trans)
+        if out is None:
+            return res
+        out[...] = res
+        return out
+    # outᵀ = bᵀ aᵀ in column-major order
+    left, trans_a = (b.T, 0) if b.flags.c_contiguous else (np.asfortranarray(b), 1)
+    gemm = blas.dgemm if d else blas.sgemm
+    if out is None:
+        return gemm(1.0, left, at, trans_a=trans_a, trans_b=1 - trans).T
+    res = gemm(1.0, left, at, trans_a=trans_a, trans_b=1 - trans, c=out.T, overwrite_c=1)
+    if not np.shares_memory(res, out):
+        out[...] = res.T
     return out
 
 
@@ -142,3 +199,68 @@ def set_rows(base, rows, values, *, xp):
     if base.ndim > 1:
         hit = xp.reshape(hit, (-1,) + (1,) * (base.ndim - 1))
     return xp.where(hit, xp.take(values, pos, axis=0), base)
+
+
+class BlockScratch:
+    """Scratch rows reused by every block of one pass over a large matrix.
+
+    A pass over the m × r features gathers rows, converts them to float64 and weights them,
+    block by block. On NumPy each of those would be a new array of up to tens of MiB; glibc
+    returns such arrays to the system when they are freed, so every block page-faults its
+    memory again (on the 2-core machines of bench/README.md, first-touched memory fills at
+    about 1.5 GB/s: the Covtype Hessian of 270,000 rows took 3.1–3.7 s against 2.2 s for its
+    flops). Here they are written into buffers allocated once per pass. Other namespaces
+    allocate as usual (a GPU's memory pool already reuses the blocks).
+
+    A block returned by :meth:`rows` or :meth:`weighted` is valid until the next call of the
+    same method: use it before asking for the next block.
+
+    Parameters
+    ----------
+    rows, cols : int
+        The largest block.
+    xp : namespace
+    device : the namespace's device of the matrix
+    """
+
+    def __init__(self, rows, cols, *, xp, device=None):
+        self.xp = xp
+        self._np = is_numpy(xp)
+        self._shape = (int(rows), int(cols))
+        self._gather = self._weight = None
+
+    def _buffer(self, name):
+        import numpy as np  # noqa: PLC0415
+
+        buf = getattr(self, name)
+        if buf is None:
+            buf = np.empty(self._shape, dtype=np.float64)
+            setattr(self, name, buf)
+        return buf
+
+    def rows(self, X, where):
+        """``X[where]`` as float64 (``where`` a slice or an integer index array): a view of X
+        when it already is one, else written into the scratch rows."""
+        xp = self.xp
+        if not self._np or (isinstance(where, slice) and X.dtype == xp.float64):
+            block = X[where, ...] if isinstance(where, slice) else xp.take(X, where, axis=0)
+            return xp.astype(block, xp.float64, copy=False)
+        import numpy as np  # noqa: PLC0415
+
+        n = len(range(*where.indices(X.shape[0]))) if isinstance(where, slice) else where.shape[0]
+        out = self._buffer("_gather")[:n]
+        if isinstance(where, slice):
+            np.copyto(out, X[where])  # float32 -> float64
+        elif X.dtype == np.float64:
+            np.take(X, where, axis=0, out=out)
+        else:
+            np.copyto(out, np.take(X, where, axis=0))
+        return out
+
+    def weighted(self, A, w):
+        """``A * w[:, None]`` (a new array off NumPy, else in the scratch rows)."""
+        if not self._np:
+            return A * w[:, None]
+        import numpy as np  # noqa: PLC0415
+
+        return np.multiply(A, w[:, None], out=self._buffer("_weight")[: A.shape[0]])

@@ -12,7 +12,6 @@ from svmgpu.backend import (
     native_device,
     resolve_budget,
     row_sq_norms,
-    serial_blas,
 )
 
 #: Buffers of one block row alive at once while a block is evaluated (the block, the
@@ -31,9 +30,9 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
     """Yield ``(start, stop, K[start:stop])`` for row blocks of ``K(X, Z)``: the one blocked
     kernel loop of the library (full-kernel products, Nyström features, reduced-kernel columns).
 
-    Z's side of the kernel is prepared once; each block's exponent product runs on one BLAS
-    thread on NumPy (thin products: see :func:`svmgpu.backend.serial_blas`), so that what the
-    caller does with the block (a triangular product, a matrix-vector product) gets the threads.
+    Z's side of the kernel is prepared once. On NumPy each block's product runs on SciPy's BLAS
+    (:func:`svmgpu.backend.matmul_into`), the library of the ``trmm`` that the Nyström features
+    apply to each block next: one thread pool for the whole loop.
 
     Parameters
     ----------
@@ -101,8 +100,7 @@ def _kernel_blocks(kernel, X, Z, rows, *, xp, center, out):
         e = min(s + rows, n)
         px = kernel.prepare(X[s:e, ...], c, xp=xp)
         view = None if out is None else out[s:e, ...]
-        with serial_blas(xp=xp):
-            K = column_block(px, out=view)
+        K = column_block(px, out=view)
         if view is not None and K is not view:  # namespaces / kernels that return a new array
             view[...] = K
             K = view

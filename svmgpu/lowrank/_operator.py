@@ -13,10 +13,13 @@ so the rows may sit in memory, be recomputed from ``X`` per block when ``P`` doe
 from __future__ import annotations
 
 from svmgpu.backend import (
+    BlockScratch,
+    GramAccumulator,
     array_device,
     block_rows,
     fetch_scalars,
     format_bytes,
+    matmul,
     nonzero_indices,
     numpy_dtype,
     resolve_budget,
@@ -28,6 +31,10 @@ from svmgpu.backend import (
 #: a GPU only the budget bounds a block: each block costs a few kernel launches and their Python
 #: overhead (32 MiB blocks made the Newton solve on 1M rows 2x slower on an H100).
 _CPU_BLOCK_BYTES = 32 << 20
+#: The same for the blocks of :meth:`FeatureOperator.gram`: a block of 512 rows at r = 1000 and
+#: its weighted copy stay in the cache for the ``syrk`` (the Covtype Hessian of 270,000 rows:
+#: 2.8 s in 4 MiB blocks, 3.2 s in 32 MiB blocks; bench/README.md).
+_CPU_GRAM_BLOCK_BYTES = 4 << 20
 
 
 def _at(v, where, *, xp):
@@ -96,42 +103,51 @@ class FeatureOperator:
         return f"FeatureOperator({m} × {r}, {numpy_dtype(self.dtype).name}, {how})"
 
     # ------------------------------------------------------------------------- row blocks
-    def _rows(self, where):
-        """Rows ``where`` (a slice or an index array) in P's dtype."""
-        xp = self.xp
+    def _block(self, where, scratch):
+        """Rows ``where`` (a slice or an index array) in float64 (see :meth:`blocks`)."""
         if self._P is not None:
-            return _at(self._P, where, xp=xp)
-        return self._map(_at(self._X, where, xp=xp))
+            return scratch.rows(self._P, where)
+        xp = self.xp
+        return xp.astype(self._map(_at(self._X, where, xp=xp)), xp.float64, copy=False)
 
-    def blocks(self, rows=None):
+    def blocks(self, rows=None, *, cpu_block_bytes=_CPU_BLOCK_BYTES):
         """Yield ``(block in float64, where)`` over row blocks of P (all rows, or the rows of
         the index array ``rows``, gathered a block at a time); ``where`` is the slice or index
         array of the block's rows. The one reduction loop of the m × r matrix: a Dask backend
-        supplies these blocks from partitions."""
+        supplies these blocks from partitions.
+
+        A block is valid until the next one is yielded: on NumPy gathered or converted rows
+        are written into one :class:`~svmgpu.backend.BlockScratch` of this pass instead of a new
+        array per block. ``cpu_block_bytes`` caps a block's float64
+        bytes on the CPU.
+        """
         xp = self.xp
         m, r = self.shape
         n = m if rows is None else int(rows.shape[0])
         # the block as gathered (P's dtype), its float64 copy and a weighted copy (recomputed
         # rows: the map's own kernel blocks have a budget of their own, see the builders)
         per_row = r * (numpy_dtype(self.dtype).itemsize + 16)
-        cap = max(_CPU_BLOCK_BYTES // (8 * max(r, 1)), 256) if self.device.kind == "cpu" else None
-        step = block_rows(1, per_row, self.budget_bytes, max_rows=cap)
+        cap = (max(cpu_block_bytes // (8 * max(r, 1)), 256) if self.device.kind == "cpu"
+               else None)
+        step = min(block_rows(1, per_row, self.budget_bytes, max_rows=cap), max(n, 1))
+        scratch = BlockScratch(step, r, xp=xp)
         for s in range(0, n, step):
             e = min(s + step, n)
             where = slice(s, e) if rows is None else rows[s:e]
-            yield xp.astype(self._rows(where), xp.float64, copy=False), where
+            yield self._block(where, scratch), where
 
     # -------------------------------------------------------------------------- products
     def matvec(self, v):
         """``P v`` in float64 for ``v`` of shape (r,) or (r, k) (the product in P's dtype)."""
         xp = self.xp
         if self._P is not None:
-            return xp.astype(xp.matmul(self._P, xp.astype(v, self.dtype)), xp.float64, copy=False)
+            return xp.astype(matmul(self._P, xp.astype(v, self.dtype), xp=xp), xp.float64,
+                             copy=False)
         out = xp.empty((self.shape[0],) + tuple(v.shape[1:]), dtype=xp.float64,
                        device=self.device.native_device)
         v = xp.astype(v, xp.float64)
         for Pb, where in self.blocks():
-            out[where, ...] = xp.matmul(Pb, v)
+            out[where, ...] = matmul(Pb, v, xp=xp)
         return out
 
     def rmatvec(self, u, *, rows=None):
@@ -142,36 +158,41 @@ class FeatureOperator:
         out = xp.zeros((r,) + tuple(u.shape[1:]), dtype=xp.float64,
                        device=self.device.native_device)
         for Pb, where in self.blocks(rows):
-            out += xp.matmul(xp.matrix_transpose(Pb), xp.astype(_at(u, where, xp=xp), xp.float64))
+            out += matmul(xp.matrix_transpose(Pb), xp.astype(_at(u, where, xp=xp), xp.float64),
+                          xp=xp)
         return out
 
     def gram(self, weights=None, *, rows=None, nonnegative=False):
         """``PᵀP`` (or ``Pᵀ diag(weights) P``, over the rows ``rows`` if given) as a float64
         array of shape (r, r).
 
-        Computed as ``Σ_b P_bᵀ W_b P_b`` over row blocks. Each block is converted to float64
-        before its product: float32 products err by about ``√n · eps32 · ‖PᵀP‖``, and the Newton
-        Hessian ``I + C·PᵀΛP`` then loses positive definiteness once ``C`` times that error
-        passes 1 (seen on Covtype at C ≈ 3e3). ``weights`` has shape (m,) (indexed by row, also
-        with ``rows``; any sign, e.g. a change of curvature); ``rows`` is an integer index array:
-        only those rows are gathered, a block at a time. ``nonnegative=True`` promises weights
-        >= 0: each block is then scaled by ``√w`` and its Gram matrix ``AᵀA`` is a symmetric
-        rank-k update (BLAS ``syrk`` on NumPy: half the flops of the signed product).
+        Computed as ``Σ_b P_bᵀ W_b P_b`` over row blocks (:class:`~svmgpu.backend.
+        GramAccumulator`). Each block is converted to float64 before its product: float32
+        products err by about ``√n · eps32 · ‖PᵀP‖``, and the Newton Hessian ``I + C·PᵀΛP`` then
+        loses positive definiteness once ``C`` times that error passes 1 (seen on Covtype at
+        C ≈ 3e3). ``weights`` has shape (m,) (indexed by row, also with ``rows``; any sign, e.g.
+        a change of curvature); ``rows`` is an integer index array: only those rows are
+        gathered, a block at a time. ``nonnegative=True`` promises weights >= 0: each block is
+        then scaled by ``√w`` and its Gram matrix ``AᵀA`` is a symmetric rank-k update (BLAS
+        ``syrk`` on NumPy: half the flops of the signed product).
         """
         xp = self.xp
         r = self.shape[1]
-        G = xp.zeros((r, r), dtype=xp.float64, device=self.device.native_device)
-        for Pb, where in self.blocks(rows):
+        acc = GramAccumulator(r, xp=xp, device=self.device.native_device)
+        blocks = self.blocks(rows, cpu_block_bytes=_CPU_GRAM_BLOCK_BYTES)
+        scratch = None
+        for Pb, where in blocks:
             if weights is None:
-                G += xp.matmul(xp.matrix_transpose(Pb), Pb)
+                acc.add_sym(Pb)
                 continue
+            if scratch is None:
+                scratch = BlockScratch(Pb.shape[0], r, xp=xp)  # the first block is the largest
             wb = xp.astype(_at(weights, where, xp=xp), xp.float64)
             if nonnegative:
-                Ab = Pb * xp.sqrt(wb)[:, None]
-                G += xp.matmul(xp.matrix_transpose(Ab), Ab)
+                acc.add_sym(scratch.weighted(Pb, xp.sqrt(wb)))
             else:
-                G += xp.matmul(xp.matrix_transpose(Pb * wb[:, None]), Pb)
-        return G
+                acc.add(scratch.weighted(Pb, wb), Pb)
+        return acc.result()
 
     # ------------------------------------------------------------------------ sub-problems
     def take(self, rows):
