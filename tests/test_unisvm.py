@@ -12,7 +12,7 @@ from svmgpu.backend import to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.losses import LOSSES, get_loss
-from svmgpu.lowrank import pivoted_cholesky
+from svmgpu.lowrank import nystrom, pivoted_cholesky
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 from svmgpu.testing import assert_allclose, assert_array_equal, host
 
@@ -137,6 +137,31 @@ def test_nonconvex_beats_squared_hinge_under_label_noise():
     robust_dca = UniSVC(loss="truncated_squared_hinge", solver="dca", **kw).fit(X, y).score(Xt, yt)
     assert robust > convex + 0.005, (robust, convex)
     assert robust_dca > convex + 0.005, (robust_dca, convex)
+
+
+def test_truncated_newton_stops_on_the_decrease_near_the_active_set_end():
+    """A truncated loss's kink keeps rows crossing it for many steps; the Newton method stops
+    once a step lowers F by at most tol·|F| (non-convex losses only), near the point where the
+    active sets finally settle: the same objective to tol, the same predictions."""
+    X, y = make_checkerboard(8000, flip=0.2, random_state=3)
+    y = y.astype(np.float64)
+    P = host(nystrom(X, "rbf", 150, gamma=16.0, random_state=0).P)
+    C, tol = 1 / (1e-6 * 8000), 1e-3
+    loss = get_loss("truncated_squared_hinge")
+    early = unisvm_newton(y, loss, C=C, P=P, xp=npx, tol=tol)
+    full = unisvm_newton(y, loss, C=C, P=P, xp=npx, tol=1e-12, max_iter=2000)
+    assert early.converged and early.info["stop"] == "decrease"
+    assert full.converged and full.info["stop"] == "active_set"
+    assert early.n_iter < full.n_iter
+    F_early, F_full = early.objective_history[-1], full.objective_history[-1]
+    assert F_early == pytest.approx(_objective_beta(early.coef, P, y, loss, C), rel=1e-12)
+    assert F_full <= F_early <= F_full * (1 + tol)  # the longer run continues from the early stop
+    assert np.mean(np.sign(P @ early.coef) == np.sign(P @ full.coef)) > 0.995
+    h = np.array(early.objective_history)
+    assert h[-2] - h[-1] <= tol * h[-1] < h[-3] - h[-2]  # the rule fired on the last step only
+    # a convex loss never stops on the decrease: its gradient and active-set tests are exact
+    convex = unisvm_newton(y, get_loss("squared_hinge"), C=C, P=P, xp=npx, tol=tol)
+    assert convex.info["stop"] in ("gradient", "active_set")
 
 
 def test_sinc_regression_like_the_paper():

@@ -200,7 +200,9 @@ _DOC_PARAMS = """
     init : {"least_squares", "squared_hinge"}
         Start from the least-squares solution (the paper's ξ⁰ = y, γ⁰ = 0) or, for
         classification, from the squared-hinge solution (a convex warm start).
-    tol, max_iter : stopping rule (see :func:`svmgpu.solvers.unisvm.unisvm`).
+    tol, max_iter : stopping rule (see :func:`svmgpu.solvers.unisvm.unisvm` for DCA and
+        :func:`svmgpu.solvers.unisvm.unisvm_newton` for Newton: a relative gradient, and for
+        the truncated losses also the relative decrease of the objective in a step).
     device : {"auto", "cpu", "cuda", "cuda:N"}
     dtype : {None, "float32", "float64"}
     memory_budget : int, str or None

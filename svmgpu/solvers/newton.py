@@ -321,8 +321,8 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                       z0=None, tol=1e-6, stop="gradient", stage_tol=1e-4, max_iter=500,
                       smw="auto", hessian_update="auto", tau=0.0, presolve="auto",
                       C_continuation="auto", armijo=1e-4,
-                      backtrack=0.5, max_backtracks=50, verbose=0, label="newton", xp,
-                      _nested=False):
+                      backtrack=0.5, max_backtracks=50, decrease_tol=None, verbose=0,
+                      label="newton", xp, _nested=False):
     """The semi-smooth Newton method of the library: UniSVM's low-rank problem and Zhou 2013's
     reduced SVM (17) are both
 
@@ -381,6 +381,15 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
         (:func:`c_schedule`), each stage starting from the last.
     armijo, backtrack, max_backtracks
         Armijo constant σ, step reduction and maximum reductions.
+    decrease_tol : float, optional
+        For non-convex losses: also stop (converged, ``stop="decrease"``) once a step of the
+        last stage lowers F by at most ``decrease_tol · |F|`` (DCA's usual rule, UniSVM
+        Algorithm 1's "while not convergence"). A truncated loss has a kink where it meets its
+        ceiling (ψ' jumps from 2√a to 0 for the truncated squared hinge), so the gradient test
+        cannot hold while rows sit near it, and the active-set test waits until no row crosses
+        it: on UniSVM's Covtype set-up 73 steps on all rows, the last 58 of them lowering F by
+        about 1e-4 each and moving the test accuracy by 0.03 points (bench/README.md). None:
+        off (convex losses: the gradient and active-set tests are exact).
     verbose : int
         1: a summary line (and a progress bar with tqdm), 2: a line per Newton step, through
         the ``svmgpu.newton`` logger (fields: :mod:`svmgpu._log`).
@@ -392,7 +401,8 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     -------
     SolverResult
         ``coef``: z (float64, shape (r,)); ``objective_history``: F at each iterate (index 0: the
-        start). ``info``: ``stop`` ("active_set", "gradient", "max_iter", "line_search"),
+        start). ``info``: ``stop`` ("active_set", "gradient", "decrease", "max_iter",
+        "line_search"),
         ``active_set_sizes`` / ``plus_set_sizes`` (rows with ψ'' > 0 / with ψ' ≠ 0 and ψ'' = 0,
         per iterate), ``step_sizes``, ``grad_norms``, ``grad_scale`` (``‖∇F(0)‖`` for
         ``stop="gradient"``), ``kkt`` (the last relative gradient), ``stages`` (the loss
@@ -439,8 +449,9 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
             stage_tol=stage_tol, max_iter=max_iter, smw=smw, hessian_update=hessian_update,
             tau=tau, presolve=presolve if presolve in ("auto", True) else None,
             C_continuation=C_continuation, armijo=armijo,
-            backtrack=backtrack, max_backtracks=max_backtracks, verbose=verbose,
-            label=f"{label} presolve", xp=xp, _nested=True)
+            backtrack=backtrack, max_backtracks=max_backtracks,
+            decrease_tol=None if decrease_tol is None else max(decrease_tol, _PRESOLVE_TOL[stop]),
+            verbose=verbose, label=f"{label} presolve", xp=xp, _nested=True)
         z0, stage = pre.coef, len(stages) - 1
         gscale = pre.info["grad_scale"]  # ‖∇F(0)‖ of the subset problem estimates the full one
         info["presolve"] = {"rows": sub.shape[0], "n_iter": pre.n_iter,
@@ -563,11 +574,11 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                     + fetch_scalars(rows.loss_along(eta, psi, c), xp=xp)[0])
 
         t0 = time.perf_counter()
-        eta, n_b, accepted = 0.0, 0, False
+        eta, F_next, n_b, accepted = 0.0, F, 0, False
         if slope < 0:
-            eta, _, n_b, accepted = armijo_search(along, F, slope, phi1=F_full, sigma=armijo,
-                                                  factor=backtrack,
-                                                  max_backtracks=max_backtracks)
+            eta, F_next, n_b, accepted = armijo_search(along, F, slope, phi1=F_full,
+                                                       sigma=armijo, factor=backtrack,
+                                                       max_backtracks=max_backtracks)
         tm["line_search"] += time.perf_counter() - t0
         n_back += n_b
         if not accepted:
@@ -586,6 +597,11 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug("%s %s", label, fields(it=n_iter, stage=stage, obj=F, kkt=kkt,
                                               active=n_act, step=eta))
+        if final and decrease_tol is not None and F - F_next <= decrease_tol * abs(F_next):
+            history.append(F_next)
+            stage_log.append({"loss": k_loss, "C": c, "n_iter": n_stage})
+            converged, why, F = True, "decrease", F_next
+            break
     bar.close()
     _log.info("%s %s", label, fields(it=n_iter, stop=why, converged=converged, obj=F, kkt=kkt,
                                      seconds=time.perf_counter() - t_start))

@@ -354,7 +354,10 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     task, sample_weight, warm_start, max_iter, verbose, xp
         As in :func:`unisvm`.
     tol : float
-        Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)``.
+        Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)``; for a non-convex (truncated) loss
+        also when a step lowers F by at most ``tol · |F|`` (``decrease_tol`` of
+        :func:`~svmgpu.solvers.newton.semismooth_newton`: the kink of a truncated loss keeps
+        the gradient test from holding until no row crosses it).
     presolve : bool or "auto"
         Without a warm start, first solve the same problem on an evenly strided subset of
         :func:`~svmgpu.solvers.newton.presolve_rows` rows (C scaled up, recursively, loose
@@ -379,6 +382,7 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     res = semismooth_newton(
         as_operator(P, memory_budget=memory_budget), y, [loss], C=C, task=task,
         sample_weight=sample_weight, z0=warm_start, tol=tol, stop="kkt", max_iter=max_iter,
-        presolve=presolve, verbose=verbose, label="unisvm-newton", xp=xp)
+        presolve=presolve, decrease_tol=None if loss.convex else tol, verbose=verbose,
+        label="unisvm-newton", xp=xp)
     res.info["form"] = "lowrank-newton"
     return res
