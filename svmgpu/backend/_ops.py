@@ -220,10 +220,9 @@ class BlockScratch:
     rows, cols : int
         The largest block.
     xp : namespace
-    device : the namespace's device of the matrix
     """
 
-    def __init__(self, rows, cols, *, xp, device=None):
+    def __init__(self, rows, cols, *, xp):
         self.xp = xp
         self._np = is_numpy(xp)
         self._shape = (int(rows), int(cols))

@@ -118,8 +118,7 @@ class FeatureOperator:
 
         A block is valid until the next one is yielded: on NumPy gathered or converted rows
         are written into one :class:`~svmgpu.backend.BlockScratch` of this pass instead of a new
-        array per block. ``cpu_block_bytes`` caps a block's float64
-        bytes on the CPU.
+        array per block. ``cpu_block_bytes`` caps a block's float64 bytes on the CPU.
         """
         xp = self.xp
         m, r = self.shape
