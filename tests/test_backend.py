@@ -135,7 +135,7 @@ def _layouts(rng, shape, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_matmul_every_layout_matches_numpy(device, xp, dtype):
-    """matmul / matmul_into (SciPy's BLAS on NumPy) equal np.matmul for C, Fortran and strided
+    """matmul, with and without out (SciPy's BLAS on NumPy) equal np.matmul for C, Fortran and strided
     operands, vector and matrix right sides, into an output and not."""
     rng = np.random.default_rng(3)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
@@ -145,7 +145,7 @@ def test_matmul_every_layout_matches_numpy(device, xp, dtype):
             got = B.matmul(B.to_device(a, device), B.to_device(b, device), xp=xp)
             assert_allclose(got, ref, device=device, dtype=np.dtype(dtype).name, **tol)
             out = B.to_device(np.empty(ref.shape, dtype=dtype), device)
-            got = B.matmul_into(B.to_device(a, device), B.to_device(b, device), out, xp=xp)
+            got = B.matmul(B.to_device(a, device), B.to_device(b, device), xp=xp, out=out)
             if B.is_numpy(xp):
                 assert got is out
             assert_allclose(got, ref, device=device, **tol)

@@ -323,7 +323,7 @@ class GramAccumulator:
     once by :meth:`result`), :meth:`add` a ``gemm``. No r × r temporary per block (8 MB at
     r = 1000, added once per block: 0.8 s of the Covtype Hessian in 512-row blocks), and the same
     BLAS library as the factorizations and the Nyström ``trmm`` (see
-    :func:`svmgpu.backend.matmul_into`). Elsewhere ``G += AᵀB``.
+    :func:`svmgpu.backend.matmul`). Elsewhere ``G += AᵀB``.
 
     Use either :meth:`add_sym` or :meth:`add` on one accumulator, not both.
     """

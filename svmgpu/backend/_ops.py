@@ -25,11 +25,6 @@ def matmul(a, b, *, xp, out=None):
     return out
 
 
-def matmul_into(a, b, out, *, xp):
-    """``out[...] = a @ b`` without a temporary on NumPy; returns ``out`` (:func:`matmul`)."""
-    return matmul(a, b, xp=xp, out=out)
-
-
 def _scipy_matmul(a, b, out):
     """``a @ b`` by SciPy's BLAS, into ``out`` (C-ordered) when given; None (nothing done) where
     it does not apply (``a`` not 2-D, ``b`` not 1-D or 2-D, mixed or non-float dtypes, an empty
@@ -208,8 +203,8 @@ class BlockScratch:
     block by block. On NumPy each of those would be a new array of up to tens of MiB; glibc
     returns such arrays to the system when they are freed, so every block page-faults its
     memory again (on the 2-core machines of bench/README.md, first-touched memory fills at
-    about 1.5 GB/s: the Covtype Hessian of 270,000 rows took 3.1–3.7 s against 2.2 s for its
-    flops). Here they are written into buffers allocated once per pass. Other namespaces
+    about 1.5 GB/s: the Covtype Hessian of 270,000 rows took 3.1–3.7 s against about 2 s for
+    its flops). Here they are written into buffers allocated once per pass. Other namespaces
     allocate as usual (a GPU's memory pool already reuses the blocks).
 
     A block returned by :meth:`rows` or :meth:`weighted` is valid until the next call of the

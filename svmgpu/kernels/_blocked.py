@@ -31,7 +31,7 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
     kernel loop of the library (full-kernel products, Nyström features, reduced-kernel columns).
 
     Z's side of the kernel is prepared once. On NumPy each block's product runs on SciPy's BLAS
-    (:func:`svmgpu.backend.matmul_into`), the library of the ``trmm`` that the Nyström features
+    (:func:`svmgpu.backend.matmul`), the library of the ``trmm`` that the Nyström features
     apply to each block next: one thread pool for the whole loop.
 
     Parameters

@@ -23,7 +23,7 @@ from svmgpu.backend import (
     fetch_scalars,
     get_namespace,
     is_sparse,
-    matmul_into,
+    matmul,
     native_device,
     power_inplace,
     row_sq_norms,
@@ -193,7 +193,7 @@ def _check_threshold(threshold):
 
 def _gram(A, B, *, xp, out):
     if out is not None:
-        return matmul_into(A, xp.matrix_transpose(B), out, xp=xp)
+        return matmul(A, xp.matrix_transpose(B), xp=xp, out=out)
     return xp.matmul(A, xp.matrix_transpose(B))
 
 
@@ -275,7 +275,7 @@ class RBF(Kernel):
 
     @staticmethod
     def _exp_of(A, right_t, *, xp, out):
-        E = matmul_into(A, right_t, out, xp=xp) if out is not None else xp.matmul(A, right_t)
+        E = matmul(A, right_t, xp=xp, out=out) if out is not None else xp.matmul(A, right_t)
         return exp_neg_clipped_inplace(E, xp=xp)
 
     def _evaluate(self, A, B, *, xp, out):
