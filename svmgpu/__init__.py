@@ -1,53 +1,35 @@
 """svmgpu: kernel SVM solvers for NumPy (CPU) and CuPy (GPU), written once against the
 Python array API."""
 
-import importlib
-
 from svmgpu.backend import get_device
+from svmgpu.estimators import REGISTRY as _REGISTRY
 from svmgpu.io import load_model, save_model
 from svmgpu.kernels import RBF, Laplacian, Linear, Polynomial, make_kernel
 from svmgpu.lowrank import LowRankFactor, nystrom, pivoted_cholesky
 
-#: The estimators, imported on first use (PEP 562): they subclass scikit-learn's BaseEstimator,
-#: whose import (scipy.stats and more) takes about a second, so ``import svmgpu``, the CLI's
-#: help and the backend stay fast.
-_LAZY = {
-    "GreedySVC": "svmgpu.estimators.greedy",
-    "L2SVMPath": "svmgpu.estimators.path",
-    "LSSVC": "svmgpu.estimators.closed_form",
-    "PSVC": "svmgpu.estimators.closed_form",
-    "ReducedSVC": "svmgpu.estimators.reduced",
-    "UniSVC": "svmgpu.estimators.unisvm",
-    "UniSVR": "svmgpu.estimators.unisvm",
-    "WPSVC": "svmgpu.estimators.closed_form",
-}
+# The estimators are imported on first use (PEP 562), from the one registry
+# (:data:`svmgpu.estimators.REGISTRY`): they subclass scikit-learn's BaseEstimator, whose import
+# (scipy.stats and more) takes about a second, so ``import svmgpu``, the CLI's help and the
+# backend stay fast.
 
 
 def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _REGISTRY:
         raise AttributeError(f"module 'svmgpu' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = _REGISTRY[name].load()
     globals()[name] = value  # later look-ups skip this function
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_REGISTRY))
 
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "GreedySVC",
-    "L2SVMPath",
-    "LSSVC",
-    "PSVC",
-    "ReducedSVC",
-    "WPSVC",
+    *_REGISTRY,
     "RBF",
-    "UniSVC",
-    "UniSVR",
     "Laplacian",
     "Linear",
     "LowRankFactor",

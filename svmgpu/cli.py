@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import re
@@ -33,17 +32,10 @@ import sys
 import time
 from pathlib import Path
 
-#: ``--estimator`` names: (module, class, task).
-ESTIMATORS = {
-    "uni": ("svmgpu.estimators.unisvm", "UniSVC", "classification"),
-    "unisvr": ("svmgpu.estimators.unisvm", "UniSVR", "regression"),
-    "reduced": ("svmgpu.estimators.reduced", "ReducedSVC", "classification"),
-    "greedy": ("svmgpu.estimators.greedy", "GreedySVC", "classification"),
-    "path": ("svmgpu.estimators.path", "L2SVMPath", "classification"),
-    "lssvm": ("svmgpu.estimators.closed_form", "LSSVC", "classification"),
-    "psvm": ("svmgpu.estimators.closed_form", "PSVC", "classification"),
-    "wpsvm": ("svmgpu.estimators.closed_form", "WPSVC", "classification"),
-}
+from svmgpu.estimators import REGISTRY
+
+#: ``--estimator`` names, from the one registry of estimators.
+ESTIMATORS = {entry.cli_name: entry for entry in REGISTRY.values()}
 
 #: The demo's set-up: UniSVM's Checkerboard3M (γ = 2⁴, λ = 1e-7, r = 300).
 DEMO_GAMMA = 16.0
@@ -67,14 +59,15 @@ def estimator_class(name):
     """The estimator class behind an ``--estimator`` name (imported on demand)."""
     if name not in ESTIMATORS:
         raise CLIError(f"unknown estimator {name!r}; valid: {', '.join(ESTIMATORS)}")
-    module, cls, _ = ESTIMATORS[name]
+    entry = ESTIMATORS[name]
     try:
-        return getattr(importlib.import_module(module), cls)
+        return entry.load()
     except ImportError as exc:
-        raise CLIError(f"estimator {name!r} ({cls}) is not available in this svmgpu "
+        raise CLIError(f"estimator {name!r} ({entry.name}) is not available in this svmgpu "
                        f"installation: {exc}") from None
     except AttributeError:
-        raise CLIError(f"estimator {name!r}: module {module} has no class {cls}") from None
+        raise CLIError(f"estimator {name!r}: module {entry.module} has no class "
+                       f"{entry.name}") from None
 
 
 def gpu_pool_bytes(device) -> int | None:
@@ -407,11 +400,13 @@ def _load_chunks(path, chunk_bytes):
 
 
 def cmd_train(args, out=print):
+    from sklearn.base import is_classifier  # noqa: PLC0415 - scikit-learn's import is slow
+
     from svmgpu.backend import get_device  # noqa: PLC0415
     from svmgpu.io import save_model  # noqa: PLC0415
 
     cls = estimator_class(args.estimator)
-    task = ESTIMATORS[args.estimator][2]
+    task = "classification" if is_classifier(cls()) else "regression"
     valid = cls().get_params(deep=False)
     params = {}
     for opt, name in _TRAIN_OPTIONS.items():

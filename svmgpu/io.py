@@ -49,6 +49,7 @@ import array_api_compat
 import numpy as np
 
 from svmgpu.backend import is_foreign_array, to_host
+from svmgpu.estimators import REGISTRY
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load_model", "read_metadata",
            "save_model"]
@@ -58,18 +59,6 @@ FORMAT_NAME = "svmgpu-model"
 #: Version of the file layout; a file of a later version is refused with a clear message.
 FORMAT_VERSION = 1
 _META = "__svmgpu_meta__"
-
-#: The estimators a model file may name: class name -> module. Loading imports only these.
-ESTIMATORS = {
-    "UniSVC": "svmgpu.estimators.unisvm",
-    "UniSVR": "svmgpu.estimators.unisvm",
-    "ReducedSVC": "svmgpu.estimators.reduced",
-    "GreedySVC": "svmgpu.estimators.greedy",
-    "LSSVC": "svmgpu.estimators.closed_form",
-    "PSVC": "svmgpu.estimators.closed_form",
-    "WPSVC": "svmgpu.estimators.closed_form",
-    "L2SVMPath": "svmgpu.estimators.path",
-}
 
 #: Dataclasses that may appear in a fitted model: name -> (module, class name).
 _DATACLASSES = {
@@ -333,13 +322,13 @@ def _hashable(k):
 
 # ------------------------------------------------------------------------------- public API
 def _estimator_class(name):
-    module = ESTIMATORS.get(name)
-    if module is None:
+    entry = REGISTRY.get(name)
+    if entry is None:  # (the registry: loading imports only the estimators' own modules)
         raise ModelFormatError(
-            f"unknown estimator class {name!r}; a model file may hold one of {sorted(ESTIMATORS)}"
+            f"unknown estimator class {name!r}; a model file may hold one of {sorted(REGISTRY)}"
         )
     try:
-        return _import_attr(module, name)
+        return entry.load()
     except (ImportError, AttributeError) as exc:
         raise ModelFormatError(
             f"the model is a {name}, which this svmgpu installation does not provide ({exc})"
@@ -348,11 +337,11 @@ def _estimator_class(name):
 
 def _check_savable(estimator):
     name = type(estimator).__name__
-    module = ESTIMATORS.get(name)
-    ok = module is not None and type(estimator).__module__ == module
+    entry = REGISTRY.get(name)
+    ok = entry is not None and type(estimator).__module__ == entry.module
     if not ok:
         raise TypeError(
-            f"save_model saves svmgpu estimators ({', '.join(sorted(ESTIMATORS))}), "
+            f"save_model saves svmgpu estimators ({', '.join(sorted(REGISTRY))}), "
             f"got {type(estimator).__module__}.{type(estimator).__qualname__}"
         )
     from sklearn.utils.validation import check_is_fitted

@@ -12,6 +12,7 @@ import pytest
 from svmgpu import cli
 from svmgpu.backend import cupy_available
 from svmgpu.datasets import dump_svmlight, make_checkerboard
+from svmgpu.estimators import EstimatorEntry
 from svmgpu.io import load_model
 
 _ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -213,8 +214,8 @@ def test_predict_reads_files_with_the_training_files_indexing(tmp_path, call):
 
 
 def test_missing_estimator_module_is_a_clear_error(monkeypatch):
-    monkeypatch.setitem(cli.ESTIMATORS, "ghost", ("svmgpu.estimators.ghost", "GhostSVC",
-                                                   "classification"))
+    monkeypatch.setitem(cli.ESTIMATORS, "ghost",
+                        EstimatorEntry("GhostSVC", "svmgpu.estimators.ghost", "ghost"))
     with pytest.raises(cli.CLIError, match="not available"):
         cli.estimator_class("ghost")
 
