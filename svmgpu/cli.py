@@ -338,8 +338,9 @@ def _load_data(path, n_features=None, *, sparse=False, zero_based="auto"):
 
 
 def _takes_sparse(estimator, device):
-    takes = getattr(estimator, "_takes_sparse", None)
-    return bool(takes and takes()) and getattr(device, "kind", "") in ("cpu", "cuda")
+    """Whether to read the file as a SciPy CSR matrix: the estimator's ``input_tags.sparse``."""
+    takes = estimator.__sklearn_tags__().input_tags.sparse
+    return takes and getattr(device, "kind", "") in ("cpu", "cuda")
 
 
 def _as_labels(y):

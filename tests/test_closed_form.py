@@ -174,11 +174,11 @@ def test_multiclass():
 
 # ------------------------------------------------------------------------- errors, checks
 @pytest.mark.parametrize("est,match", [
-    (WPSVC(q=0.0), "q must"),
-    (WPSVC(q=-1.0), "q must"),
+    (WPSVC(q=0.0), "'q' parameter of WPSVC must be a float in the range"),
+    (WPSVC(q=-1.0), "'q' parameter of WPSVC must be a float in the range"),
     (LSSVC(reduced_set="greedy"), "reduced_set"),
     (LSSVC(fit_intercept=1), "fit_intercept"),
-    (PSVC(C=0.0), "C must"),
+    (PSVC(C=0.0), "'C' parameter of PSVC must be a float in the range"),
 ])
 def test_bad_input(est, match):
     X, y = _binary()

@@ -216,7 +216,7 @@ def test_multiclass_and_sample_weight():
     ({"solver": "newton", "loss": "smooth_hinge", "rank": 10}, "piecewise-quadratic"),
     ({"solver": "lbfgs"}, "solver"),
     ({"init": "zero"}, "init"),
-    ({"C": 0.0}, "C must"),
+    ({"C": 0.0}, "'C' parameter of UniSVC must be a float in the range"),
 ])
 def test_bad_parameters(kwargs, match):
     X, y = make_checkerboard(50, random_state=0)

@@ -11,16 +11,15 @@ import numpy as np
 from svmgpu.backend import (
     array_device,
     asarray,
-    compute_context,
     get_device,
     get_namespace,
     random_subset,
     to_numpy,
 )
-from svmgpu.distributed._engine import executor, is_dask_collection, require_dask
+from svmgpu.distributed._engine import executor, is_dask_collection
 
 
-def _persist(*arrays):
+def persist(*arrays):
     """The arrays persisted where they will be used: on the cluster's workers, or in this
     process without one."""
     import dask  # noqa: PLC0415
@@ -28,55 +27,6 @@ def _persist(*arrays):
     ex = executor()
     return ex.client.persist(list(arrays)) if ex.client is not None else \
         list(dask.persist(*arrays))
-
-
-def check_X(est, X, *, reset):
-    """``(X, ctx)`` for a Dask ``X``: a 2-D floating ``dask.array`` chunked by rows only (the
-    columns are rechunked into one), finite, persisted, on the device of its chunks."""
-    require_dask()
-    import dask.array as da  # noqa: PLC0415
-
-    name = type(est).__name__
-    if not getattr(est, "_accepts_dask", False):
-        raise TypeError(
-            f"{name} does not take Dask input: UniSVC, UniSVR, ReducedSVC, LSSVC, PSVC and WPSVC "
-            "do; "
-            f"{name} "
-            f"{getattr(est, '_dask_refusal', 'is fitted in one process')}: fit it on "
-            "X.compute() (on the command line: without --workers/--scheduler)")
-    if not isinstance(X, da.Array):
-        raise TypeError(f"Dask input must be a dask.array.Array, got {type(X).__name__}")
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        raise ValueError("X has chunks of unknown size; call X.compute_chunk_sizes() first")
-    meta = X._meta
-    if "scipy.sparse" in type(meta).__module__ or "cupyx" in type(meta).__module__:
-        raise TypeError("Dask arrays of sparse chunks are not supported; use dense chunks")
-    dev = array_device(meta)
-    spec = getattr(est, "device", "auto") if reset else est._fitted_device()
-    if reset and spec not in (None, "auto") and get_device(spec) != dev:
-        raise ValueError(f"X's chunks live on {dev}, but device={spec!r}; pass device='auto'")
-    want = getattr(est, "dtype", None) if reset else est.fit_dtype_
-    ctx = compute_context(meta, device=dev, dtype=want,
-                          memory_budget=getattr(est, "memory_budget", None))
-    X = X.rechunk({1: -1}).astype(ctx.dtype)
-    if reset:
-        est.n_features_in_ = int(X.shape[1])
-    elif X.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting "
-                         f"{est.n_features_in_} features as input")
-    if X.shape[0] < 1:
-        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required")
-    if reset:
-        (X,) = _persist(X)
-        if not bool(da.isfinite(X).all().compute()):
-            raise ValueError("Input X contains NaN or infinity; remove or impute those values")
-        est._device = ctx.device
-        est._sparse_fit, est._dask_fit = False, True  # (the fit's own flags: never saved)
-        est.device_ = str(ctx.device)
-        est.fit_dtype_ = np.dtype(X.dtype).name
-    return X, ctx
 
 
 def as_rows_like(v, X, name):
@@ -121,7 +71,7 @@ def encode_labels(y, X):
         raise ValueError(f"y has only one class ({classes[0]!r}); a classifier needs at least "
                          "two classes")
     y_idx = y.map_blocks(_searchsorted, classes, dtype=np.int64)
-    (y_idx,) = _persist(y_idx)
+    (y_idx,) = persist(y_idx)
     return classes, y_idx
 
 
@@ -273,13 +223,8 @@ def _predict_block(b, est, method):
 
 
 def map_predict(est, method, X):
-    """``est.<method>`` of a Dask ``X``, chunk by chunk on the workers: a Dask array
-    (shape (n,) or (n, k) for the per-class outputs)."""
-    require_dask()
-    from sklearn.utils.validation import check_is_fitted  # noqa: PLC0415
-
-    check_is_fitted(est)
-    X, _ = check_X(est, X, reset=False)
+    """``est.<method>`` of a Dask ``X`` (validated by the estimator's input check), chunk by
+    chunk on the workers: a Dask array (shape (n,) or (n, k) for the per-class outputs)."""
     k = len(getattr(est, "classes_", ()))
     two_d = method in ("predict_proba", "predict_log_proba") or (
         method == "decision_function" and k > 2)
@@ -290,5 +235,6 @@ def map_predict(est, method, X):
     return X.map_blocks(_predict_block, est, method, dtype=dtype, drop_axis=1)
 
 
-__all__ = ["as_rows_like", "check_X", "class_counts", "column_moments", "encode_labels",
-           "landmark_factor", "map_predict", "per_class", "regression_targets", "sample_weights"]
+__all__ = ["as_rows_like", "class_counts", "column_moments", "encode_labels",
+           "landmark_factor", "map_predict", "per_class", "persist", "regression_targets",
+           "sample_weights"]

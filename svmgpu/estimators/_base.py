@@ -27,7 +27,7 @@ import os
 import sys
 import time
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import array_api_compat
 
@@ -39,30 +39,20 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_is_fitted,
-    column_or_1d,
-    validate_data,
 )
 
 from svmgpu._log import fields, get_logger, verbosity
 from svmgpu.backend import (
-    ComputeContext,
     Device,
-    all_finite,
     array_device,
     asarray,
     check_fits,
-    compute_context,
     fetch_scalars,
     format_bytes,
     get_device,
-    get_namespace,
     host_array,
-    is_device_sparse,
-    is_foreign_array,
     is_numpy,
-    is_sparse,
     numpy_dtype,
     take_rows,
     to_device,
@@ -72,11 +62,12 @@ from svmgpu.backend import (
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
+from svmgpu.estimators._input import check_sample_weight, check_X, check_y, is_device_array
+from svmgpu.estimators._params import ignored_parameters
+from svmgpu.estimators._tags import SVMCapabilities, SVMTags
 from svmgpu.kernels import make_kernel
 from svmgpu.lowrank import feature_plan, nystrom, pivoted_cholesky
 from svmgpu.solvers.newton import presolve_rows
-
-_LOWRANK = {"nystrom": nystrom, "pivoted_cholesky": pivoted_cholesky}
 
 #: ``rank="auto"``: the full kernel up to this many samples (when it fits the memory budget) for
 #: the models that have a full-kernel form, else a factor or reduced set of ``AUTO_RANK``.
@@ -97,24 +88,6 @@ CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
 #: in LIBSVM.
 _PROBABILITY_FOLDS = 5
 
-_DTYPES = {None: None, "float32": np.float32, "float64": np.float64,
-           np.float32: np.float32, np.float64: np.float64}
-
-
-def check_bool(name, value):
-    """``value`` as a bool if it is one (Python or NumPy), else a ValueError naming ``name``."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def _is_device_array(x) -> bool:
-    """CuPy arrays (dense or sparse) and arrays of any other array-API namespace
-    (array-api-strict, PyTorch): validated and processed where they live, never copied to
-    NumPy."""
-    return array_api_compat.is_cupy_array(x) or is_foreign_array(x) or is_device_sparse(x)
-
-
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -128,23 +101,36 @@ def _caller_stacklevel() -> int:
     return level
 
 
-def _logged_fit(fit):
-    """``fit`` inside ``verbosity(self.verbose)`` (:mod:`svmgpu._log`); the seconds of its
-    phases (:meth:`SVMBase._phase`) become ``fit_timings_`` when it succeeds."""
+def fit_method(fit):
+    """``fit`` made atomic and checked: the parameters are validated first (scikit-learn's
+    ``_parameter_constraints``; a parameter the configuration ignores gets a warning), the fit
+    runs inside ``verbosity(self.verbose)`` (:mod:`svmgpu._log`) with the seconds of its phases
+    (:meth:`SVMBase._phase`) becoming ``fit_timings_``, and a fit that raises leaves the
+    estimator exactly as it was before the call (unfitted after a failed first fit): the new
+    fitted attributes replace the old ones only when the whole fit succeeded. A ``fit`` that
+    calls its base class's decorated ``fit`` is decorated too; the inner call runs plainly."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
+        if "_timings" in vars(self):  # the decorated fit of a subclass is running
+            return fit(self, *args, **kwargs)
+        before = dict(vars(self))
         self._timings = {}
         try:
-            with verbosity(getattr(self, "verbose", 0)):
+            self._validate_params()
+            self._warn_ignored_parameters()
+            with verbosity(self.verbose):
                 t0 = time.perf_counter()
                 out = fit(self, *args, **kwargs)
                 self.fit_timings_ = self._timings
                 self._log.info(fields(fit="done", seconds=time.perf_counter() - t0,
                                       **self.fit_timings_))
-                return out
-        finally:
-            del self._timings
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+        del self._timings
+        return out
 
     return wrapper
 
@@ -213,128 +199,19 @@ class SVMBase(BaseEstimator):
         return out
 
     # ------------------------------------------------------------------ validation
-    def _validate_common(self):
-        C = getattr(self, "C", 1.0)
-        if isinstance(C, bool) or not isinstance(C, Real) or not math.isfinite(C) or C <= 0:
-            raise ValueError(f"C must be a positive finite number, got {C!r}")
-        rank = getattr(self, "rank", "auto")
-        if rank is not None and rank != "auto" and (isinstance(rank, bool)
-                                                    or not isinstance(rank, Integral) or rank < 1):
-            raise ValueError(
-                f"rank must be 'auto', None (full kernel) or a positive integer, got {rank!r}"
-            )
-        lowrank = getattr(self, "lowrank", "nystrom")
-        if lowrank not in _LOWRANK:
-            raise ValueError(f"unknown lowrank {lowrank!r}; valid: {sorted(_LOWRANK)}")
-        tol = getattr(self, "tol", 1e-3)
-        if isinstance(tol, bool) or not isinstance(tol, Real) or not (tol >= 0) or not math.isfinite(tol):
-            raise ValueError(f"tol must be a non-negative finite number, got {tol!r}")
-        max_iter = getattr(self, "max_iter", 100)
-        if isinstance(max_iter, bool) or not isinstance(max_iter, Integral) or max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-        if getattr(self, "dtype", None) not in _DTYPES:
-            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {self.dtype!r}")
-        check_bool("probability", getattr(self, "probability", False))  # before any fit work
+    def _warn_ignored_parameters(self):
+        """Warn about the parameters set away from their defaults that this configuration does
+        not use (:func:`~svmgpu.estimators._params.ignored_parameters`), rather than take them
+        silently."""
+        params = self.get_params(deep=False)
+        defaults = type(self)().get_params(deep=False)
+        for name, why in ignored_parameters(params, defaults).items():
+            warnings.warn(f"{type(self).__name__}: {name}={params[name]!r} is ignored: {why}",
+                          UserWarning, stacklevel=_caller_stacklevel())
 
     def _fitted_device(self) -> Device:
         dev = getattr(self, "_device", None)
         return dev if dev is not None else get_device(self.device_)
-
-    def _check_X(self, X, *, reset: bool):
-        """Validate X and move it to the fit device (the fitted device when not resetting).
-
-        Returns ``(X, ctx)`` with the :class:`ComputeContext` of this call: resolved here,
-        once, and passed down.
-        """
-        if reset:
-            self._validate_common()
-        if is_dask_collection(X):  # row chunks on a cluster (svmgpu.distributed)
-            return dask_data.check_X(self, X, reset=reset)
-        if reset:
-            spec = getattr(self, "device", "auto")
-            want = getattr(self, "dtype", None)
-        else:
-            check_is_fitted(self)
-            spec = self._fitted_device()
-            want = self.fit_dtype_
-        if is_sparse(X) and not self._takes_sparse():
-            raise TypeError(
-                f"{type(self).__name__} does not take sparse X (every svmgpu estimator does); "
-                f"pass X.toarray() if it fits in memory")
-        if _is_device_array(X):  # (CuPy sparse too)
-            X = self._check_device_array(X, reset=reset)
-        else:
-            X = validate_data(self, X, reset=reset, accept_sparse="csr" if self._takes_sparse()
-                              else False, dtype=[np.float64, np.float32], ensure_min_samples=1)
-        if reset:
-            self._sparse_fit = is_sparse(X)  # (the fit's own flags: never saved)
-            self._dask_fit = False
-        ctx = compute_context(X, device=spec, dtype=want,
-                              memory_budget=getattr(self, "memory_budget", None))
-        if is_foreign_array(X) and array_device(X) != ctx.device:
-            raise ValueError(
-                f"X lives on {array_device(X)}, but this {'fit' if reset else 'model'} runs on "
-                f"{ctx.device}; pass device='auto' to compute where X lives, or move X first"
-            )
-        X = asarray(X, device=ctx.device, dtype=ctx.dtype)
-        if reset:
-            self._device = ctx.device
-            self.device_ = str(ctx.device)
-            self.fit_dtype_ = numpy_dtype(ctx.dtype).name
-        return X, ctx
-
-    def _check_device_array(self, X, *, reset):
-        sparse = is_sparse(X)
-        xp = get_namespace(X)
-        if X.ndim != 2:
-            raise ValueError(f"Expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
-        if X.shape[0] < 1:
-            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required")
-        if not xp.isdtype(X.dtype, "real floating"):
-            X = X.astype(xp.float64) if sparse else xp.astype(X, xp.float64)
-        if not all_finite(X, xp=xp):
-            raise ValueError("Input X contains NaN or infinity; remove or impute those values")
-        if reset:
-            self.n_features_in_ = int(X.shape[1])
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input"
-            )
-        return X
-
-    def _check_y(self, y, X, ctx: ComputeContext):
-        """``y`` as a 1-D array on the fit device (host ``y`` is uploaded once)."""
-        if _is_device_array(y):
-            y = to_device(y, ctx.device)
-            if y.ndim == 2 and y.shape[1] == 1:
-                y = ctx.xp.reshape(y, (-1,))
-            if y.ndim != 1:
-                raise ValueError(f"y must be 1-D of shape (n_samples,), got shape {tuple(y.shape)}")
-        else:
-            y = column_or_1d(np.asarray(y), warn=True)
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
-        return y
-
-    def _sample_weight(self, sample_weight, X, *, ctx: ComputeContext):
-        """Validated non-negative weights of shape (n_samples,) on the fit device, X's dtype."""
-        if sample_weight is None:
-            return None
-        xp, n = ctx.xp, X.shape[0]
-        if _is_device_array(sample_weight):
-            sw = xp.astype(to_device(sample_weight, ctx.device), xp.float64)
-            if sw.ndim != 1 or sw.shape[0] != n:
-                raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({n},)!")
-            if not bool(xp.all(xp.isfinite(sw))):
-                raise ValueError("sample_weight contains NaN or infinity")
-            bad = bool(xp.any(sw < 0))
-        else:
-            sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64)
-            bad = bool(np.any(sw < 0))
-        if bad:
-            raise ValueError("sample_weight must be non-negative")
-        return asarray(sw, device=ctx.device, dtype=X.dtype)
 
     # ---------------------------------------------------------------- shared work
     def _make_kernel(self, X, sample_weight=None):
@@ -342,20 +219,17 @@ class SVMBase(BaseEstimator):
                            degree=getattr(self, "degree", 3), coef0=getattr(self, "coef0", 0.0),
                            X=X, sample_weight=sample_weight)
 
-    #: Whether the model has a full-kernel form that ``rank="auto"`` may choose.
-    _full_kernel_form = True
-
-    #: Whether ``fit`` and ``predict`` take SciPy sparse X (kernel blocks from sparse rows).
-    _accepts_sparse = False
-
-    def _takes_sparse(self) -> bool:
-        """Whether this estimator, with its parameters, takes sparse X."""
-        return self._accepts_sparse
-
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self._takes_sparse()
+        """scikit-learn's tags with svmgpu's capabilities (:class:`SVMTags`): every estimator
+        takes SciPy CSR input (kernel blocks from sparse rows); subclasses declare Dask input
+        and a full-kernel form."""
+        tags = SVMTags.extend(super().__sklearn_tags__())
+        tags.input_tags.sparse = True
         return tags
+
+    @property
+    def _capabilities(self) -> SVMCapabilities:
+        return self.__sklearn_tags__().svm
 
     def _effective_rank(self, m, ctx):
         """The rank this fit uses (sets ``rank_``): None for the full kernel, else an int
@@ -375,8 +249,8 @@ class SVMBase(BaseEstimator):
                        hint="set rank (e.g. rank=300) for the low-rank solver")
         if rank == "auto":
             full_fits = 3 * m * m * 8 + dense_rows <= ctx.budget_bytes  # K, a copy, its factor
-            rank = None if (self._full_kernel_form and m <= AUTO_FULL_MAX_SAMPLES and full_fits) \
-                else AUTO_RANK
+            small = m <= AUTO_FULL_MAX_SAMPLES and full_fits
+            rank = None if (self._capabilities.full_kernel_form and small) else AUTO_RANK
         self.rank_ = None if rank is None else min(int(rank), m)
         return self.rank_
 
@@ -527,7 +401,7 @@ class SVMBase(BaseEstimator):
     def _to_caller(out, X_in):
         """Return ``out`` in the array kind of the caller's ``X_in`` (host input: NumPy out,
         the one device-to-host copy of a prediction)."""
-        if _is_device_array(X_in):
+        if is_device_array(X_in):
             return asarray(out, device=array_device(X_in))
         return to_host(out, why="the caller passed host data and gets NumPy back")
 
@@ -584,7 +458,7 @@ class SVCBase(ClassifierMixin, SVMBase):
 
     _default_multi_class = "ovr"
 
-    @_logged_fit
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit the classifier.
 
@@ -600,11 +474,9 @@ class SVCBase(ClassifierMixin, SVMBase):
         -------
         self
         """
-        X, ctx = self._check_X(X, reset=True)
+        X, ctx = check_X(self, X, reset=True)
         xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
         multi = getattr(self, "multi_class", self._default_multi_class)
-        if multi not in ("ovr", "ovo"):
-            raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi!r}")
         if self._dask_fit:  # labels and weights stay chunked like X, on the workers
             if getattr(self, "probability", False):
                 raise ValueError("probability=True does not take Dask input yet (its internal "
@@ -615,10 +487,10 @@ class SVCBase(ClassifierMixin, SVMBase):
                                  "multi_class='ovr'")
             sw = user_sw = dask_data.sample_weights(sample_weight, X)
         else:
-            y = self._check_y(y, X, ctx)
+            y = check_y(y, X, ctx)
             classes, y_idx = self._encode_labels(y, xp=xp)
-            sw = user_sw = self._sample_weight(sample_weight, X, ctx=ctx)
-            if not _is_device_array(y_idx):
+            sw = user_sw = check_sample_weight(sample_weight, X, ctx=ctx)
+            if not is_device_array(y_idx):
                 y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
         self.classes_ = classes
         n_classes = int(classes.shape[0])
@@ -740,7 +612,7 @@ class SVCBase(ClassifierMixin, SVMBase):
             raise NotFittedError(f"this {type(self).__name__} was not fitted with "
                                  f"probability=True; call fit first")
         if is_dask_collection(X):
-            return dask_data.map_predict(self, "predict_proba", X)
+            return dask_data.map_predict(self, "predict_proba", check_X(self, X, reset=False)[0])
         scores, xp = self._raw_decision(X)
         P = class_probabilities(scores, self.probA_.tolist(), self.probB_.tolist(),
                                 pairs=self.pairs_, n_classes=int(self.classes_.shape[0]), xp=xp)
@@ -769,7 +641,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         elif isinstance(cw, dict):
             labels = (to_host(self.classes_, why="class_weight keys are matched to the classes "
                                                  "on the host")
-                      if _is_device_array(self.classes_) else self.classes_).tolist()
+                      if is_device_array(self.classes_) else self.classes_).tolist()
             unknown = [key for key in cw if key not in labels]
             if unknown:
                 raise ValueError(f"class_weight names classes {unknown} that are not in y "
@@ -795,7 +667,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         """How many of the training rows ``rows`` fall in each class (``n_support_``), where
         the labels ``y`` (as given to ``fit``) live."""
         k = int(self.classes_.shape[0])
-        if _is_device_array(y):
+        if is_device_array(y):
             xp = self._ctx.xp
             _, y_idx = self._encode_labels(to_device(y, self._device), xp=xp)
             sub = xp.take(y_idx, rows)
@@ -810,7 +682,7 @@ class SVCBase(ClassifierMixin, SVMBase):
 
         Host labels (any hashable values) are encoded with NumPy; device labels where they
         live (``unique_inverse``), with scikit-learn's checks redone there."""
-        if not _is_device_array(y):
+        if not is_device_array(y):
             check_classification_targets(y)
             classes, y_idx = np.unique(y, return_inverse=True)
         else:
@@ -836,7 +708,7 @@ class SVCBase(ClassifierMixin, SVMBase):
 
         Host input: scikit-learn's ``accuracy_score``. Device input is scored where it lives
         (one scalar read)."""
-        if not _is_device_array(X):
+        if not is_device_array(X):
             return super().score(X, y, sample_weight=sample_weight)
         pred = self.predict(X)
         xp = array_api_compat.array_namespace(pred)
@@ -847,7 +719,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         """Hook: set fitted attributes derived from ``self.models_`` (coef_, n_iter_, ...)."""
 
     def _raw_decision(self, X):
-        X_dev, ctx = self._check_X(X, reset=False)
+        X_dev, ctx = check_X(self, X, reset=False)
         feats = self._prepare_predict(X_dev, ctx=ctx)
         scores = [self._decision_binary(m, feats, xp=ctx.xp) for m in self.models_]
         _check_decision_finite(self, scores, xp=ctx.xp)
@@ -864,7 +736,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         one-vs-one), so that ``argmax`` is the predicted class.
         """
         if is_dask_collection(X):
-            return dask_data.map_predict(self, "decision_function", X)
+            return dask_data.map_predict(self, "decision_function", check_X(self, X, reset=False)[0])
         scores, xp = self._raw_decision(X)
         if len(scores) == 1:
             out = scores[0]
@@ -892,18 +764,18 @@ class SVCBase(ClassifierMixin, SVMBase):
         (labels that are not numbers are returned as a NumPy array; a Dask array for Dask
         input, computed chunk by chunk on the workers)."""
         if is_dask_collection(X):
-            return dask_data.map_predict(self, "predict", X)
+            return dask_data.map_predict(self, "predict", check_X(self, X, reset=False)[0])
         scores, xp = self._raw_decision(X)
         if len(scores) == 1:
             idx = xp.astype(scores[0] > 0, xp.int64)
         else:
             S = xp.stack(scores, axis=1) if self.pairs_ is None else self._ovo_votes(scores, xp=xp)
             idx = xp.argmax(S, axis=1)
-        if _is_device_array(self.classes_):  # classes live with the model: map on the device
+        if is_device_array(self.classes_):  # classes live with the model: map on the device
             return self._to_caller(xp.take(self.classes_, idx), X)
         labels = self.classes_[to_host(idx, why="host labels (any hashable values) are "
                                                 "mapped on the host")]
-        if _is_device_array(X) and labels.dtype.kind in "biuf":
+        if is_device_array(X) and labels.dtype.kind in "biuf":
             return asarray(labels, device=array_device(X))
         return labels
 
@@ -911,7 +783,7 @@ class SVCBase(ClassifierMixin, SVMBase):
 class SVRBase(RegressorMixin, SVMBase):
     """Regressor base: real targets, one model in ``models_[0]``."""
 
-    @_logged_fit
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit the regressor.
 
@@ -926,14 +798,14 @@ class SVRBase(RegressorMixin, SVMBase):
         -------
         self
         """
-        X, ctx = self._check_X(X, reset=True)
+        X, ctx = check_X(self, X, reset=True)
         xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
         if self._dask_fit:  # targets and weights stay chunked like X, on the workers
             y = dask_data.regression_targets(y, X)
             sw = dask_data.sample_weights(sample_weight, X)
             return self._fit_regression(X, y.astype(X.dtype), sw, ctx=ctx)
-        y = self._check_y(y, X, ctx)
-        if _is_device_array(y):
+        y = check_y(y, X, ctx)
+        if is_device_array(y):
             if not xp.isdtype(y.dtype, ("real floating", "integral")):
                 raise ValueError(f"regression targets y must be numbers, got dtype {y.dtype}")
             finite = bool(xp.all(xp.isfinite(xp.astype(y, xp.float64))))
@@ -945,7 +817,7 @@ class SVRBase(RegressorMixin, SVMBase):
             finite = bool(np.all(np.isfinite(y)))
         if not finite:
             raise ValueError("regression targets y contain NaN or infinity; remove those samples")
-        sw = self._sample_weight(sample_weight, X, ctx=ctx)
+        sw = check_sample_weight(sample_weight, X, ctx=ctx)
         return self._fit_regression(X, asarray(y, device=ctx.device, dtype=X.dtype), sw, ctx=ctx)
 
     def _fit_regression(self, X, y, sw, *, ctx):
@@ -964,7 +836,7 @@ class SVRBase(RegressorMixin, SVMBase):
         """Coefficient of determination R² of ``predict(X)`` (weighted by ``sample_weight``).
 
         Host input: scikit-learn's ``r2_score``. Device input is scored where it lives."""
-        if not _is_device_array(X):
+        if not is_device_array(X):
             return super().score(X, y, sample_weight=sample_weight)
         pred = self.predict(X)
         xp = array_api_compat.array_namespace(pred)
@@ -984,8 +856,8 @@ class SVRBase(RegressorMixin, SVMBase):
         """Predictions, array of shape (n_samples,) in the caller's array kind (a Dask array
         for Dask input)."""
         if is_dask_collection(X):
-            return dask_data.map_predict(self, "predict", X)
-        X_dev, ctx = self._check_X(X, reset=False)
+            return dask_data.map_predict(self, "predict", check_X(self, X, reset=False)[0])
+        X_dev, ctx = check_X(self, X, reset=False)
         feats = self._prepare_predict(X_dev, ctx=ctx)
         out = self._decision_binary(self.models_[0], feats, xp=ctx.xp)
         _check_decision_finite(self, [out], xp=ctx.xp)

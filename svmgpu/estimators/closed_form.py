@@ -20,8 +20,7 @@ Regularization: ``C = 1/(2λ)`` for Zhou's λ (LSSVC), ``C = ν/2`` for PSVM's �
 
 from __future__ import annotations
 
-import math
-from numbers import Real
+from sklearn.utils._param_validation import StrOptions
 
 from svmgpu.backend import (
     check_fits,
@@ -34,11 +33,11 @@ from svmgpu.backend import (
 )
 from svmgpu.distributed import DaskFeatures
 from svmgpu.distributed._engine import linear_features
-from svmgpu.estimators._base import SVCBase, check_bool
+from svmgpu.estimators._base import SVCBase
+from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
     _ReducedModelMixin,
-    check_choice,
     check_two_classes,
     finish_models,
     rkhs_matrix,
@@ -116,10 +115,15 @@ class LSSVC(_LeastSquaresBase):
     n_iter_, converged_ : ndarrays of shape (n_models,) (1 and True: closed forms)
     """
 
-    _full_kernel_form = True  # the dual (8)/(9)
+    _parameter_constraints = constraints(
+        "C", "kernel", "gamma", "degree", "coef0", "rank", "fit_intercept", "device", "dtype",
+        "memory_budget", "random_state", "multi_class", "class_weight", "probability",
+        "verbose", reduced_set=[StrOptions(set(REDUCED_SETS))])
 
-    _accepts_sparse = True  # kernel columns from sparse rows (dual and reduced)
-    _accepts_dask = True  # the reduced form: kernel columns on the workers, sums gathered
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.svm.full_kernel_form = True  # the dual (8)/(9)
+        return tags
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
@@ -144,8 +148,6 @@ class LSSVC(_LeastSquaresBase):
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp, budget = ctx.xp, ctx.budget_bytes
-        check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
-        check_bool("fit_intercept", self.fit_intercept)
         kernel = self._make_kernel(X, sample_weight)
         self.kernel_ = kernel
         m = X.shape[0]
@@ -233,8 +235,10 @@ class PSVC(_LeastSquaresBase):
     n_iter_, converged_ : ndarrays of shape (n_models,)
     """
 
-    _accepts_sparse = True  # reduced-kernel columns, or X's rows densified a block at a time
-    _accepts_dask = True  # features on the workers (X itself for the linear kernel)
+    _parameter_constraints = constraints(
+        "C", "kernel", "gamma", "degree", "coef0", "rank", "device", "dtype", "memory_budget",
+        "random_state", "multi_class", "class_weight", "probability", "verbose",
+        reduced_set=[StrOptions(set(REDUCED_SETS))])
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
@@ -257,8 +261,6 @@ class PSVC(_LeastSquaresBase):
         self.multi_class = multi_class
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
-        check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
-        self._check_extra()
         kernel = self._make_kernel(X, sample_weight)
         self.kernel_ = kernel
         if isinstance(kernel, Linear):  # X itself is P
@@ -274,9 +276,6 @@ class PSVC(_LeastSquaresBase):
             return {"P": P, "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         return {"P": self._reduced_features(X, kernel, Z, ctx), "X": X}
-
-    def _check_extra(self):
-        """Hook for the parameters of subclasses."""
 
     def _weights(self, shared, rows, y, sample_weight, *, xp):
         """Least-squares weights of one binary problem, and the weights to report (None)."""
@@ -339,9 +338,8 @@ class WPSVC(PSVC):
     coef_, intercept_, support_, support_vectors_, n_iter_, converged_ : as in :class:`PSVC`.
     """
 
-    _accepts_sparse = True  # class centres and distances from sparse rows, as PSVC
-
-    _accepts_dask = True  # the centres and radii are Dask reductions, the weights per chunk
+    # (the class centres and radii are Dask reductions, the weights per chunk, as PSVC)
+    _parameter_constraints = {**PSVC._parameter_constraints, "q": [POSITIVE]}
 
     def __init__(self, C=1.0, q=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
@@ -353,11 +351,6 @@ class WPSVC(PSVC):
                          multi_class=multi_class, class_weight=class_weight,
                          probability=probability, verbose=verbose)
         self.q = q
-
-    def _check_extra(self):
-        q = self.q
-        if isinstance(q, bool) or not isinstance(q, Real) or not q > 0 or not math.isfinite(q):
-            raise ValueError(f"q must be a positive finite number, got {q!r}")
 
     def _weights(self, shared, rows, y, sample_weight, *, xp):
         X = shared["X"] if rows is None else take_rows(shared["X"], rows, xp=xp)

@@ -7,9 +7,10 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 from __future__ import annotations
 
 from svmgpu.backend import dense_rows, host_array, set_rows, take_rows
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method
+from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.kernels import kernel_matvec
-from svmgpu.solvers.stagewise import check_stagewise_params, greedy_stagewise
+from svmgpu.solvers.stagewise import greedy_stagewise
 
 
 class GreedySVC(SVCBase):
@@ -120,11 +121,19 @@ class GreedySVC(SVCBase):
 
     _default_multi_class = "ovo"
 
-    _accepts_sparse = True  # kernel columns from sparse rows (the selected rows dense)
+    _parameter_constraints = constraints(
+        "kernel", "gamma", "degree", "coef0", "tol", "multi_class", "device", "dtype",
+        "memory_budget", "random_state", "verbose", "class_weight", "probability",
+        max_support=[POSITIVE_INT, None], batch=[POSITIVE_INT])
 
-    #: Why a Dask X is refused: the greedy selection is sequential over all rows.
-    _dask_refusal = ("adds support vectors one at a time, each chosen among all rows through "
-                     "a k-d tree of the whole training set: a sequential, one-process method")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.svm.full_kernel_form = False  # (no rank: kernel columns of the selected rows)
+        # Why a Dask X is refused: the greedy selection is sequential over all rows.
+        tags.svm.dask_refusal = ("adds support vectors one at a time, each chosen among all "
+                                 "rows through a k-d tree of the whole training set: a "
+                                 "sequential, one-process method")
+        return tags
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_support=None,
                  tol=1e-3, batch=1, multi_class="ovo", device="auto", dtype=None,
@@ -146,6 +155,7 @@ class GreedySVC(SVCBase):
         self.random_state = random_state
         self.verbose = verbose
 
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit one GS-SVM per binary problem.
 
@@ -171,10 +181,6 @@ class GreedySVC(SVCBase):
             an unknown kernel, device or ``multi_class``.
         """
         return super().fit(X, y, sample_weight)
-
-    def _validate_common(self):
-        super()._validate_common()
-        check_stagewise_params(self.max_support, self.tol, self.batch)
 
     def _convergence_advice(self):
         return (f"max_support={self.max_support} support vectors were selected before the "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from svmgpu.backend import (
@@ -13,9 +14,10 @@ from svmgpu.backend import (
     is_sparse,
     jittered_cholesky,
 )
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method
+from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.kernels import kernel_columns, kernel_matvec
-from svmgpu.solvers.path import check_path_params, l2svm_path
+from svmgpu.solvers.path import CRITERIA, check_path_params, l2svm_path
 
 
 class L2SVMPath(SVCBase):
@@ -145,12 +147,20 @@ class L2SVMPath(SVCBase):
     >>> clf.best_C_, clf.loo_error_.min()  # doctest: +SKIP
     """)
 
-    _accepts_sparse = True  # Nyström features / kernel columns from sparse rows
+    _parameter_constraints = constraints(
+        "kernel", "gamma", "degree", "coef0", "rank", "lowrank", "max_iter", "device", "dtype",
+        "memory_budget", "random_state", "verbose", "class_weight", "probability",
+        eps=[POSITIVE], lambda_min=[POSITIVE], lambda_max=[POSITIVE], tol=[POSITIVE],
+        criterion=[StrOptions(set(CRITERIA))], refit=["boolean"])
 
-    #: Why a Dask X is refused: the path's active-set algebra is one process's.
-    _dask_refusal = ("follows the regularization path by adding and removing single rows of "
-                     "its active set, whose features it gathers and factors in one process "
-                     "at every step")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.svm.full_kernel_form = True  # rank=None: the path on the full kernel
+        # Why a Dask X is refused: the path's active-set algebra is one process's.
+        tags.svm.dask_refusal = ("follows the regularization path by adding and removing "
+                                 "single rows of its active set, whose features it gathers "
+                                 "and factors in one process at every step")
+        return tags
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank=200,
                  lowrank="nystrom", eps=1e-8, lambda_min=1e-6, lambda_max=1e7,
@@ -179,6 +189,7 @@ class L2SVMPath(SVCBase):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Follow the path on ``(X, y)`` and keep the classifier at the selected λ.
 
@@ -203,15 +214,9 @@ class L2SVMPath(SVCBase):
             self.n_support_ = self._class_counts(y, union)
         return self
 
-    def _validate_path_params(self):
-        if self.criterion not in ("loo_span", "radius_margin"):
-            raise ValueError(
-                f"unknown criterion {self.criterion!r}; valid criteria: "
-                "['loo_span', 'radius_margin']"
-            )
+    def _validate_path_params(self):  # (the order of eps < lambda_min < lambda_max)
         check_path_params(eps=self.eps, lambda_min=self.lambda_min, lambda_max=self.lambda_max,
                           tol=self.tol, max_iter=self.max_iter, criterion=self.criterion)
-        check_bool("refit", self.refit)
 
     def _ridge(self, sample_weight, rows, *, xp, n, device):
         """``ε/2 D⁻¹`` on the rows ``rows`` (None: all) as an (n, n) diagonal matrix: the

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from numbers import Integral
 
+from sklearn.utils._param_validation import StrOptions
+
 from svmgpu.backend import (
     asarray,
     dense_rows,
@@ -23,23 +25,17 @@ from svmgpu.backend import (
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase
+from svmgpu.estimators._params import constraints
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
-from svmgpu.solvers.newton import check_loss, newton_reduced
+from svmgpu.solvers.newton import LOSSES, newton_reduced
 
 #: Regularizers of the reduced problem (17): ``B = I`` (GSVM, M2) or ``B = K_JJ`` (RKHS, M1).
 REGULARIZERS = ("gsvm", "rkhs")
 
 #: Default size of the reduced set (capped by the number of samples).
 DEFAULT_RANK = 300
-
-
-def check_choice(name, value, choices):
-    """Return ``value`` if it is one of ``choices``, else raise ``ValueError``."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; valid: {list(choices)}")
-    return value
 
 
 def resolve_rank(rank, n_candidates, n_samples):
@@ -78,7 +74,11 @@ class _ReducedModelMixin:
     """The reduced set J (chosen among the rows of positive weight) and prediction
     ``f(x) = K(x, X_J) z + b`` for all binary models at once (blockwise)."""
 
-    _full_kernel_form = False  # rank="auto" is a reduced set of min(300, m)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.svm.full_kernel_form = False  # rank="auto" is a reduced set of min(300, m)
+        tags.svm.dask = True  # reduced-kernel columns on the workers, sums over partitions
+        return tags
 
     def _reduced_set(self, X, kernel, ctx, sample_weight):
         """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
@@ -234,9 +234,12 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     binary problem and Newton step; for m = 1,000,000 and r = 300 it takes 2.4 GB in float64.
     """)
 
-    _accepts_sparse = True  # reduced-kernel columns K(X, X_J) from sparse rows
-
-    _accepts_dask = True  # reduced-kernel columns on the workers, Newton over partitions
+    _parameter_constraints = constraints(
+        "rank", "C", "fit_intercept", "kernel", "gamma", "degree", "coef0", "tol", "max_iter",
+        "device", "dtype", "memory_budget", "random_state", "verbose", "multi_class",
+        "class_weight", "probability",
+        loss=[StrOptions(set(LOSSES))], regularizer=[StrOptions(set(REGULARIZERS))],
+        reduced_set=[StrOptions(set(REDUCED_SETS))])
 
     def __init__(self, loss="squared_hinge", regularizer="gsvm", rank="auto",
                  reduced_set="random", C=1.0, fit_intercept=False, kernel="rbf", gamma="scale",
@@ -265,15 +268,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         self.multi_class = multi_class
 
     # ----------------------------------------------------------------------- hooks
-    def _validate_params_reduced(self):
-        check_loss(self.loss)
-        check_choice("regularizer", self.regularizer, REGULARIZERS)
-        check_choice("reduced_set", self.reduced_set, REDUCED_SETS)
-        check_bool("fit_intercept", self.fit_intercept)
-
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp = ctx.xp
-        self._validate_params_reduced()
         kernel = self._make_kernel(X, sample_weight)
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         P = self._reduced_features(X, kernel, Z, ctx, intercept=bool(self.fit_intercept))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from sklearn.utils._param_validation import StrOptions
+
 from svmgpu.backend import check_fits, dense_rows, host_array
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, SVMBase, SVRBase
+from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.kernels import kernel_matvec
-from svmgpu.losses import get_loss
+from svmgpu.losses import Loss, get_loss
 from svmgpu.lowrank import nystrom
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
@@ -13,12 +16,24 @@ _INITS = ("least_squares", "squared_hinge")
 _SOLVERS = ("auto", "dca", "newton")
 
 
+#: The parameters of UniSVR (UniSVC adds the classifier's).
+_UNISVM_CONSTRAINTS = constraints(
+    "C", "kernel", "gamma", "degree", "coef0", "rank", "lowrank", "lowrank_tol", "tol",
+    "max_iter", "device", "dtype", "memory_budget", "random_state", "verbose",
+    loss=[str, Loss],  # the loss registry names the valid losses of the task
+    loss_params=[dict, None], A=[POSITIVE, None], solver=[StrOptions(set(_SOLVERS))],
+    accelerate=["boolean"], init=[StrOptions(set(_INITS))])
+
+
 class _UniSVMMixin:
     """Shared fit/predict machinery of UniSVC and UniSVR (the ``_task`` differs)."""
 
     _task = "classification"
-    _accepts_sparse = True  # Nyström features from sparse rows (the landmarks dense)
-    _accepts_dask = True  # Nyström features on the workers, the Newton solver over partitions
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()  # Nyström features on the workers, Newton over partitions
+        tags.svm.dask = True
+        tags.svm.full_kernel_form = True
+        return tags
 
     def _loss(self):
         params = dict(self.loss_params or {})
@@ -27,12 +42,8 @@ class _UniSVMMixin:
     def _prepare_fit(self, X, *, ctx, sample_weight):
         self.loss_ = self._loss()
         self.A_ = self.loss_.A(self.A)
-        if self.init not in _INITS:
-            raise ValueError(f"init must be one of {_INITS}, got {self.init!r}")
         if self.init == "squared_hinge" and self._task != "classification":
             raise ValueError("init='squared_hinge' is for classification; use 'least_squares'")
-        if self.solver not in _SOLVERS:
-            raise ValueError(f"solver must be one of {_SOLVERS}, got {self.solver!r}")
         rank = self._effective_rank(X.shape[0], ctx)
         newton_ok = self.loss_.piecewise_quadratic
         if self.solver == "newton" and not newton_ok:
@@ -253,6 +264,9 @@ class UniSVC(_UniSVMMixin, SVCBase):
     """
     )
 
+    _parameter_constraints = {**_UNISVM_CONSTRAINTS,
+                              **constraints("multi_class", "class_weight", "probability")}
+
     def __init__(self, loss="squared_hinge", *, loss_params=None, A=None, C=1.0, kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, rank="auto", lowrank="nystrom",
                  lowrank_tol=1e-3, solver="auto", accelerate=True, init="least_squares",
@@ -302,6 +316,7 @@ class UniSVR(_UniSVMMixin, SVRBase):
 """
     )
     _task = "regression"
+    _parameter_constraints = _UNISVM_CONSTRAINTS
 
     def __init__(self, loss="smooth_epsilon_insensitive", *, loss_params=None, A=None, C=1.0,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
