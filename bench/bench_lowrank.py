@@ -71,7 +71,7 @@ def run_one(args) -> dict:
         out["p_seconds"] = t.seconds
         out["rank"] = f.rank
         with Timer(args.device) as t2:
-            G = f.gram()
+            G = f.features().gram()  # the factor's Gram matrix PᵀP
         out["ptp_seconds"] = t2.seconds
         P = f.P
         del G
