@@ -1,15 +1,26 @@
-"""Helpers shared by the benchmark scripts: timing, peak memory, JSON results."""
+"""Helpers shared by the benchmark scripts: timing (repeats, median, spread), peak memory,
+subprocess per case, and JSON results with their provenance.
+
+The scripts import this module and ``_cases`` (the set-ups and data splits) as top-level
+modules: ``python bench/<script>.py`` puts ``bench/`` first on ``sys.path``. svmgpu itself is
+the installed package (``pip install -e .`` for a checkout); the provenance of each result file
+records which one ran (:func:`provenance`).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
 
 
 def peak_rss_bytes() -> int:
@@ -46,6 +57,8 @@ def sync(device) -> None:
 
 
 class Timer:
+    """Wall time of a ``with`` block (GPU work drained before and after): ``.seconds``."""
+
     def __init__(self, device="cpu"):
         self.device = device
 
@@ -58,6 +71,40 @@ class Timer:
         sync(self.device)
         self.seconds = time.perf_counter() - self.t0
         return False
+
+
+def repeat_timed(fn, repeats: int = 1, device="cpu", warmup: int = 0):
+    """Call ``fn()`` ``warmup`` times untimed, then ``repeats`` times, each timed by
+    :class:`Timer`; returns ``(the last call's result, timing_stats(seconds))``."""
+    for _ in range(warmup):
+        fn()
+    seconds, out = [], None
+    for _ in range(max(int(repeats), 1)):
+        with Timer(device) as t:
+            out = fn()
+        seconds.append(t.seconds)
+    return out, timing_stats(seconds)
+
+
+def timing_stats(seconds) -> dict:
+    """The record of one timed measurement: ``repeats``, ``median``, ``min``, ``max`` (and
+    every repeat's ``seconds``)."""
+    seconds = [float(s) for s in seconds]
+    return {"repeats": len(seconds), "median": statistics.median(seconds), "min": min(seconds),
+            "max": max(seconds), "seconds": seconds}
+
+
+def timing_fields(key: str, stats: dict) -> dict:
+    """Row fields of a measurement: ``key`` (the median, e.g. ``fit_seconds``), and
+    ``key_repeats`` / ``key_min`` / ``key_max``."""
+    return {key: stats["median"], f"{key}_repeats": stats["repeats"], f"{key}_min": stats["min"],
+            f"{key}_max": stats["max"]}
+
+
+def timed_fields(key: str, fn, repeats: int = 1, device="cpu", warmup: int = 0):
+    """:func:`repeat_timed` as row fields: ``(result, timing_fields(key, stats))``."""
+    out, stats = repeat_timed(fn, repeats, device, warmup)
+    return out, timing_fields(key, stats)
 
 
 def machine_info(device="cpu") -> dict:
@@ -92,13 +139,67 @@ def machine_info(device="cpu") -> dict:
     return info
 
 
-def write_results(name: str, payload: dict) -> Path:
-    """Write ``payload`` as JSON: ``bench/results/<name>.json`` for a bare name, else ``name``
-    itself when it is a path (contains a directory or ends in ``.json``)."""
+def _git(where, *args) -> str | None:
+    try:
+        res = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+def _checkout(where) -> dict:
+    """``commit`` (``git rev-parse HEAD``) and ``dirty`` (tracked files changed) of the git
+    checkout holding ``where``; ``None`` for both outside one."""
+    commit = _git(where, "rev-parse", "HEAD")
+    status = _git(where, "status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def provenance() -> dict:
+    """What produced a result file: this checkout's commit and ``dirty`` flag, the svmgpu that
+    ran (version, location and the commit of the checkout it was imported from: an editable
+    install may point at another tree), the Python / NumPy / SciPy / scikit-learn versions, the
+    load average and the time, the command line."""
+    import numpy
+
+    info = {**_checkout(ROOT), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+            "written_at_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    try:
+        import svmgpu
+
+        src = Path(svmgpu.__file__).resolve().parent
+        sv = _checkout(src)
+        info["svmgpu"] = {"version": getattr(svmgpu, "__version__", None), "path": str(src),
+                          "commit": sv["commit"], "dirty": sv["dirty"]}
+    except ImportError as exc:
+        info["svmgpu"] = {"error": f"{type(exc).__name__}: {exc}"}
+    versions = {"python": sys.version.split()[0], "numpy": numpy.__version__}
+    for name, module in (("scipy", "scipy"), ("scikit-learn", "sklearn")):
+        try:
+            versions[name] = __import__(module).__version__
+        except ImportError:
+            versions[name] = None
+    info["versions"] = versions
+    info["loadavg_at_write"] = list(os.getloadavg())
+    return info
+
+
+def results_path(name: str, suffix: str = ".json") -> Path:
+    """``bench/results/<name><suffix>`` for a bare name; ``name`` itself (suffix replaced) when
+    it is a path (contains a directory or ends in ``.json``)."""
     path = Path(name)
     if path.suffix != ".json" and path.parent == Path("."):
-        path = RESULTS / f"{name}.json"
+        return RESULTS / f"{name}{suffix}"
+    return path.with_suffix(suffix)
+
+
+def write_results(name: str, payload: dict) -> Path:
+    """Write ``payload`` as JSON at :func:`results_path` (``bench/results/<name>.json`` for a
+    bare name), with its ``provenance`` (:func:`provenance`) added."""
+    path = results_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
+    payload["provenance"] = provenance()
     path.write_text(json.dumps(payload, indent=2, default=float) + "\n")
     return path
 
@@ -118,22 +219,77 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def run_specs(script, specs: list[dict], columns: list[str]) -> list[dict]:
-    """Run ``script --spec JSON`` in a fresh subprocess for each spec (so that peak memory is
-    per case), printing each result row as it comes; returns the rows (``wall_seconds``
-    added). A failed case prints its stderr's end and stops the benchmark."""
-    import subprocess  # noqa: PLC0415
+def case_parser(doc: str, *, raw: bool = True):
+    """The argument parser of a script that runs each case in a subprocess of itself
+    (:func:`run_specs`): its description is ``doc``, with the hidden ``--spec JSON`` of one
+    case and ``--repeats`` (processes per case)."""
+    import argparse  # noqa: PLC0415
 
+    ap = argparse.ArgumentParser(
+        description=doc if raw else doc.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="processes per fit (median, min and max recorded)")
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    return ap
+
+
+def answer_spec(args, run_one) -> bool:
+    """In the subprocess of one case (``--spec JSON``): print ``run_one(spec)`` as the JSON
+    line :func:`run_specs` reads, and return True (the script then stops)."""
+    if not args.spec:
+        return False
+    print(json.dumps(run_one(json.loads(args.spec))))
+    return True
+
+
+def default_name(prefix: str, device, quick: bool = False, gpu: str = "gpu") -> str:
+    """``<prefix>_cpu``, or ``<prefix>_<gpu>`` on a CUDA device; ``_quick`` appended for a
+    smoke run."""
+    return f"{prefix}_{gpu if str(device).startswith('cuda') else 'cpu'}" + (
+        "_quick" if quick else "")
+
+
+def run_json(argv: list[str], what, **kw) -> dict:
+    """Run ``python argv...`` in a fresh process; its last stdout line is a JSON object,
+    returned. A failure raises ``SystemExit`` with the end of its stderr printed."""
+    res = subprocess.run([sys.executable, *map(str, argv)], capture_output=True, text=True, **kw)
+    if res.returncode != 0:
+        print(res.stderr[-5000:], file=sys.stderr)
+        raise SystemExit(f"failed: {what}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def merge_repeats(runs: list[dict]) -> dict:
+    """One row from the rows of repeated runs of a case: the first run's fields, each
+    ``*_seconds`` number replaced by its median over the runs with ``_repeats`` / ``_min`` /
+    ``_max`` beside it (:func:`timing_fields`), peak memories (``*_bytes``) their maximum."""
+    row = dict(runs[0])
+    for key in runs[0]:
+        vals = [r.get(key) for r in runs]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            continue
+        if key.endswith("_seconds") and f"{key}_repeats" not in runs[0]:
+            row.update(timing_fields(key, timing_stats(vals)))
+        elif key.endswith("_bytes"):
+            row[key] = max(vals)
+    return row
+
+
+def run_specs(script, specs: list[dict], columns: list[str], repeats: int = 1) -> list[dict]:
+    """Run ``script --spec JSON`` in a fresh subprocess for each spec (so that peak memory is
+    per case), ``repeats`` times in a row, printing each result row as it comes; returns the
+    rows, repeated runs merged by :func:`merge_repeats` (``wall_seconds`` added, the wall time
+    of each subprocess). A failed case prints its stderr's end and stops the benchmark."""
     rows = []
     for spec in specs:
-        t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, str(script), "--spec", json.dumps(spec)],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            print(res.stderr[-5000:], file=sys.stderr)
-            raise SystemExit(f"failed: {spec}")
-        row = json.loads(res.stdout.strip().splitlines()[-1])
-        row["wall_seconds"] = time.perf_counter() - t0
+        runs = []
+        for _ in range(max(int(repeats), 1)):
+            t0 = time.perf_counter()
+            row = run_json([script, "--spec", json.dumps(spec)], spec)
+            row["wall_seconds"] = time.perf_counter() - t0
+            runs.append(row)
+        row = merge_repeats(runs)
         rows.append(row)
         print_table([row], columns)
     return rows

@@ -13,54 +13,27 @@ of the training rows, below): svmgpu UniSVC squared hinge (Newton) and truncated
 this process, timed with ``time.perf_counter``; the JSON records the machine and load average.
 
 Usage: python bench/bench_adult_like.py --covtype ../shared/data/covtype.data.gz
-       [--rank 1000] [--gamma 0.03] [--C 1.0] [--flip 0.2] [--out bench/results/x.json]
+       [--rank 1000] [--gamma 0.03] [--C 1.0] [--flip 0.2] [--repeats 1]
+       [--out bench/results/x.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info, print_table, write_results  # noqa: E402
-
-N_TRAIN, N_TEST, BINS = 32_561, 16_281, 8
+from _cases import adult_like
+from _common import machine_info, print_table, repeat_timed, timing_fields, write_results
 
 
-def adult_like(path, seed=0):
-    """(X_train, y_train, X_test, y_test): CSR one-hot rows of Covtype, labels ±1."""
-    import scipy.sparse as sp
-
-    from svmgpu.datasets import load_covtype
-
-    X, y = load_covtype(path)  # y: +1 for class 2, -1 otherwise (the UniSVM task)
-    rng = np.random.default_rng(seed)
-    rows = rng.choice(X.shape[0], size=N_TRAIN + N_TEST, replace=False)
-    X, y = X[rows], y[rows]
-    cols = []
-    for j in range(10):  # numeric columns: 8 quantile bins from the training rows, one-hot
-        edges = np.quantile(X[:N_TRAIN, j], np.linspace(0, 1, BINS + 1)[1:-1])
-        b = np.searchsorted(edges, X[:, j], side="right")
-        cols.append(np.eye(BINS)[b])
-    cols.append(X[:, 10:] != 0)  # 4 wilderness + 40 soil indicators
-    A = sp.csr_matrix(np.hstack(cols).astype(np.float64))
-    return A[:N_TRAIN], y[:N_TRAIN], A[N_TRAIN:], y[N_TRAIN:]
-
-
-def timed_fit(make, X, y, Xt, yt):
-    est = make()
-    t0 = time.perf_counter()
-    est.fit(X, y)
-    fit = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    acc = float(np.mean(est.predict(Xt) == yt))
-    return est, {"fit_seconds": fit, "predict_seconds": time.perf_counter() - t0,
-                 "test_accuracy": acc}
+def timed_fit(make, X, y, Xt, yt, repeats=1):
+    """Fit a fresh ``make()`` ``repeats`` times (median, min and max recorded), then predict
+    the test rows once with the last fit."""
+    est, fit = repeat_timed(lambda: make().fit(X, y), repeats)
+    pred, predict = repeat_timed(lambda: est.predict(Xt))
+    return est, {**timing_fields("fit_seconds", fit), **timing_fields("predict_seconds", predict),
+                 "test_accuracy": float(np.mean(pred == yt))}
 
 
 def main():
@@ -72,6 +45,8 @@ def main():
     ap.add_argument("--C", type=float, default=None, help="default: tuned on a validation split")
     ap.add_argument("--flip", type=float, default=0.2)
     ap.add_argument("--skip-svc", action="store_true")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="fits per method (median, min and max recorded)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     from sklearn.svm import SVC
@@ -112,7 +87,7 @@ def main():
     rows = []
     for labels, yy in (("clean", y), (f"{args.flip:.0%} flipped", y_noisy)):
         for name, make in methods:
-            _, r = timed_fit(make, X, yy, Xt, yt)
+            _, r = timed_fit(make, X, yy, Xt, yt, args.repeats)
             rows.append({"labels": labels, "method": name, **r})
             print(rows[-1], flush=True)
     for lab in {r["labels"] for r in rows}:

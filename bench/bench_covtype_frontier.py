@@ -17,51 +17,38 @@ Records fit and predict seconds, test accuracy (all 200,000 test rows) and peak 
 
 Usage: python bench/bench_covtype_frontier.py --covtype PATH [--budget 300]
        [--greedy-sizes 50000,100000,200000,381012] [--ranks 1000,2000,4000]
-       [--svc-sizes 20000,50000] [--out covtype_frontier_cpu]
+       [--svc-sizes 20000,50000] [--repeats 1] [--out covtype_frontier_cpu]
        [--append]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
+import os
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _cases import COVTYPE, COVTYPE_SPLIT, COVTYPE_TUNED, covtype_split
+from _common import (
     Timer,
+    answer_spec,
+    case_parser,
     machine_info,
     peak_rss_bytes,
     print_table,
+    results_path,
     run_specs,
     write_results,
 )
 
-N_TRAIN = 381_012
-LAMBDA = 1e-8
 COLUMNS = ["method", "m", "rank", "dtype", "fit_seconds", "predict_seconds", "test_accuracy",
            "n_support", "peak_rss_bytes"]
-
-
-def load_split(path, dtype):
-    import numpy as np
-
-    from svmgpu.datasets import load_covtype
-
-    X, y = load_covtype(path)
-    perm = np.random.default_rng(0).permutation(X.shape[0])
-    X, y = X[perm], y[perm]
-    lo, hi = X[:N_TRAIN].min(axis=0), X[:N_TRAIN].max(axis=0)
-    X = ((X - lo) / np.where(hi > lo, hi - lo, 1.0)).astype(dtype)
-    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
 
 
 def run_one(spec: dict) -> dict:
     import numpy as np
 
-    X, y, Xt, yt = load_split(spec["covtype"], spec["dtype"])
+    X, y, Xt, yt = covtype_split(spec["covtype"], spec["dtype"])
     m = spec["m"]
     X, y = X[:m], y[:m]
     out = {k: v for k, v in spec.items() if k != "covtype"}
@@ -76,7 +63,7 @@ def run_one(spec: dict) -> dict:
     else:
         from svmgpu import UniSVC
 
-        clf = UniSVC(loss="squared_hinge", C=1.0 / (LAMBDA * m), gamma=spec["gamma"],
+        clf = UniSVC(loss="squared_hinge", C=COVTYPE.C(m), gamma=spec["gamma"],
                      rank=spec["rank"], dtype=spec["dtype"], random_state=0)
     with Timer() as t:
         clf.fit(X, y)
@@ -95,11 +82,11 @@ def run_one(spec: dict) -> dict:
     return out
 
 
-def ladder(specs, budget):
+def ladder(specs, budget, repeats=1):
     """Run the specs in order, stopping after the first fit that passes ``budget`` seconds."""
     rows = []
     for spec in specs:
-        row = run_specs(__file__, [spec], COLUMNS)[0]
+        row = run_specs(__file__, [spec], COLUMNS, repeats)[0]
         rows.append(row)
         if row["fit_seconds"] > budget:
             print(f"  {spec['method']}: {row['fit_seconds']:.0f} s > {budget:.0f} s, ladder stops")
@@ -108,22 +95,20 @@ def ladder(specs, budget):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    ap = case_parser(__doc__, raw=False)
     ap.add_argument("--covtype", help="path of covtype.data(.gz)")
     ap.add_argument("--budget", type=float, default=300.0)
     ap.add_argument("--greedy-sizes", default="50000,100000,200000,381012")
-    ap.add_argument("--greedy-gamma", type=float, default=32.0)
+    ap.add_argument("--greedy-gamma", type=float, default=COVTYPE_TUNED["greedy_gamma"])
     ap.add_argument("--ranks", default="1000,2000,4000")
-    ap.add_argument("--uni-gamma", type=float, default=4.0)
+    ap.add_argument("--uni-gamma", type=float, default=COVTYPE_TUNED["unisvc_gamma"])
     ap.add_argument("--svc-sizes", default="20000,50000")
     ap.add_argument("--out", default="covtype_frontier_cpu")
     ap.add_argument("--append", action="store_true",
                     help="add these runs to the results already in --out (same method, m and "
                          "rank: replaced) and redraw the PNG from all of them")
     args = ap.parse_args()
-    if args.spec:
-        print(json.dumps(run_one(json.loads(args.spec))))
+    if answer_spec(args, run_one):
         return
     if not args.covtype:
         ap.error("--covtype PATH is required (UCI covtype.data.gz)")
@@ -133,19 +118,17 @@ def main():
     rows = []
     sizes = [int(s) for s in args.greedy_sizes.split(",") if s]
     rows += ladder([dict(base, method="GreedySVC", m=m, rank=None, dtype="float64",
-                         gamma=args.greedy_gamma) for m in sizes], args.budget)
+                         gamma=args.greedy_gamma) for m in sizes], args.budget, args.repeats)
     ranks = [int(r) for r in args.ranks.split(",") if r]
-    rows += ladder([dict(base, method="UniSVC", m=N_TRAIN, rank=r, dtype="float32",
-                         gamma=args.uni_gamma) for r in ranks], args.budget)
+    rows += ladder([dict(base, method="UniSVC", m=COVTYPE.m, rank=r, dtype="float32",
+                         gamma=args.uni_gamma) for r in ranks], args.budget, args.repeats)
     svc = [int(s) for s in args.svc_sizes.split(",") if s]
-    rows += ladder([dict(base, method="SVC", m=m, rank=None, dtype="float64", gamma=8.0,
-                         C=10.0) for m in svc], args.budget)
+    rows += ladder([dict(base, method="SVC", m=m, rank=None, dtype="float64",
+                         gamma=COVTYPE_TUNED["svc_gamma"], C=COVTYPE_TUNED["svc_C"])
+                    for m in svc], args.budget, args.repeats)
     previous = {}
     if args.append:
-        from _common import RESULTS
-
-        path = Path(args.out) if args.out.endswith(".json") else RESULTS / f"{args.out}.json"
-        previous = json.loads(path.read_text())
+        previous = json.loads(results_path(args.out).read_text())
         key = {(r["method"], r["m"], r["rank"]) for r in rows}
         rows = [r for r in previous["results"] if (r["method"], r["m"], r["rank"]) not in key] \
             + rows
@@ -154,13 +137,15 @@ def main():
     print("\nall runs:")
     print_table(rows, COLUMNS)
     payload = {"benchmark": "covtype_frontier", "machine": info, "budget_seconds": args.budget,
-               "target_accuracy": 0.92, "split": "UniSVM: 381,012 / 200,000, permutation seed 0",
+               "target_accuracy": 0.92, "split": COVTYPE_SPLIT, "lambda": COVTYPE.lam,
                "results": rows, "best_within_budget": best,
-               "loadavg_at_end": list(__import__("os").getloadavg()),
-               "total_seconds": time.perf_counter() - t0, "command": " ".join(sys.argv)}
+               "loadavg_at_end": list(os.getloadavg()),
+               "total_seconds": time.perf_counter() - t0}
     if previous:
         payload["earlier_runs"] = {k: previous[k] for k in ("machine", "loadavg_at_end",
-                                                            "total_seconds", "command")}
+                                                            "total_seconds", "command",
+                                                            "provenance", "recorded_in_commit")
+                                   if k in previous}
     print(f"wrote {write_results(args.out, payload)}")
 
 

@@ -19,33 +19,30 @@ The plain version draws its landmarks with the same seed from the same generator
 them all (no pivoting), so the two models differ a little. Accuracy is on all 200,000 test rows.
 
 Usage: python bench/bench_covtype_paper.py --covtype PATH [--seeds 0,1,2]
-       [--losses squared_hinge,truncated_squared_hinge] [--impls svmgpu,plain] [--out NAME]
+       [--losses squared_hinge,truncated_squared_hinge] [--impls svmgpu,plain] [--repeats 1]
+       [--out NAME]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _cases import COVTYPE, COVTYPE_SPLIT, TRUNCATION, covtype_split
+from _common import (
     Timer,
+    answer_spec,
+    case_parser,
     machine_info,
     peak_rss_bytes,
     print_table,
     run_specs,
+    timing_stats,
     write_results,
 )
-from bench_covtype_frontier import N_TRAIN, load_split  # noqa: E402
 
-GAMMA = 0.25
-LAMBDA = 1e-8
-RANK = 1000
-TRUNCATION = 2.0  # the paper's a for the truncated squared hinge
 COLUMNS = ["impl", "loss", "seed", "fit_seconds", "features_seconds", "solve_seconds",
            "n_iter", "predict_seconds", "test_accuracy", "peak_rss_bytes"]
 
@@ -104,15 +101,15 @@ def plain_fit(X, y, *, gamma, C, rank, seed, a=None, tol=1e-3, max_iter=500):
 def run_one(spec: dict) -> dict:
     import numpy as np
 
-    X, y, Xt, yt = load_split(spec["covtype"], spec["dtype"])
+    X, y, Xt, yt = covtype_split(spec["covtype"], spec["dtype"])
     m = X.shape[0]
-    C = 1.0 / (LAMBDA * m)
+    C = COVTYPE.C(m)
     out = {k: v for k, v in spec.items() if k != "covtype"}
     loss = spec["loss"]
     if spec["impl"] == "plain":
         with Timer() as t:
-            decision, n_iter = plain_fit(X, y.astype(np.float64), gamma=GAMMA, C=C, rank=RANK,
-                                         seed=spec["seed"],
+            decision, n_iter = plain_fit(X, y.astype(np.float64), gamma=COVTYPE.gamma, C=C,
+                                         rank=COVTYPE.rank, seed=spec["seed"],
                                          a=TRUNCATION if loss.startswith("truncated") else None)
         out["fit_seconds"] = t.seconds
         out["n_iter"] = n_iter
@@ -122,8 +119,8 @@ def run_one(spec: dict) -> dict:
         from svmgpu import UniSVC
 
         params = {"a": TRUNCATION} if loss.startswith("truncated") else None
-        clf = UniSVC(loss=loss, loss_params=params, C=C, gamma=GAMMA, rank=RANK,
-                     random_state=spec["seed"], dtype=spec["dtype"])
+        clf = UniSVC(loss=loss, loss_params=params, C=C, gamma=COVTYPE.gamma,
+                     rank=COVTYPE.rank, random_state=spec["seed"], dtype=spec["dtype"])
         with Timer() as t:
             clf.fit(X, y)
         out["fit_seconds"] = t.seconds
@@ -142,8 +139,7 @@ def run_one(spec: dict) -> dict:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    ap = case_parser(__doc__, raw=False)
     ap.add_argument("--covtype", help="path of covtype.data(.gz)")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--losses", default="squared_hinge,truncated_squared_hinge")
@@ -151,8 +147,7 @@ def main():
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--out", default="covtype_paper_cpu")
     args = ap.parse_args()
-    if args.spec:
-        print(json.dumps(run_one(json.loads(args.spec))))
+    if answer_spec(args, run_one):
         return
     if not args.covtype:
         ap.error("--covtype PATH is required (UCI covtype.data.gz)")
@@ -162,15 +157,18 @@ def main():
               "seed": int(seed), "dtype": args.dtype}
              for loss in args.losses.split(",") for seed in args.seeds.split(",")
              for impl in args.impls.split(",")]
-    rows = run_specs(__file__, specs, COLUMNS)
+    rows = run_specs(__file__, specs, COLUMNS, args.repeats)
     summary = []
     for loss in args.losses.split(","):
         by = {impl: [r for r in rows if r["impl"] == impl and r["loss"] == loss]
               for impl in args.impls.split(",")}
         entry = {"loss": loss}
         for impl, rs in by.items():
-            if rs:
-                entry[impl] = {"fit_seconds_mean": sum(r["fit_seconds"] for r in rs) / len(rs),
+            if rs:  # over the seeds (each row: the median of its repeats)
+                fits = timing_stats([r["fit_seconds"] for r in rs])
+                entry[impl] = {"fit_seconds_mean": sum(fits["seconds"]) / len(rs),
+                               "fit_seconds_median": fits["median"],
+                               "fit_seconds_min": fits["min"], "fit_seconds_max": fits["max"],
                                "test_accuracy_mean": sum(r["test_accuracy"] for r in rs) / len(rs),
                                "runs": len(rs)}
         if "svmgpu" in entry and "plain" in entry:
@@ -181,14 +179,12 @@ def main():
     print_table(rows, COLUMNS)
     print("\nsummary:", json.dumps(summary, indent=1))
     payload = {"benchmark": "covtype_paper", "machine": info,
-               "setup": {"gamma": GAMMA, "lambda": LAMBDA, "C": "1/(lambda m)", "rank": RANK,
-                         "truncation_a": TRUNCATION, "m_train": N_TRAIN, "m_test": 200_000,
-                         "split": "UniSVM: 381,012 / 200,000, permutation seed 0",
-                         "dtype": args.dtype},
+               "setup": {**COVTYPE.describe(), "truncation_a": TRUNCATION,
+                         "split": COVTYPE_SPLIT, "dtype": args.dtype},
                "target": "<= 15 s fit at >= 82.5 % test accuracy, >= 3x the plain version",
                "results": rows, "summary": summary,
                "loadavg_at_end": list(os.getloadavg()),
-               "total_seconds": time.perf_counter() - t0, "command": " ".join(sys.argv)}
+               "total_seconds": time.perf_counter() - t0}
     print(f"wrote {write_results(args.out, payload)}")
 
 

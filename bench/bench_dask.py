@@ -13,19 +13,19 @@ Cases (squared hinge, RBF γ = 16, r = 300, C = 1/(λ m) with λ = 1e-7, as benc
   CuPy fit in the same run.
 
 Usage: python bench/bench_dask.py [--cases overhead,scale] [--workers 2] [--device cpu|cuda]
-       [--sizes 1000000] [--scale-sizes 10000000] [--chunk 250000] [--quick]
+       [--sizes 1000000] [--scale-sizes 10000000] [--chunk 250000] [--repeats 1] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _cases import CHECKERBOARD
+from _common import (
     Timer,
+    answer_spec,
+    case_parser,
+    default_name,
     machine_info,
     peak_rss_bytes,
     print_table,
@@ -33,9 +33,7 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-LAMBDA = 1e-7
-GAMMA = 16.0
-RANK = 300
+GAMMA, RANK, M_TEST = CHECKERBOARD.gamma, CHECKERBOARD.rank, CHECKERBOARD.m_test
 
 
 def _worker_peak():
@@ -74,9 +72,9 @@ def run_one(spec: dict) -> dict:
     m, dtype, device = spec["m"], spec["dtype"], spec["device"]
     cuda = device.startswith("cuda")
     out = dict(spec)
-    C = 1.0 / (LAMBDA * m)
+    C = CHECKERBOARD.C(m)
     out["C"] = C
-    Xt, yt = make_checkerboard(200_000, random_state=1, dtype=dtype)
+    Xt, yt = make_checkerboard(M_TEST, random_state=1, dtype=dtype)
     est = UniSVC(loss="squared_hinge", C=C, gamma=GAMMA, rank=RANK, random_state=0,
                  dtype=dtype, device=device)
     if spec["impl"] == "memory":
@@ -127,8 +125,7 @@ def run_one(spec: dict) -> dict:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = case_parser(__doc__)
     ap.add_argument("--cases", default="overhead,scale")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--workers", type=int, default=2)
@@ -139,10 +136,8 @@ def main():
     ap.add_argument("--dtype", default="float64", help="dtype of the overhead case")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.spec:
-        print(json.dumps(run_one(json.loads(args.spec))))
+    if answer_spec(args, run_one):
         return
     cases = args.cases.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -167,7 +162,7 @@ def main():
                           "data": "workers", "dtype": "float32"})
     cols = ["case", "impl", "device", "dtype", "m", "n_iter", "fit_seconds", "solver_seconds",
             "test_accuracy", "peak_rss_bytes", "worker_peak_rss_bytes"]
-    rows = run_specs(__file__, specs, cols)
+    rows = run_specs(__file__, specs, cols, args.repeats)
     for r in rows:  # the Dask fit against the in-memory fit of the same points
         mem = next((q for q in rows if q["impl"] == "memory" and q["m"] == r["m"]
                     and q["case"] == r["case"]), None)
@@ -178,15 +173,13 @@ def main():
     print()
     print_table(rows, cols + ["time_ratio_to_memory", "accuracy_minus_memory", "coef_max_diff"])
     payload = {"benchmark": "dask", "machine": machine_info(args.device),
-               "setup": {"gamma": GAMMA, "lambda": LAMBDA, "C": "1/(lambda m)", "rank": RANK,
-                         "loss": "squared_hinge", "workers": args.workers,
+               "setup": {**CHECKERBOARD.describe(), "loss": "squared_hinge", "workers": args.workers,
                          "threads_per_worker": 1,
                          "data": "checkerboard 4x4 in the unit square, test 200,000"},
                "targets": {"overhead": "Dask fit <= 1.5x the in-memory fit, same accuracy",
                            "scale": "1e7 points: accuracy >= 99.9%, worker peak <= budget"},
                "results": rows}
-    name = args.out or f"dask_{'cuda' if args.device.startswith('cuda') else 'cpu'}" + (
-        "_quick" if args.quick else "")
+    name = args.out or default_name("dask", args.device, args.quick, gpu="cuda")
     print("wrote", write_results(name, payload))
 
 

@@ -25,19 +25,16 @@ Usage: python bench/bench_gpu.py --parts ceilings,checkerboard --covtype PATH [-
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 import time
 import traceback
 from pathlib import Path
 
 import numpy as np
+from _cases import CHECKERBOARD, COVTYPE, covtype_split
+from _common import machine_info, print_table, repeat_timed, timing_fields, timing_stats, write_results
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine_info, print_table, write_results  # noqa: E402
-
-LAMBDA_CB, GAMMA_CB, RANK_CB = 1e-7, 16.0, 300
-LAMBDA_CT, GAMMA_CT, RANK_CT = 1e-8, 0.25, 1000
+LAMBDA_CB, GAMMA_CB, RANK_CB = CHECKERBOARD.lam, CHECKERBOARD.gamma, CHECKERBOARD.rank
+LAMBDA_CT, GAMMA_CT, RANK_CT = COVTYPE.lam, COVTYPE.gamma, COVTYPE.rank
 CEIL = {}  # measured ceilings, filled by part_ceilings (datasheet fallbacks below)
 FALLBACK = {"d2d_bytes_per_s": 3.0e12, "h2d_bytes_per_s": 2.0e10,
             "gemm_float32_flops": 5.0e13, "gemm_float64_flops": 5.0e13}
@@ -59,14 +56,9 @@ def sync():
 
 
 def timed(fn, device="cuda"):
-    """Run ``fn`` and return (result, seconds) with the GPU drained before and after."""
-    if device.startswith("cuda"):
-        sync()
-    t0 = time.perf_counter()
-    out = fn()
-    if device.startswith("cuda"):
-        sync()
-    return out, time.perf_counter() - t0
+    """Run ``fn`` once and return (result, seconds) with the GPU drained before and after."""
+    out, stats = repeat_timed(fn, 1, device)
+    return out, stats["median"]
 
 
 def pool_reset():
@@ -110,7 +102,8 @@ def part_ceilings(args):
         ev1.record()
         ev1.synchronize()
         ts.append(cp.cuda.get_elapsed_time(ev0, ev1) / 1e3)
-    out["d2d_bytes_per_s"] = 2 * a.nbytes / statistics.median(ts)
+    stats = {"d2d": timing_stats(ts)}
+    out["d2d_bytes_per_s"] = 2 * a.nbytes / stats["d2d"]["median"]
     del a, b
     h = np.random.default_rng(0).random(1 << 27)  # 1 GiB pageable host array
     cp.asarray(h)
@@ -118,7 +111,8 @@ def part_ceilings(args):
     for _ in range(5):
         _, t = timed(lambda: cp.asarray(h))
         ts.append(t)
-    out["h2d_bytes_per_s"] = h.nbytes / statistics.median(ts)
+    stats["h2d"] = timing_stats(ts)
+    out["h2d_bytes_per_s"] = h.nbytes / stats["h2d"]["median"]
     for dt in ("float32", "float64"):
         k = 8192
         A = cp.random.random((k, k)).astype(dt)
@@ -131,7 +125,8 @@ def part_ceilings(args):
             ev1.record()
             ev1.synchronize()
             ts.append(cp.cuda.get_elapsed_time(ev0, ev1) / 1e3)
-        out[f"gemm_{dt}_flops"] = 2 * k**3 / statistics.median(ts)
+        stats[f"gemm_{dt}"] = timing_stats(ts)
+        out[f"gemm_{dt}_flops"] = 2 * k**3 / stats[f"gemm_{dt}"]["median"]
     # the exp pass alone (elementwise, memory bound): bytes read + written per second
     for dt in ("float32", "float64"):
         z = -cp.random.random(1 << 27).astype(dt)
@@ -143,10 +138,12 @@ def part_ceilings(args):
             ev1.record()
             ev1.synchronize()
             ts.append(cp.cuda.get_elapsed_time(ev0, ev1) / 1e3)
-        out[f"exp_{dt}_bytes_per_s"] = 2 * z.nbytes / statistics.median(ts)
+        stats[f"exp_{dt}"] = timing_stats(ts)
+        out[f"exp_{dt}_bytes_per_s"] = 2 * z.nbytes / stats[f"exp_{dt}"]["median"]
         del z
     CEIL.update({k: v for k, v in out.items() if k in FALLBACK})
     log("ceilings:", {k: f"{v:.3g}" for k, v in out.items()})
+    out["timings"] = stats  # the seconds of each measurement: repeats, median, min, max
     return out
 
 
@@ -210,7 +207,7 @@ def _uni_end_to_end(X, y, Xt, yt, *, gamma, rank, C, dtype, device, reps=3):
         accs.append(float(np.mean(np.asarray(pred) == yt)))
         if device.startswith("cuda"):
             pools.append(pool_bytes())
-    return {"end_to_end_seconds": statistics.median(times), "end_to_end_all": times,
+    return {**timing_fields("end_to_end_seconds", timing_stats(times)), "end_to_end_all": times,
             "test_accuracy": accs[0], "n_iter": int(clf.n_iter_), "converged": bool(clf.converged_),
             "peak_pool_bytes": max(pools) if pools else None}
 
@@ -231,7 +228,7 @@ def part_checkerboard(args, device="cuda"):
     from svmgpu.datasets import make_checkerboard
 
     sizes = [int(s) for s in args.sizes.split(",")]
-    Xt, yt = make_checkerboard(200_000, random_state=1)
+    Xt, yt = make_checkerboard(CHECKERBOARD.m_test, random_state=1)
     # warm-up: module loads, kernel compilation, cuBLAS/cuSOLVER handles
     Xw, yw = make_checkerboard(100_000, random_state=5)
     for dt in args.dtypes.split(","):
@@ -242,14 +239,14 @@ def part_checkerboard(args, device="cuda"):
         X, y = make_checkerboard(m, random_state=0)
         C = 1.0 / (LAMBDA_CB * m)
         for dt in args.dtypes.split(","):
-            row = {"data": "checkerboard", "device": device, "m": m, "n_test": 200_000, "dtype": dt,
+            row = {"data": "checkerboard", "device": device, "m": m, "n_test": len(yt), "dtype": dt,
                    "gamma": GAMMA_CB, "rank": RANK_CB, "C": C}
             row.update(_uni_end_to_end(X, y, Xt, yt, gamma=GAMMA_CB, rank=RANK_CB, C=C, dtype=dt,
                                        device=device, reps=args.reps))
             row["split"] = _uni_split(X, y, Xt, yt, gamma=GAMMA_CB, rank=RANK_CB, C=C, dtype=dt,
                                       device=device)
             if device.startswith("cuda"):
-                row["roofline"] = _floors(m, 200_000, 2, RANK_CB, row["split"]["n_iter"], dt)
+                row["roofline"] = _floors(m, len(yt), 2, RANK_CB, row["split"]["n_iter"], dt)
             rows.append(row)
             log(f"checkerboard m={m} {dt} {device}: {row['end_to_end_seconds']:.3f} s "
                 f"acc {row['test_accuracy']:.5f} split " +
@@ -259,23 +256,8 @@ def part_checkerboard(args, device="cuda"):
 
 
 # ----------------------------------------------------------------------------- covtype
-def load_covtype_split(path, dtype="float64"):
-    """UniSVM's split: 381,012 train / 200,000 test (a fixed random permutation), features
-    scaled to [0, 1] with the training minima and maxima."""
-    from svmgpu.datasets import load_covtype
-
-    X, y = load_covtype(path)
-    perm = np.random.default_rng(0).permutation(X.shape[0])
-    X, y = X[perm], y[perm]
-    tr, te = slice(0, 381_012), slice(381_012, None)
-    lo, hi = X[tr].min(axis=0), X[tr].max(axis=0)
-    X = (X - lo) / np.where(hi > lo, hi - lo, 1.0)
-    X = X.astype(dtype)
-    return X[tr], y[tr], X[te], y[te]
-
-
 def part_covtype(args, device="cuda"):
-    Xtr, ytr, Xte, yte = load_covtype_split(args.covtype)
+    Xtr, ytr, Xte, yte = covtype_split(args.covtype)
     m = Xtr.shape[0]
     C = 1.0 / (LAMBDA_CT * m)
     if device.startswith("cuda"):  # warm-up at this d and r
@@ -306,7 +288,7 @@ def part_frontier(args, device="cuda"):
     from svmgpu.lowrank import nystrom
     from svmgpu.solvers.unisvm import unisvm_newton
 
-    Xtr, ytr, Xte, yte = load_covtype_split(args.covtype, dtype="float32")
+    Xtr, ytr, Xte, yte = covtype_split(args.covtype, dtype="float32")
     rng = np.random.default_rng(1)
     perm = rng.permutation(Xtr.shape[0])
     n_val = 40_000

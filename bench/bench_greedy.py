@@ -24,28 +24,24 @@ Target (issue 5): at m = 100,000 on Checkerboard, GS-SVM's error within 0.5 poin
 no more than 1/3 of SVC's fit time.
 
 Usage: python bench/bench_greedy.py [--sizes 10000,20000] [--device cpu|cuda]
-       [--covtype PATH] [--out FILE] [--batch 1,64] [--dtype float64]
+       [--covtype PATH] [--out FILE] [--batch 1,64] [--dtype float64] [--repeats 1]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import (  # noqa: E402
-    Timer,
+from _cases import CovtypeRows, covtype_like, scale01
+from _common import (
     machine_info,
     peak_rss_bytes,
     print_table,
+    repeat_timed,
     reset_peak,
     rss_bytes,
+    timing_fields,
     write_results,
 )
 
@@ -63,104 +59,42 @@ GRIDS = {
 
 # ------------------------------------------------------------------------------------ data
 def checkerboard(n, seed, dtype):
-    """Uniform points in the unit square, label = parity of the 4x4 cell (±1)."""
-    try:
-        from svmgpu.datasets import make_checkerboard
+    """Uniform points in the unit square, label = parity of the 4x4 cell (±1, float64)."""
+    from svmgpu.datasets import make_checkerboard
 
-        X, y = make_checkerboard(n, grid=4, dtype=dtype, random_state=seed)
-        return X, y.astype(np.float64)
-    except ImportError:  # the datasets module is not there: the same thing inline
-        rng = np.random.default_rng(seed)
-        X = rng.random((n, 2)).astype(dtype)
-        cells = np.minimum(np.floor(X.astype(np.float64) * 4).astype(np.int64), 3)
-        return X, np.where((cells[:, 0] + cells[:, 1]) % 2 == 0, 1.0, -1.0)
-
-
-def covtype_like(n, seed, dtype):
-    """A 54-dimensional synthetic set shaped like Covtype: 10 quantitative features in [0, 1],
-    one-hot wilderness area (4) and soil type (40), a nonlinear label (about half positive)
-    with 3% of the labels flipped."""
-    rng = np.random.default_rng(seed)
-    gen = np.random.default_rng(12345)  # the labelling function is the same for every seed
-    A = gen.normal(size=(10, 10)) / np.sqrt(10)
-    wild_p = np.array([0.45, 0.05, 0.44, 0.06])
-    soil_p = 1.0 / np.arange(1, 41) ** 1.1
-    soil_p /= soil_p.sum()
-    w_wild = gen.normal(0, 0.6, 4)
-    w_soil = gen.normal(0, 0.6, 40)
-    q = 1 / (1 + np.exp(-rng.normal(size=(n, 10)) @ A))  # correlated, in (0, 1)
-    wild = rng.choice(4, size=n, p=wild_p)
-    soil = (rng.choice(40, size=n, p=soil_p) + 7 * wild) % 40
-    f = (np.sin(3 * np.pi * q[:, 0]) + 8 * (q[:, 1] - 0.5) * (q[:, 2] - 0.5)
-         + 0.8 * np.cos(6 * q[:, 3] + 2 * q[:, 4]) + 2 * (q[:, 5] - 0.5) + w_wild[wild]
-         + w_soil[soil])
-    y = np.where(f > np.median(f), 1.0, -1.0)
-    flip = rng.random(n) < 0.03
-    y[flip] = -y[flip]
-    X = np.zeros((n, 54))
-    X[:, :10] = q
-    X[np.arange(n), 10 + wild] = 1.0
-    X[np.arange(n), 14 + soil] = 1.0
-    return X.astype(dtype), y
-
-
-class RealCovtype:
-    """Class 2 vs rest of the UCI file; disjoint random rows for every request."""
-
-    def __init__(self, path, dtype):
-        from svmgpu.datasets import load_covtype
-
-        X, y = load_covtype(path, binary=True, positive_class=2, dtype=np.float64)
-        perm = np.random.default_rng(0).permutation(len(y))
-        self.X, self.y, self.dtype, self.used = X[perm], y[perm].astype(np.float64), dtype, 0
-
-    def take(self, n):
-        if self.used + n > len(self.y):
-            raise ValueError(f"Covtype has {len(self.y)} rows; asked for {self.used + n}")
-        s = slice(self.used, self.used + n)
-        self.used += n
-        return self.X[s], self.y[s]
-
-
-def scale01(X_train, *others):
-    lo, hi = X_train.min(0), X_train.max(0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return [((X - lo) / span).astype(X_train.dtype) for X in (X_train, *others)]
+    X, y = make_checkerboard(n, grid=4, dtype=dtype, random_state=seed)
+    return X, y.astype(np.float64)
 
 
 # ---------------------------------------------------------------------------------- fitting
-def fit_gs(X, y, Xt, yt, *, gamma, device, batch, dtype):
+def _fit_predict(clf, X, y, Xt, yt, device="cpu", repeats=1):
+    """Fit ``clf`` ``repeats`` times (median, min and max recorded) and predict the test rows
+    once; the peak resident memory of the fits above the memory held before them."""
+    base = rss_bytes()
+    reset_peak()
+    _, fit = repeat_timed(lambda: clf.fit(X, y), repeats, device)
+    peak = peak_rss_bytes() - base
+    pred, predict = repeat_timed(lambda: clf.predict(Xt), 1, device)
+    return {**timing_fields("fit_seconds", fit), **timing_fields("predict_seconds", predict),
+            "test_error": float(np.mean(pred != yt)), "peak_rss_bytes": int(peak)}
+
+
+def fit_gs(X, y, Xt, yt, *, gamma, device, batch, dtype, repeats=1):
     from svmgpu.estimators.greedy import GreedySVC
 
     clf = GreedySVC(gamma=gamma, device=device, batch=batch, dtype=dtype)
-    base = rss_bytes()
-    reset_peak()
-    with Timer(device) as t:
-        clf.fit(X, y)
-    peak = peak_rss_bytes() - base
-    with Timer(device) as tp:
-        err = float(np.mean(clf.predict(Xt) != yt))
-    return {"fit_seconds": t.seconds, "predict_seconds": tp.seconds, "test_error": err,
-            "n_sv": int(len(clf.support_)), "stages": int(clf.n_iter_.sum()),
-            "kernel_evals": int(clf.n_kernel_evals_), "peak_rss_bytes": int(peak),
+    out = _fit_predict(clf, X, y, Xt, yt, device, repeats)
+    return {**out, "n_sv": int(len(clf.support_)), "stages": int(clf.n_iter_.sum()),
+            "kernel_evals": int(clf.n_kernel_evals_),
             "implicit_margin": float(clf.implicit_margin_[0])}
 
 
-def fit_svc(X, y, Xt, yt, *, gamma, C):
+def fit_svc(X, y, Xt, yt, *, gamma, C, repeats=1):
     from sklearn.svm import SVC
 
     clf = SVC(C=C, gamma=gamma, cache_size=1000)
-    base = rss_bytes()
-    reset_peak()
-    t0 = time.perf_counter()
-    clf.fit(X, y)
-    fit_s = time.perf_counter() - t0
-    peak = peak_rss_bytes() - base
-    t0 = time.perf_counter()
-    err = float(np.mean(clf.predict(Xt) != yt))
-    return {"fit_seconds": fit_s, "predict_seconds": time.perf_counter() - t0, "test_error": err,
-            "n_sv": int(clf.n_support_.sum()), "stages": None, "kernel_evals": None,
-            "peak_rss_bytes": int(peak)}
+    out = _fit_predict(clf, X, y, Xt, yt, "cpu", repeats)
+    return {**out, "n_sv": int(clf.n_support_.sum()), "stages": None, "kernel_evals": None}
 
 
 def tune(name, X, y, Xv, yv, args):
@@ -202,7 +136,7 @@ def run_dataset(name, sizes, get, args, rows):
             Xt_m = Xt
         for b in args.batch:
             r = fit_gs(X, y, Xt_m, yt, gamma=p_gs["gamma"], device=args.device, batch=b,
-                       dtype=args.dtype)
+                       dtype=args.dtype, repeats=args.repeats)
             rows.append({"data": name, "m": m, "method": "GS-SVM" + (f" b={b}" if b > 1 else ""),
                          "device": args.device, **p_gs, "batch": b, **r})
             print(f"  m={m} GS-SVM b={b}: error {r['test_error']:.4f}, {r['n_sv']} SV, "
@@ -218,7 +152,7 @@ def run_dataset(name, sizes, get, args, rows):
                          "skipped": skip})
             print(f"  m={m} SVC skipped: {skip}", flush=True)
             continue
-        r = fit_svc(X, y, Xt_m, yt, **p_svc)
+        r = fit_svc(X, y, Xt_m, yt, **p_svc, repeats=args.repeats)
         svc_prev = (m, r["fit_seconds"])
         rows.append({"data": name, "m": m, "method": "SVC", "device": "cpu", **p_svc, **r})
         print(f"  m={m} SVC: error {r['test_error']:.4f}, {r['n_sv']} SV, "
@@ -254,6 +188,8 @@ def main(argv=None):
     ap.add_argument("--svc-max-m", type=int, default=200_000)
     ap.add_argument("--svc-cap", type=float, default=900.0,
                     help="skip SVC when its extrapolated fit time passes this many seconds")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="fits per measured size (median, min and max recorded; tuning: one)")
     ap.add_argument("--out", default=None, help="JSON path (default bench/results/greedy_<device>.json)")
     ap.add_argument("--threads", type=int, default=1,
                     help="BLAS threads (default 1: libsvm is single-threaded, and OpenBLAS "
@@ -277,7 +213,7 @@ def main(argv=None):
         params["checkerboard"] = run_dataset("checkerboard", sizes, get_cb, args, rows)
     if cov_sizes:
         if args.covtype:
-            cov, name, held = RealCovtype(args.covtype, dtype), "covtype", {}
+            cov, name, held = CovtypeRows(args.covtype, dtype), "covtype", {}
 
             def get_cov(n, what):
                 if what == "tune":  # tuning and validation rows share one scaling
@@ -310,14 +246,8 @@ def main(argv=None):
                "covtype_path": args.covtype, "n_test": args.n_test, "tune_m": args.tune_m,
                "batch": args.batch, "blas_threads": args.threads, "params": params,
                "target": tgt, "results": rows,
-               "total_seconds": total, "peak_rss_process_bytes": peak_rss_bytes(),
-               "command": " ".join(sys.argv)}
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(payload, indent=2, default=float) + "\n")
-    else:
-        out = write_results(f"greedy_{device}", payload)
+               "total_seconds": total, "peak_rss_process_bytes": peak_rss_bytes()}
+    out = write_results(args.out or f"greedy_{device}", payload)
     print(f"results: {out} ({total:.0f}s)")
     return payload
 

@@ -9,27 +9,27 @@ PᵀP against a plain NumPy ``A.T @ A`` of the same shape. Each measurement runs
 subprocess so that peak memory (VmHWM) is per measurement.
 
 Usage: python bench/bench_lowrank.py [--device cpu|cuda] [--dtypes float64,float32] [--quick]
+       [--covtype PATH] [--repeats 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _cases import CHECKERBOARD, COVTYPE, covtype_first_rows
+from _common import (
     Timer,
+    default_name,
     machine_info,
+    merge_repeats,
     peak_rss_bytes,
     print_table,
     reset_peak,
     rss_bytes,
+    run_json,
     write_results,
 )
 
@@ -39,13 +39,7 @@ def make_data(case: dict, dtype):
     if case["d"] == 2:
         return rng.random((case["m"], 2)).astype(dtype)
     if case.get("covtype"):
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from svmgpu.datasets import load_covtype
-
-        X, _ = load_covtype(case["covtype"])
-        X = X[: case["m"]]
-        lo, hi = X.min(0), X.max(0)
-        return ((X - lo) / np.where(hi > lo, hi - lo, 1)).astype(dtype)
+        return covtype_first_rows(case["covtype"], case["m"], dtype)
     return rng.random((case["m"], case["d"])).astype(dtype)
 
 
@@ -71,7 +65,7 @@ def run_one(args) -> dict:
         out["p_seconds"] = t.seconds
         out["rank"] = f.rank
         with Timer(args.device) as t2:
-            G = f.gram()
+            G = f.features().gram()  # the factor's Gram matrix PᵀP
         out["ptp_seconds"] = t2.seconds
         P = f.P
         del G
@@ -119,6 +113,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     ap.add_argument("--skip-plain", action="store_true")
     ap.add_argument("--cases", default="checkerboard,covtype")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="processes per measurement (median, min and max recorded)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--case", help=argparse.SUPPRESS)
     ap.add_argument("--impl", help=argparse.SUPPRESS)
@@ -129,10 +125,11 @@ def main():
         return
 
     scale = 100 if args.quick else 1
+    cb, ct = CHECKERBOARD, COVTYPE
     cases = [
-        {"name": "checkerboard", "m": 1_000_000 // scale, "d": 2, "r": 300, "gamma": 16.0},
-        {"name": "covtype", "m": 381_012 // scale, "d": 54, "r": 1000 // (10 if args.quick else 1),
-         "gamma": 0.25, "covtype": args.covtype},
+        {"name": "checkerboard", "m": cb.m // scale, "d": 2, "r": cb.rank, "gamma": cb.gamma},
+        {"name": "covtype", "m": ct.m // scale, "d": 54, "r": ct.rank // (10 if args.quick else 1),
+         "gamma": ct.gamma, "covtype": args.covtype},
     ]
     cases = [c for c in cases if c["name"] in args.cases.split(",")]
     impls = ["svmgpu"] + ([] if args.skip_plain or args.device != "cpu" else ["plain"]) + ["matmul"]
@@ -140,16 +137,19 @@ def main():
     for case in cases:
         for dt in args.dtypes.split(","):
             for impl in impls:
-                cmd = [sys.executable, __file__, "--case", json.dumps(case), "--impl", impl,
-                       "--dtype", dt, "--device", args.device if impl == "svmgpu" else "cpu"]
-                t0 = time.perf_counter()
-                res = subprocess.run(cmd, capture_output=True, text=True)
-                if res.returncode != 0:
-                    print(res.stderr, file=sys.stderr)
-                    raise SystemExit(f"{impl} {case['name']} {dt} failed")
-                row = json.loads(res.stdout.strip().splitlines()[-1])
+                cmd = [__file__, "--case", json.dumps(case), "--impl", impl, "--dtype", dt,
+                       "--device", args.device if impl == "svmgpu" else "cpu"]
+                runs = []
+                for _ in range(max(args.repeats, 1)):
+                    t0 = time.perf_counter()
+                    row = run_json(cmd, f"{impl} {case['name']} {dt}")
+                    row["subprocess_seconds"] = time.perf_counter() - t0
+                    runs.append(row)
+                row = merge_repeats(runs)  # medians of the seconds: the rates from them
+                row["ptp_gflops"] = 2.0 * row["m"] * row.get("rank", row["r"]) ** 2 \
+                    / row["ptp_seconds"] / 1e9
+                row["peak_over_P"] = row["peak_extra_bytes"] / row["p_bytes"]
                 row["case"] = case["name"]
-                row["subprocess_seconds"] = time.perf_counter() - t0
                 rows.append(row)
                 print_table([row], ["case", "impl", "dtype", "m", "d", "r", "rank", "p_seconds",
                                     "ptp_seconds", "ptp_gflops", "peak_over_P"])
@@ -171,8 +171,7 @@ def main():
                "targets": {"cpu": "P 1M x 300 <= 3 s; PtP >= 80% of matmul rate; peak <= 1.5 x P",
                            "gpu": "P 1M x 300 + PtP <= 0.2 s"},
                "results": rows}
-    name = args.out or f"lowrank_{'gpu' if args.device.startswith('cuda') else 'cpu'}" + (
-        "_quick" if args.quick else "")
+    name = args.out or default_name("lowrank", args.device, args.quick)
     print("wrote", write_results(name, payload))
 
 

@@ -10,7 +10,8 @@ Cases (float64, r = 300, γ = 16, the UniSVM Checkerboard C): UniSVC squared hin
 ReducedSVC GSVM, each with no budget (half the free memory: P held) and with 400 MB
 (P, 2.4 GB, recomputed per block); and the 50 MB budget, refused up front.
 
-Usage: python bench/bench_memory.py [--m 1000000] [--out bench/results/memory_budget_cpu.json]
+Usage: python bench/bench_memory.py [--m 1000000] [--repeats 1]
+       [--out bench/results/memory_budget_cpu.json]
 """
 
 from __future__ import annotations
@@ -18,62 +19,74 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
+import time
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine_info, print_table  # noqa: E402
+from _cases import CHECKERBOARD, checkerboard_split
+from _common import (
+    machine_info,
+    peak_rss_bytes,
+    print_table,
+    reset_peak,
+    rss_bytes,
+    run_json,
+    timing_fields,
+    timing_stats,
+    write_results,
+)
 
-_CASE = r"""
-import json, sys, time
-import numpy as np
-from svmgpu import ReducedSVC, UniSVC
-from svmgpu.datasets import make_checkerboard
-m, budget, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-budget = None if budget == "none" else budget
-X, y = make_checkerboard(m, random_state=0)
-Xt, yt = make_checkerboard(200_000, random_state=1)
-UniSVC(rank=20, random_state=0).fit(X[:3000], y[:3000])
-def status(key):
-    with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
-with open("/proc/self/clear_refs", "w") as fh:
-    fh.write("5")
-base = status("VmRSS:")
-if name == "UniSVC":
-    est = UniSVC(C=1.0 / (1e-7 * m), gamma=16.0, rank=300, random_state=0, memory_budget=budget)
-else:
-    est = ReducedSVC(C=1.0 / (2e-7 * m), gamma=16.0, rank=300, random_state=0,
+
+def run_case(m: int, budget: str, name: str) -> dict:
+    """One fit (in its own process): the data, a warm-up fit, the peak counter reset, the fit
+    with ``memory_budget=budget`` (``"none"``: no budget)."""
+    import numpy as np
+
+    from svmgpu import ReducedSVC, UniSVC
+
+    budget = None if budget == "none" else budget
+    X, y, Xt, yt = checkerboard_split(m, CHECKERBOARD.m_test)
+    UniSVC(rank=20, random_state=0).fit(X[:3000], y[:3000])
+    reset_peak()
+    base = rss_bytes()
+    cb = CHECKERBOARD
+    if name == "UniSVC":
+        est = UniSVC(C=cb.C(m), gamma=cb.gamma, rank=cb.rank, random_state=0,
                      memory_budget=budget)
-t0 = time.perf_counter()
-try:
-    est.fit(X, y)
-except MemoryError as exc:
-    print(json.dumps({"refused_after_s": time.perf_counter() - t0, "message": str(exc)}))
-    sys.exit(0)
-fit = time.perf_counter() - t0
-peak = status("VmHWM:") - base
-print(json.dumps({"fit_seconds": fit, "peak_above_data_bytes": peak,
-                  "test_accuracy": float(np.mean(est.predict(Xt) == yt))}))
-"""
+    else:
+        est = ReducedSVC(C=cb.C_gsvm(m), gamma=cb.gamma, rank=cb.rank, random_state=0,
+                         memory_budget=budget)
+    t0 = time.perf_counter()
+    try:
+        est.fit(X, y)
+    except MemoryError as exc:
+        return {"refused_after_s": time.perf_counter() - t0, "message": str(exc)}
+    fit = time.perf_counter() - t0
+    return {"fit_seconds": fit, "peak_above_data_bytes": peak_rss_bytes() - base,
+            "test_accuracy": float(np.mean(est.predict(Xt) == yt))}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--m", type=int, default=1_000_000)
-    ap.add_argument("--out", default=str(RESULTS / "memory_budget_cpu.json"))
+    ap.add_argument("--m", type=int, default=CHECKERBOARD.m)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="processes per case (median, min and max of the fit time recorded)")
+    ap.add_argument("--out", default="memory_budget_cpu")
+    ap.add_argument("--case", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.case:
+        print(json.dumps(run_case(int(args.case[0]), args.case[1], args.case[2])))
+        return
     rows = []
     cases = [("UniSVC", "none"), ("UniSVC", "400MB"), ("ReducedSVC", "none"),
              ("ReducedSVC", "400MB"), ("UniSVC", "50MB")]
     for name, budget in cases:
-        out = subprocess.run([sys.executable, "-c", _CASE, str(args.m), budget, name],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(out.stderr[-3000:])
-        row = {"estimator": name, "m": args.m, "memory_budget": budget,
-               **json.loads(out.stdout.strip().splitlines()[-1])}
+        runs = [run_json([__file__, "--case", args.m, budget, name], (name, budget))
+                for _ in range(max(args.repeats, 1))]
+        row = {"estimator": name, "m": args.m, "memory_budget": budget, **runs[0]}
+        for key in ("fit_seconds", "refused_after_s"):
+            if key in row:
+                row.update(timing_fields(key, timing_stats([r[key] for r in runs])))
+        if "peak_above_data_bytes" in row:
+            row["peak_above_data_bytes"] = max(r["peak_above_data_bytes"] for r in runs)
         rows.append(row)
         print(json.dumps(row), flush=True)
     print_table([{"estimator": r["estimator"], "budget": r["memory_budget"],
@@ -84,9 +97,8 @@ def main(argv=None):
                 ["estimator", "budget", "fit_s", "refused_s", "peak_MB", "accuracy"])
     info = machine_info("cpu")
     info["loadavg_at_end"] = list(os.getloadavg())
-    Path(args.out).write_text(json.dumps({"benchmark": "bench_memory", "machine": info,
-                                          "rows": rows}, indent=1))
-    print("wrote", args.out)
+    print("wrote", write_results(args.out, {"benchmark": "bench_memory", "machine": info,
+                                            "rows": rows}))
 
 
 if __name__ == "__main__":

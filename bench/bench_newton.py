@@ -19,7 +19,8 @@
 Each large fit runs in its own subprocess so that peak memory (VmHWM) is per fit.
 
 Usage: python bench/bench_newton.py [--device cpu|cuda] [--sizes 4000 8000 15000 20000 25000]
-       [--trials 1] [--lambdas 0.1 0.01] [--skip-tables] [--skip-million] [--sklearn] [--quick]
+       [--trials 1] [--lambdas 0.1 0.01] [--skip-tables] [--skip-million] [--sklearn]
+       [--repeats 1] [--quick]
 """
 
 from __future__ import annotations
@@ -27,16 +28,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, Timer, machine_info, peak_rss_bytes, write_results  # noqa: E402
+from _cases import ZHOU_MILLION, ZHOU_TABLES
+from _common import (
+    RESULTS,
+    Timer,
+    machine_info,
+    merge_repeats,
+    peak_rss_bytes,
+    results_path,
+    timed_fields,
+    write_results,
+)
 
 #: r for each training size, as in the paper's Tables 2-3.
-RANKS = {4000: 300, 8000: 600, 15000: 1000, 20000: 1000, 25000: 1000}
+RANKS = ZHOU_TABLES["ranks"]
 LOSSES = [("least_squares", "LS"), ("squared_hinge", "SH"), ("huber_hinge", "Hub"), ("logistic", "Log")]
 REGS = [("rkhs", "M1"), ("gsvm", "M2")]
 
@@ -81,7 +89,7 @@ _T3 = {
 }
 PAPER = {0.1: _T2, 0.01: _T3}
 
-MILLION = {"m": 1_000_000, "m_test": 200_000, "gamma": 16.0, "rank": 300, "C": 100.0}
+MILLION = ZHOU_MILLION
 
 
 def paper_value(lam, model, m, k):
@@ -92,14 +100,14 @@ def paper_value(lam, model, m, k):
 
 
 # ------------------------------------------------------------------------ 1. the tables
-def run_tables(sizes, lambdas, trials, device):
+def run_tables(sizes, lambdas, trials, device, repeats=1):
     import numpy as np
 
     from svmgpu import ReducedSVC  # noqa: F401 - exported by the package when available
     from svmgpu.datasets import checkerboard_grid
     from svmgpu.solvers.newton import lambda_to_c
 
-    X, y = checkerboard_grid(200)
+    X, y = checkerboard_grid(ZHOU_TABLES["grid"])
     rows = []
     for lam in lambdas:
         for m in sizes:
@@ -110,23 +118,23 @@ def run_tables(sizes, lambdas, trials, device):
                 for loss, lname in LOSSES:
                     for reg, rname in REGS:
                         clf = ReducedSVC(loss=loss, regularizer=reg, rank=r,
-                                         C=lambda_to_c(lam, loss), gamma=0.001,
+                                         C=lambda_to_c(lam, loss), gamma=ZHOU_TABLES["gamma"],
                                          random_state=trial, device=device)
-                        with Timer(device) as t:
-                            clf.fit(X[tr], y[tr])
+                        _, fit = timed_fields("fit_seconds", lambda clf=clf, tr=tr: clf.fit(X[tr], y[tr]),
+                                              repeats, device)
                         err = 100.0 * (1.0 - clf.score(X[te], y[te]))
                         margins = y[tr] * clf.decision_function(X[tr])
                         rows.append({
                             "lambda": lam, "m": m, "r": r, "trial": trial, "loss": loss,
                             "regularizer": reg, "model": f"{rname}+{lname}",
-                            "test_error_pct": err, "fit_seconds": t.seconds,
+                            "test_error_pct": err, **fit,
                             "n_iter": int(clf.n_iter_[0]), "converged": bool(clf.converged_[0]),
                             "margin_violators": int(np.sum(margins <= 1.0)),
                             "stop": clf.solver_info_[0]["stop"],
                         })
                         print(f"λ={lam:<5} m={m:<6} r={r:<5} {rows[-1]['model']:7s} "
                               f"err {err:5.2f}% (paper {paper_value(lam, rows[-1]['model'], m, 0)})"
-                              f"  {t.seconds:6.2f} s  it {rows[-1]['n_iter']:4d}  "
+                              f"  {fit['fit_seconds']:6.2f} s  it {rows[-1]['n_iter']:4d}  "
                               f"viol {rows[-1]['margin_violators']}", flush=True)
     return rows
 
@@ -278,13 +286,20 @@ def psvc_one(spec):
     return out
 
 
-def _subprocess(fn, spec):
-    cmd = [sys.executable, __file__, "--one", fn, json.dumps(spec)]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        print(res.stdout, res.stderr, file=sys.stderr)
-        return dict(spec, error=res.stderr.strip().splitlines()[-1] if res.stderr else "failed")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def _subprocess(fn, spec, repeats=1):
+    """``fn`` on ``spec`` in ``repeats`` fresh processes, merged (:func:`merge_repeats`); a
+    failure is recorded in the row (``error``) instead of stopping the benchmark."""
+    import subprocess
+
+    runs = []
+    for _ in range(max(repeats, 1)):
+        cmd = [sys.executable, __file__, "--one", fn, json.dumps(spec)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            print(res.stdout, res.stderr, file=sys.stderr)
+            return dict(spec, error=res.stderr.strip().splitlines()[-1] if res.stderr else "failed")
+        runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    return merge_repeats(runs)
 
 
 def _alias_exports():
@@ -305,12 +320,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 8000, 15000, 20000, 25000])
-    ap.add_argument("--lambdas", type=float, nargs="+", default=[0.1, 0.01])
+    ap.add_argument("--lambdas", type=float, nargs="+", default=list(ZHOU_TABLES["lambdas"]))
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--skip-tables", action="store_true")
     ap.add_argument("--skip-million", action="store_true")
     ap.add_argument("--sklearn", action="store_true", help="also run Nystroem + LinearSVC at 1M")
     ap.add_argument("--quick", action="store_true", help="sizes 4000 8000 only")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="fits per table cell, processes per 1M / PSVC fit (median, min, max)")
+    ap.add_argument("--out", default=None,
+                    help="result name or path (default newton_<device>; the tables go beside it "
+                         "as <name>.md, by default bench/results/newton_tables.md)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     _alias_exports()
@@ -322,7 +342,7 @@ def main():
     sizes = [4000, 8000] if args.quick else args.sizes
     payload = {"benchmark": "newton", "machine": machine_info(args.device),
                "setup": {"tables": {"data": "200x200 integer checkerboard grid, 4x4 cells",
-                                    "gamma": 0.001, "ranks": RANKS, "lambdas": args.lambdas,
+                                    "gamma": ZHOU_TABLES["gamma"], "ranks": RANKS, "lambdas": args.lambdas,
                                     "sizes": sizes, "trials": args.trials,
                                     "C": "1/(2 lambda) for LS/SH, 1/lambda for Huber/logistic"},
                          "million": MILLION,
@@ -332,10 +352,12 @@ def main():
                            "psvc_cpu": "linear PSVC on 1,000,000 x 50 in <= 2 s"}}
     dev = "cpu" if args.device == "cpu" else "cuda"
     previous = {}
-    if (RESULTS / f"newton_{dev}.json").exists():  # a partial run keeps the other parts
-        previous = json.loads((RESULTS / f"newton_{dev}.json").read_text())
+    name = args.out or f"newton_{dev}"
+    tables_md = results_path(name, ".md") if args.out else RESULTS / "newton_tables.md"
+    if results_path(name).exists():  # a partial run keeps the other parts
+        previous = json.loads(results_path(name).read_text())
     if not args.skip_tables:
-        rows = run_tables(sizes, args.lambdas, args.trials, args.device)
+        rows = run_tables(sizes, args.lambdas, args.trials, args.device, args.repeats)
     else:
         rows = previous.get("tables", [])
         tab = previous.get("setup", {}).get("tables", {})
@@ -355,7 +377,7 @@ def main():
             runs.append({"impl": "sklearn_nystroem_linearsvc"})
         payload["million"] = []
         for spec in runs:
-            res = _subprocess("million", spec)
+            res = _subprocess("million", spec, args.repeats)
             payload["million"].append(res)
             print(json.dumps({k: v for k, v in res.items() if k not in ("active_set_sizes",)},
                              default=float), flush=True)
@@ -365,11 +387,11 @@ def main():
         payload["psvc"] = []
         for spec in ({"impl": "svmgpu", "device": args.device, "m": 1_000_000, "d": 50},
                      {"impl": "sklearn_ridge", "m": 1_000_000, "d": 50}):
-            res = _subprocess("psvc", spec)
+            res = _subprocess("psvc", spec, args.repeats)
             payload["psvc"].append(res)
             print(json.dumps(res, default=float), flush=True)
         md += "\n" + million_markdown(payload["million"], payload["psvc"])
-    path = write_results(f"newton_{dev}", payload)
+    path = write_results(name, payload)
     header = (f"# Reduced-SVM Newton benchmark ({dev})\n\nMachine: "
               f"{payload['machine'].get('cpu_model', '')}, {payload['machine']['cpu_count']} cores"
               f"{', ' + payload['machine']['gpu'] if 'gpu' in payload['machine'] else ''}. "
@@ -378,8 +400,8 @@ def main():
               f"{args.trials} trial(s). The machine is shared with other jobs: the 1-minute "
               "load average at the end of each large run is recorded (2 cores: a load of 4 "
               "roughly halves our share), so timings are noisy.\n\n")
-    (RESULTS / "newton_tables.md").write_text(header + md + "\n")
-    print(f"\nwrote {path} and {RESULTS / 'newton_tables.md'}")
+    tables_md.write_text(header + md + "\n")
+    print(f"\nwrote {path} and {tables_md}")
 
 
 def _load(r):

@@ -22,7 +22,7 @@ BLAS runs with ``--threads`` threads (default 1: on a shared 2-core machine thre
 small matrices mostly adds contention; libsvm is single-threaded anyway).
 
 Usage: python bench/bench_path.py [--device cpu|cuda] [--sizes 1000,2000,...] [--rank 150]
-       [--gamma 0.5] [--seeds 1] [--quick]
+       [--gamma 0.5] [--seeds 1] [--repeats 1] [--quick]
 Results: bench/results/path_<device>.json and a printed table.
 """
 
@@ -30,23 +30,28 @@ from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.linalg  # noqa: F401 - load SciPy's BLAS before threadpool_limits
+from _cases import mixture
+from _common import (
+    machine_info,
+    peak_rss_bytes,
+    print_table,
+    repeat_timed,
+    reset_peak,
+    timing_fields,
+    write_results,
+)
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Timer, machine_info, peak_rss_bytes, print_table, reset_peak, write_results  # noqa: E402
-
-from svmgpu.backend import to_device  # noqa: E402
-from svmgpu.estimators.path import L2SVMPath  # noqa: E402
+from svmgpu.backend import to_device
+from svmgpu.estimators.path import L2SVMPath
 
 #: The paper's Table 6 (mean (std) over 10 realizations; σ from Chapelle's gradient method).
 PAPER_TABLE6 = {
@@ -69,30 +74,17 @@ def ru_maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def mixture(n: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """The paper's section 4.4 mixture: n points, labels in {−1, +1}."""
-    y = np.where(rng.random(n) < 0.5, 1, -1)
-    X = np.empty((n, 2))
-    pos = np.flatnonzero(y == 1)
-    neg = np.flatnonzero(y == -1)
-    X[pos] = rng.multivariate_normal([1.0, 1.0], [[8.0, -6.0], [-6.0, 8.0]], size=pos.size)
-    first = rng.random(neg.size) < 0.5
-    X[neg[first]] = rng.multivariate_normal([0.0, 0.0], 0.25 * np.eye(2), size=int(first.sum()))
-    X[neg[~first]] = rng.multivariate_normal([5.0, -2.0], np.eye(2), size=int((~first).sum()))
-    return X, y
-
-
-def run_path(X, y, Xt, yt, *, device, dtype, **params):
+def run_path(X, y, Xt, yt, *, device, dtype, repeats=1, **params):
     Xd = to_device(X.astype(dtype), device)
     reset_peak()
-    with Timer(device) as t:
-        clf = L2SVMPath(device=device, dtype=np.dtype(dtype).name, **params).fit(Xd, y)
+    clf, fit = repeat_timed(
+        lambda: L2SVMPath(device=device, dtype=np.dtype(dtype).name, **params).fit(Xd, y),
+        repeats, device)
     fit_peak = peak_rss_bytes()
-    with Timer(device) as tp:
-        pred = clf.predict(Xt.astype(dtype))
+    pred, predict = repeat_timed(lambda: clf.predict(Xt.astype(dtype)), 1, device)
     mdl = clf.models_[0]
     return {
-        "fit_s": t.seconds, "predict_s": tp.seconds,
+        **timing_fields("fit_s", fit), **timing_fields("predict_s", predict),
         "test_error": float(np.mean(pred != yt)),
         "best_lambda": clf.best_lambda_, "best_C": clf.best_C_,
         "n_steps": int(clf.n_iter_), "n_active": int(len(clf.support_)),
@@ -103,12 +95,13 @@ def run_path(X, y, Xt, yt, *, device, dtype, **params):
     }
 
 
-def run_grid(X, y, Xt, yt, *, gamma):
+def run_grid(X, y, Xt, yt, *, gamma, repeats=1):
     reset_peak()
-    with Timer() as t:
-        gs = GridSearchCV(SVC(kernel="rbf", gamma=gamma), {"C": C_GRID}, cv=5, n_jobs=1).fit(X, y)
+    gs, fit = repeat_timed(
+        lambda: GridSearchCV(SVC(kernel="rbf", gamma=gamma), {"C": C_GRID}, cv=5,
+                             n_jobs=1).fit(X, y), repeats)
     peak = peak_rss_bytes()
-    return {"fit_s": t.seconds, "test_error": float(np.mean(gs.predict(Xt) != yt)),
+    return {**timing_fields("fit_s", fit), "test_error": float(np.mean(gs.predict(Xt) != yt)),
             "best_C": float(gs.best_params_["C"]), "peak_rss_phase": peak,
             "ru_maxrss": ru_maxrss_bytes()}
 
@@ -119,17 +112,15 @@ def synthetic(args, rows):
         for seed in range(args.seeds):
             X, y = mixture(m, np.random.default_rng(seed))
             row = {"data": "mixture", "m": m, "seed": seed, "gamma": args.gamma}
-            row["path"] = run_path(X, y, Xt, yt, device=args.device, dtype=args.dtype,
-                                   gamma=args.gamma, rank=args.rank, random_state=seed)
+            common = {"device": args.device, "dtype": args.dtype, "repeats": args.repeats,
+                      "gamma": args.gamma, "rank": args.rank, "random_state": seed}
+            row["path"] = run_path(X, y, Xt, yt, **common)
             if args.radius_margin:
-                row["path_rm"] = run_path(X, y, Xt, yt, device=args.device, dtype=args.dtype,
-                                          gamma=args.gamma, rank=args.rank, random_state=seed,
-                                          criterion="radius_margin")
+                row["path_rm"] = run_path(X, y, Xt, yt, **common, criterion="radius_margin")
             if args.refit_false:
-                row["path_norefit"] = run_path(X, y, Xt, yt, device=args.device, dtype=args.dtype,
-                                               gamma=args.gamma, rank=args.rank,
-                                               random_state=seed, refit=False)
-            row["grid"] = None if args.no_grid else run_grid(X, y, Xt, yt, gamma=args.gamma)
+                row["path_norefit"] = run_path(X, y, Xt, yt, **common, refit=False)
+            row["grid"] = None if args.no_grid else run_grid(X, y, Xt, yt, gamma=args.gamma,
+                                                             repeats=args.repeats)
             rows.append(row)
             _print_row(row)
 
@@ -141,12 +132,13 @@ def breast_cancer(args, rows):
         X, Xt, y, yt = train_test_split(X0, y0, test_size=0.3, stratify=y0, random_state=seed)
         sc = StandardScaler().fit(X)
         X, Xt = sc.transform(X), sc.transform(Xt)
-        grid = None if args.no_grid else run_grid(X, y, Xt, yt, gamma=gamma)
+        grid = None if args.no_grid else run_grid(X, y, Xt, yt, gamma=gamma,
+                                                     repeats=args.repeats)
         for rank in (None, args.cancer_rank):
             name = "breast_cancer" if rank is None else f"breast_cancer_r{rank}"
             row = {"data": name, "m": len(y), "seed": seed, "gamma": gamma, "grid": grid}
             row["path"] = run_path(X, y, Xt, yt, device=args.device, dtype=args.dtype,
-                                   gamma=gamma, rank=rank, random_state=seed)
+                                   repeats=args.repeats, gamma=gamma, rank=rank, random_state=seed)
             rows.append(row)
             _print_row(row)
 
@@ -212,6 +204,8 @@ def main():
                     help="also report the landmark (refit=False) form")
     ap.add_argument("--no-grid", action="store_true", help="skip the scikit-learn grid search")
     ap.add_argument("--quick", action="store_true", help="m = 1000 only, 2 breast-cancer splits")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="fits per measurement (median, min and max recorded)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     args.sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",") if s]

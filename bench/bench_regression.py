@@ -29,44 +29,14 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine_info, print_table  # noqa: E402
+from _cases import CHECKERBOARD, COVTYPE, a9a_like, checkerboard_split, covtype_split
+from _common import BENCH, ROOT, machine_info, print_table, run_json, timing_stats, write_results
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def a9a_like(n, seed):
-    """``n`` rows of 123 binary features, 14 ones per row in 14 groups (a9a's one-hot layout),
-    labels from a fixed nonlinear rule plus 10 % flips."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    groups = np.array_split(np.arange(123), 14)
-    X = np.zeros((n, 123))
-    for g in groups:
-        X[np.arange(n), rng.choice(g, size=n)] = 1.0
-    w = np.random.default_rng(12345).standard_normal(123)  # the same rule for every split
-    s = X @ w
-    y = np.where(np.sin(s) + 0.3 * s > 0.3, 1, -1)
-    flip = rng.random(n) < 0.10
-    return X, np.where(flip, -y, y)
-
-
-def covtype_split(path):
-    import numpy as np
-
-    from svmgpu.datasets import load_covtype
-
-    X, y = load_covtype(path)
-    perm = np.random.default_rng(0).permutation(X.shape[0])
-    X, y = X[perm], y[perm]
-    lo, hi = X[:381_012].min(axis=0), X[:381_012].max(axis=0)
-    X = (X - lo) / np.where(hi > lo, hi - lo, 1.0)
-    return X[:381_012], y[:381_012], X[381_012:], y[381_012:]
+#: The rows of the a9a-like case (training, test).
+A9A_ROWS = (30_000, 10_000)
 
 
 def run_case(case: dict) -> dict:
@@ -76,26 +46,24 @@ def run_case(case: dict) -> dict:
     import numpy as np
 
     from svmgpu import ReducedSVC, UniSVC
-    from svmgpu.datasets import make_checkerboard
 
     name = case["name"]
+    cb = CHECKERBOARD
     if name in ("checkerboard", "reduced"):
-        m = 1_000_000
-        X, y = make_checkerboard(m, random_state=0)
-        Xt, yt = make_checkerboard(200_000, random_state=1)
+        X, y, Xt, yt = checkerboard_split(cb.m, cb.m_test)
         if name == "checkerboard":
-            est = UniSVC(C=1.0 / (1e-7 * m), gamma=16.0, rank=300, random_state=0, device="cpu")
+            est = UniSVC(C=cb.C(), gamma=cb.gamma, rank=cb.rank, random_state=0, device="cpu")
         else:
-            est = ReducedSVC(C=1.0 / (2e-7 * m), gamma=16.0, rank=300, random_state=0,
+            est = ReducedSVC(C=cb.C_gsvm(), gamma=cb.gamma, rank=cb.rank, random_state=0,
                              device="cpu")
     elif name == "a9a_like":
-        X, y = a9a_like(30_000, 0)
-        Xt, yt = a9a_like(10_000, 1)
+        X, y = a9a_like(A9A_ROWS[0], 0)
+        Xt, yt = a9a_like(A9A_ROWS[1], 1)
         est = UniSVC(C=1.0, gamma=0.125, rank=1000, random_state=0, device="cpu")
     elif name == "covtype":
         X, y, Xt, yt = covtype_split(case["covtype"])
-        est = UniSVC(C=1.0 / (1e-8 * X.shape[0]), gamma=0.25, rank=1000, random_state=0,
-                     device="cpu")
+        est = UniSVC(C=COVTYPE.C(X.shape[0]), gamma=COVTYPE.gamma, rank=COVTYPE.rank,
+                     random_state=0, device="cpu")
     else:
         raise ValueError(f"unknown case {name!r}")
     t0 = time.perf_counter()
@@ -103,6 +71,7 @@ def run_case(case: dict) -> dict:
     t1 = time.perf_counter()
     pred = est.predict(Xt)
     t2 = time.perf_counter()
+    # VmHWM read here: the tree under test may be older than svmgpu.backend.peak_host_bytes
     with open("/proc/self/status") as fh:
         peak = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
     return {"fit_seconds": t1 - t0, "predict_seconds": t2 - t1,
@@ -111,16 +80,15 @@ def run_case(case: dict) -> dict:
 
 
 def _subprocess(tree: Path, case: dict) -> dict:
+    """``run_case`` in a fresh process that imports svmgpu from ``tree`` (the one place in
+    bench/ that puts a source tree first on the path: this script compares two of them)."""
     code = (f"import sys, json; sys.path.insert(0, {str(tree)!r}); "
-            f"sys.path.insert(1, {str(Path(__file__).resolve().parent)!r}); "
+            f"sys.path.insert(1, {str(BENCH)!r}); "
             "import bench_regression as b; "
             f"print(json.dumps(b.run_case(json.loads({json.dumps(json.dumps(case))}))))")
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=tempfile.gettempdir())
-    if out.returncode != 0:
-        raise RuntimeError(f"{case['name']} on {tree} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_json(["-c", code], f"{case['name']} on {tree}", env=env,
+                    cwd=tempfile.gettempdir())
 
 
 def main(argv=None):
@@ -129,7 +97,7 @@ def main(argv=None):
     ap.add_argument("--cases", default="checkerboard,reduced,a9a_like")
     ap.add_argument("--covtype", default=None)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--out", default=str(RESULTS / "refactor_before_after_cpu.json"))
+    ap.add_argument("--out", default="refactor_before_after_cpu")
     args = ap.parse_args(argv)
     cases = [c for c in args.cases.split(",") if c]
     if "covtype" in cases and not args.covtype:
@@ -143,9 +111,6 @@ def main(argv=None):
     dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "svmgpu"],
                                 capture_output=True, text=True).stdout.strip())
     info = machine_info("cpu")
-    with open("/proc/cpuinfo") as fh:
-        flags = next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), [])
-    info["simd"] = [f for f in ("avx2", "avx512f", "fma") if f in flags]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "before"
@@ -168,18 +133,22 @@ def main(argv=None):
     for name in cases:
         for label in ("before", "after"):
             rs = [r for r in rows if r["case"] == name and r["tree"] == label]
-            summary.append({"case": name, "tree": label,
-                            "fit_s (min)": min(r["fit_seconds"] for r in rs),
-                            "predict_s (min)": min(r["predict_seconds"] for r in rs),
+            fit = timing_stats([r["fit_seconds"] for r in rs])
+            pred = timing_stats([r["predict_seconds"] for r in rs])
+            summary.append({"case": name, "tree": label, "repeats": fit["repeats"],
+                            "fit_s (min)": fit["min"], "fit_s (median)": fit["median"],
+                            "fit_s (max)": fit["max"], "predict_s (min)": pred["min"],
+                            "predict_s (median)": pred["median"],
+                            "predict_s (max)": pred["max"],
                             "accuracy": rs[0]["test_accuracy"],
                             "peak_GB": max(r["peak_rss_bytes"] for r in rs) / 1e9})
-    print_table(summary, ["case", "tree", "fit_s (min)", "predict_s (min)", "accuracy", "peak_GB"])
+    print_table(summary, ["case", "tree", "repeats", "fit_s (min)", "fit_s (median)",
+                          "fit_s (max)", "predict_s (min)", "accuracy", "peak_GB"])
     info["loadavg_at_end"] = list(os.getloadavg())
     payload = {"benchmark": "bench_regression", "before": rev, "after": head + ("+dirty" if dirty
                                                                                   else ""),
                "machine": info, "rows": rows, "summary": summary}
-    Path(args.out).write_text(json.dumps(payload, indent=1))
-    print("wrote", args.out)
+    print("wrote", write_results(args.out, payload))
 
 
 if __name__ == "__main__":

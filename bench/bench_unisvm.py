@@ -8,19 +8,17 @@ accelerated) with an iteration cap. Then m = 50,000 against sklearn.svm.SVC with
 (features, Gram matrix and solver), prediction timed separately.
 
 Usage: python bench/bench_unisvm.py [--device cpu|cuda] [--sizes 1000000] [--svc-size 50000]
-       [--dtype float64] [--quick]
+       [--dtype float64] [--repeats 1] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _cases import CHECKERBOARD, checkerboard_split
+from _common import (
     Timer,
+    answer_spec,
+    case_parser,
+    default_name,
     machine_info,
     peak_rss_bytes,
     print_table,
@@ -28,8 +26,8 @@ from _common import (  # noqa: E402
     write_results,
 )
 
-LAMBDA = 1e-7
-GAMMA = 16.0
+GAMMA = CHECKERBOARD.gamma
+RANK, M_TEST = CHECKERBOARD.rank, CHECKERBOARD.m_test
 
 
 def run_one(spec: dict) -> dict:
@@ -37,13 +35,10 @@ def run_one(spec: dict) -> dict:
 
     from svmgpu import UniSVC
     from svmgpu.backend import to_device, to_numpy
-    from svmgpu.datasets import make_checkerboard
-
     m, dtype, device = spec["m"], spec["dtype"], spec["device"]
-    X, y = make_checkerboard(m, random_state=0, dtype=dtype, flip=spec.get("flip", 0.0))
-    Xt, yt = make_checkerboard(spec["m_test"], random_state=1, dtype=dtype)
+    X, y, Xt, yt = checkerboard_split(m, spec["m_test"], dtype=dtype, flip=spec.get("flip", 0.0))
     out = dict(spec)
-    C = 1.0 / (LAMBDA * m)
+    C = CHECKERBOARD.C(m)
     out["C"] = C
     if spec["impl"] == "svc":
         from sklearn.svm import SVC
@@ -80,8 +75,7 @@ def run_one(spec: dict) -> dict:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = case_parser(__doc__)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--sizes", default="1000000")
     ap.add_argument("--svc-size", type=int, default=50_000)
@@ -89,10 +83,8 @@ def main():
     ap.add_argument("--dca-iters", type=int, default=300, help="iteration cap of the DCA runs")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.spec:
-        print(json.dumps(run_one(json.loads(args.spec))))
+    if answer_spec(args, run_one):
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     svc_size = args.svc_size
@@ -101,19 +93,19 @@ def main():
     specs = []
     for m in sizes:
         for loss in ("squared_hinge", "truncated_squared_hinge"):
-            specs.append({"impl": "svmgpu", "m": m, "m_test": 200_000, "loss": loss, "rank": 300,
+            specs.append({"impl": "svmgpu", "m": m, "m_test": M_TEST, "loss": loss, "rank": RANK,
                           "solver": "newton", "dtype": args.dtype, "device": args.device})
-        specs.append({"impl": "svmgpu", "m": m, "m_test": 200_000, "loss": "truncated_squared_hinge",
-                      "rank": 300, "solver": "dca", "max_iter": args.dca_iters, "dtype": args.dtype,
+        specs.append({"impl": "svmgpu", "m": m, "m_test": M_TEST, "loss": "truncated_squared_hinge",
+                      "rank": RANK, "solver": "dca", "max_iter": args.dca_iters, "dtype": args.dtype,
                       "device": args.device})
     for loss in ("squared_hinge", "truncated_squared_hinge"):
-        specs.append({"impl": "svmgpu", "m": svc_size, "m_test": 200_000, "loss": loss, "rank": 300,
+        specs.append({"impl": "svmgpu", "m": svc_size, "m_test": M_TEST, "loss": loss, "rank": RANK,
                       "solver": "newton", "dtype": args.dtype, "device": args.device})
-    specs.append({"impl": "svc", "m": svc_size, "m_test": 200_000, "loss": "hinge", "rank": None,
+    specs.append({"impl": "svc", "m": svc_size, "m_test": M_TEST, "loss": "hinge", "rank": None,
                   "solver": "libsvm", "dtype": "float64", "device": "cpu"})
     cols = ["impl", "device", "dtype", "m", "loss", "solver", "rank_used", "n_iter", "converged",
             "fit_seconds", "solver_seconds", "predict_seconds", "test_accuracy", "peak_rss_bytes"]
-    rows = run_specs(__file__, specs, cols)
+    rows = run_specs(__file__, specs, cols, args.repeats)
     svc = next(r for r in rows if r["impl"] == "svc")
     for r in rows:
         if r["impl"] == "svmgpu" and r["m"] == svc["m"]:
@@ -122,14 +114,13 @@ def main():
     print()
     print_table(rows, cols + ["svc_time_ratio", "accuracy_minus_svc"])
     payload = {"benchmark": "unisvm", "machine": machine_info(args.device),
-               "setup": {"gamma": GAMMA, "lambda": LAMBDA, "C": "1/(lambda m)", "rank": 300,
+               "setup": {**CHECKERBOARD.describe(),
                          "data": "checkerboard 4x4 in the unit square, test 200,000"},
                "targets": {"cpu": "1M in <= 20 s end to end, >= 99.8% for the non-convex loss; "
                                   "at 50k accuracy >= SVC in <= 1/3 of its time",
                            "gpu": "1M <= 1 s, 3M <= 3 s"},
                "results": rows}
-    name = args.out or f"unisvm_{'gpu' if args.device.startswith('cuda') else 'cpu'}" + (
-        "_quick" if args.quick else "")
+    name = args.out or default_name("unisvm", args.device, args.quick)
     print("wrote", write_results(name, payload))
 
 

@@ -34,7 +34,8 @@ importable.
 
 Usage: python bench/compare.py [--quick] [--sizes 10000,100000] [--device auto|cpu|cuda]
        [--methods uni_sqh,uni_tsqh,reduced,greedy,svc,nystroem,thundersvm,cuml]
-       [--n-test 50000] [--rank 300] [--gamma 16] [--lam 1e-7] [--cap 120] [--out NAME]
+       [--n-test 50000] [--rank 300] [--gamma 16] [--lam 1e-7] [--cap 120] [--repeats 1]
+       [--out NAME]
 """
 
 from __future__ import annotations
@@ -42,22 +43,19 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sys
 import time
 import traceback
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import (  # noqa: E402
-    RESULTS,
+from _cases import CHECKERBOARD
+from _common import (
     machine_info,
     peak_rss_bytes,
+    repeat_timed,
     reset_peak,
+    results_path,
     rss_bytes,
-    sync,
+    timing_fields,
     write_results,
 )
 
@@ -144,7 +142,7 @@ def _gpu_input(key, device):
     return str(device).startswith("cuda") and (METHODS[key][1] == "svmgpu" or key == "cuml")
 
 
-def run_one(key, data, *, C, gamma, rank, device, dtype):
+def run_one(key, data, *, C, gamma, rank, device, dtype, repeats=1):
     X, y, Xt, yt, Xd, Xtd = data
     est = build(key, C=C, gamma=gamma, rank=rank, device=device, dtype=dtype)
     on_gpu = _gpu_input(key, device)
@@ -152,21 +150,14 @@ def run_one(key, data, *, C, gamma, rank, device, dtype):
     dev = device if on_gpu else "cpu"
     base = rss_bytes()
     reset_peak()
-    sync(dev)
-    t0 = time.perf_counter()
-    est.fit(Xf, y)
-    sync(dev)
-    t_fit = time.perf_counter() - t0
+    _, fit = repeat_timed(lambda: est.fit(Xf, y), repeats, dev)
     peak = peak_rss_bytes() - base
-    t0 = time.perf_counter()
-    pred = est.predict(Xp)
-    sync(dev)
-    t_pred = time.perf_counter() - t0
+    pred, predict = repeat_timed(lambda: est.predict(Xp), 1, dev)
     if hasattr(pred, "get"):
         pred = pred.get()
     acc = float(np.mean(np.asarray(pred).reshape(-1) == yt))
-    row = {"fit_seconds": t_fit, "predict_seconds": t_pred, "accuracy": acc,
-           "peak_fit_bytes": int(peak), "status": "ok"}
+    row = {**timing_fields("fit_seconds", fit), **timing_fields("predict_seconds", predict),
+           "accuracy": acc, "peak_fit_bytes": int(peak), "status": "ok"}
     for attr in ("n_iter_", "solver_"):
         v = getattr(est, attr, None)
         if v is not None:
@@ -275,15 +266,17 @@ def parse_args(argv=None):
                     help="test points (default min(50000, largest size))")
     ap.add_argument("--device", default="auto", help="device of the svmgpu estimators")
     ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
-    ap.add_argument("--rank", type=int, default=300)
-    ap.add_argument("--gamma", type=float, default=16.0)
-    ap.add_argument("--lam", type=float, default=1e-7, help="UniSVM's λ: C = 1/(λ m)")
+    ap.add_argument("--rank", type=int, default=CHECKERBOARD.rank)
+    ap.add_argument("--gamma", type=float, default=CHECKERBOARD.gamma)
+    ap.add_argument("--lam", type=float, default=CHECKERBOARD.lam, help="UniSVM's λ: C = 1/(λ m)")
     ap.add_argument("--methods", default=",".join(METHODS),
                     help="comma-separated subset of " + ",".join(METHODS))
     ap.add_argument("--cap", type=float, default=120.0,
                     help="skip a peer at larger sizes once a fit took longer (s)")
     ap.add_argument("--svc-max-n", type=int, default=50_000, help="largest n for sklearn SVC")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="fits per method and size (median, min and max recorded)")
     ap.add_argument("--out", default=None, help="result name (default compare_<device>[_quick])")
     ap.add_argument("--no-plot", action="store_true")
     return ap.parse_args(argv)
@@ -337,7 +330,8 @@ def main(argv=None):
             else:
                 try:
                     row.update(run_one(key, data, C=C, gamma=args.gamma, rank=args.rank,
-                                       device=str(device), dtype=dtype.name))
+                                       device=str(device), dtype=dtype.name,
+                                       repeats=args.repeats))
                     last_fit[key] = row["fit_seconds"]
                 except Unavailable as exc:
                     row["status"] = str(exc)
@@ -368,13 +362,13 @@ def main(argv=None):
         "results": rows,
     }
     path = write_results(name, payload)
-    md = RESULTS / f"{name}.md"
+    md = results_path(name, ".md")
     md.write_text(markdown(payload))
     print()
     print(md.read_text())
     print("wrote", path, "and", md)
     if not args.no_plot:
-        png = RESULTS / f"{name}.png"
+        png = results_path(name, ".png")
         if plot(payload, png):
             print("wrote", png)
     return payload
