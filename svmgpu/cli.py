@@ -12,8 +12,6 @@ Commands
     Predict the rows of a LIBSVM/svmlight file with a saved model, like ``svm-predict``;
     prints the accuracy (or, for regression, the mean squared error) when the file's labels
     are meaningful, and writes the predictions with ``--output``.
-``bench [ARGS...]``
-    Run the peer benchmark ``bench/compare.py`` of a source checkout, passing ``ARGS`` on.
 
 User mistakes (a missing file, a bad option value, an unknown estimator, CUDA unavailable,
 ...) print one line ``svmgpu <command>: error: ...`` on standard error and exit with status 1
@@ -27,7 +25,6 @@ import contextlib
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -522,19 +519,6 @@ def cmd_predict(args, out=print):
     return 0
 
 
-# ------------------------------------------------------------------------------ bench
-def bench_script() -> Path:
-    return Path(__file__).resolve().parents[1] / "bench" / "compare.py"
-
-
-def cmd_bench(argv):
-    script = bench_script()
-    if not script.is_file():
-        raise CLIError(f"the benchmark harness bench/compare.py is part of a source checkout of "
-                       f"svmgpu; it is not at {script}")
-    return subprocess.call([sys.executable, str(script), *argv])
-
-
 # ------------------------------------------------------------------------------ parser
 def build_parser():
     import svmgpu  # noqa: PLC0415
@@ -627,10 +611,6 @@ def build_parser():
                    help="write one prediction per line ('-': standard output)")
     q.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     q.set_defaults(func=cmd_predict)
-
-    if bench_script().is_file():  # a source checkout: an installed wheel has no bench/
-        sub.add_parser("bench", help="run bench/compare.py (peer benchmark); arguments pass "
-                       "through", add_help=False)
     return p
 
 
@@ -659,9 +639,6 @@ def main(argv=None) -> int:
     debug = "--debug" in argv[:k]
     command = "svmgpu"
     try:
-        if argv[k : k + 1] == ["bench"]:  # everything after "bench" goes to compare.py
-            command = "svmgpu bench"
-            return cmd_bench(argv[k + 1 :])
         args = build_parser().parse_args(argv)
         command = f"svmgpu {args.command}"
         return int(args.func(args) or 0)
