@@ -54,7 +54,6 @@ from svmgpu.backend import (
     host_array,
     is_numpy,
     numpy_dtype,
-    take_rows,
     to_device,
     to_host,
     to_numpy,
@@ -64,15 +63,12 @@ from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._input import check_sample_weight, check_X, check_y, is_device_array
 from svmgpu.estimators._params import ignored_parameters
+from svmgpu.estimators._probability import class_probabilities, fit_platt
+from svmgpu.estimators._rank import resolve_rank
 from svmgpu.estimators._tags import SVMCapabilities, SVMTags
 from svmgpu.kernels import make_kernel
 from svmgpu.lowrank import feature_plan, nystrom, pivoted_cholesky
 from svmgpu.solvers.newton import presolve_rows
-
-#: ``rank="auto"``: the full kernel up to this many samples (when it fits the memory budget) for
-#: the models that have a full-kernel form, else a factor or reduced set of ``AUTO_RANK``.
-AUTO_FULL_MAX_SAMPLES = 3000
-AUTO_RANK = 300
 
 #: The docstring entries of the classifier parameters ``class_weight`` and ``probability``.
 CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
@@ -83,10 +79,6 @@ CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
         Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
         about five more fits) for ``predict_proba`` / ``predict_log_proba``.
 """
-
-#: Folds of the internal cross-validation that fits Platt's sigmoids (``probability=True``), as
-#: in LIBSVM.
-_PROBABILITY_FOLDS = 5
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -155,7 +147,8 @@ class SVMBase(BaseEstimator):
         of the reduced set); None is the full kernel (for reduced-set models: every training
         point in the reduced set); ``"auto"`` (the default) is the full kernel for at most
         ``AUTO_FULL_MAX_SAMPLES`` = 3,000 samples when it fits the memory budget and the model
-        has a full-kernel form, else ``AUTO_RANK`` = 300. The rank used is ``rank_``.
+        has a full-kernel form, else ``AUTO_RANK`` = 300 (:mod:`svmgpu.estimators._rank`, the
+        one rank policy). The rank used is ``rank_``.
     lowrank : {"nystrom", "pivoted_cholesky"}
     tol : float
     max_iter : int
@@ -234,12 +227,7 @@ class SVMBase(BaseEstimator):
     def _effective_rank(self, m, ctx):
         """The rank this fit uses (sets ``rank_``): None for the full kernel, else an int
         (at most ``m``), following the one meaning of ``rank`` (see the class docstring)."""
-        rank = getattr(self, "rank", "auto")
-        if getattr(self, "_dask_fit", False):  # a Dask fit is low-rank (no m x m kernel)
-            if rank is None:
-                raise ValueError("rank=None (the full kernel) does not take Dask input: set "
-                                 "rank (e.g. rank=300) for the distributed low-rank solver")
-            rank = AUTO_RANK if rank == "auto" else rank
+        rank = self.rank
         # the full kernel's form holds its rows dense: with sparse X, m × n_features more
         dense_rows = m * self.n_features_in_ * 8 if getattr(self, "_sparse_fit", False) else 0
         if rank is None and dense_rows:
@@ -247,11 +235,9 @@ class SVMBase(BaseEstimator):
                        what=f"the full kernel (rank=None) of sparse X, whose {m:,} rows it "
                             f"holds dense ({self.n_features_in_:,} features)",
                        hint="set rank (e.g. rank=300) for the low-rank solver")
-        if rank == "auto":
-            full_fits = 3 * m * m * 8 + dense_rows <= ctx.budget_bytes  # K, a copy, its factor
-            small = m <= AUTO_FULL_MAX_SAMPLES and full_fits
-            rank = None if (self._capabilities.full_kernel_form and small) else AUTO_RANK
-        self.rank_ = None if rank is None else min(int(rank), m)
+        full_fits = 3 * m * m * 8 + dense_rows <= ctx.budget_bytes  # K, a copy, its factor
+        self.rank_ = resolve_rank(rank, m, full_kernel_form=self._capabilities.full_kernel_form,
+                                  full_fits=full_fits, dask=self._dask_fit)
         return self.rank_
 
     def _feature_plan(self, m, r, ctx, *, itemsize):
@@ -531,65 +517,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if getattr(self, "probability", False):
-            self._phase("probability", self._fit_probability, X, y_idx, user_sw, ctx=ctx)
+            self._phase("probability", fit_platt, self, X, y_idx, user_sw, ctx=ctx)
         return self
-
-    def _fit_probability(self, X, y_idx, sample_weight, *, ctx):
-        """Platt's sigmoids (``probA_``, ``probB_``, one per binary problem) on held-out
-        decision values: LIBSVM's internal 5-fold cross-validation, stratified by class. Each
-        fold refits the estimator (``probability=False``) on the other folds, so the fit costs
-        about five more fits. Everything stays on the fit's device; the folds come from a
-        random permutation drawn on the host (``random_state``) and uploaded once."""
-        from sklearn.base import clone  # noqa: PLC0415
-
-        from svmgpu.estimators._probability import fit_sigmoid  # noqa: PLC0415
-
-        xp = ctx.xp
-        k, m = int(self.classes_.shape[0]), int(X.shape[0])
-        counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
-        n_folds = min(_PROBABILITY_FOLDS, int(min(counts)))
-        if n_folds < 2:
-            raise ValueError(
-                f"probability=True fits Platt's sigmoid on held-out decision values (a "
-                f"cross-validation within the training set) and needs at least 2 samples of "
-                f"each class; class {self.classes_[int(np.argmin(counts))]!r} has "
-                f"{int(min(counts))}: use probability=False or more data")
-        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
-        key = to_device(np.random.default_rng(seed).permutation(m), ctx.device)
-        order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
-        fold = xp.argsort(order) % n_folds  # each class dealt round-robin to the folds
-        held_rows, held_scores = [], []
-        fold_params = {}  # the folds' labels are the class indices: a dict follows them
-        if isinstance(getattr(self, "class_weight", None), dict):
-            fold_params["class_weight"] = dict(enumerate(self.class_weight_.tolist()))
-        for f in range(n_folds):
-            train, held = xp.nonzero(fold != f)[0], xp.nonzero(fold == f)[0]
-            est = clone(self).set_params(probability=False, **fold_params)
-            with warnings.catch_warnings():  # the model itself warned already, if at all
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                kw = {} if sample_weight is None else \
-                    {"sample_weight": xp.take(sample_weight, train)}
-                est.fit(take_rows(X, train, xp=xp), xp.take(y_idx, train), **kw)
-            if int(est.classes_.shape[0]) != k:  # pragma: no cover - stratified folds
-                raise RuntimeError("a cross-validation fold lost a class")
-            held_rows.append(held)
-            held_scores.append(xp.stack(est._raw_decision(take_rows(X, held, xp=xp))[0], axis=1))
-        rows = xp.concat(held_rows)
-        F, y_h = xp.concat(held_scores, axis=0), xp.take(y_idx, rows)
-        w_h = None if sample_weight is None else xp.take(sample_weight, rows)
-        prob_a, prob_b = [], []
-        for j in range(int(F.shape[1])):
-            if self.pairs_ is None:  # binary (positive: class 1) or one-vs-rest (class j)
-                positive, w = y_h == (1 if k == 2 else j), w_h
-            else:  # one-vs-one (i, l): positive i, rows of the two classes only
-                i, l = self.pairs_[j]
-                both = xp.astype((y_h == i) | (y_h == l), xp.float64)
-                positive, w = y_h == i, both if w_h is None else both * xp.astype(w_h, xp.float64)
-            a, b = fit_sigmoid(F[:, j], positive, w, xp=xp)
-            prob_a.append(a)
-            prob_b.append(b)
-        self.probA_ = host_array(prob_a, "float64")
-        self.probB_ = host_array(prob_b, "float64")
 
     def _probability_enabled(self):
         if not getattr(self, "probability", False):
@@ -606,8 +535,6 @@ class SVCBase(ClassifierMixin, SVMBase):
 
         As in LIBSVM and scikit-learn's ``SVC``, ``argmax`` of the probabilities may differ
         from ``predict`` (the decision values) for points near the decision boundary."""
-        from svmgpu.estimators._probability import class_probabilities  # noqa: PLC0415
-
         if not hasattr(self, "probA_"):
             raise NotFittedError(f"this {type(self).__name__} was not fitted with "
                                  f"probability=True; call fit first")

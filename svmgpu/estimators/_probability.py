@@ -9,13 +9,25 @@
   ``Σ_i Σ_{j≠i} (r_ji p_i − r_ij p_j)²`` with ``Σ p = 1``, the linear system of their (18) solved
   for every sample at once.
 * One-vs-rest: the per-class sigmoids, normalised to sum to one.
+* :func:`fit_platt`: the sigmoids of a fitted classifier from held-out decision values (LIBSVM's
+  internal 5-fold cross-validation).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
-from svmgpu.backend import clip, fetch_scalars
+# NumPy here is the host edge: the folds' random permutation is drawn on the host and uploaded.
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from svmgpu.backend import clip, fetch_scalars, host_array, take_rows, to_device
+
+#: Folds of the internal cross-validation that fits Platt's sigmoids (``probability=True``), as
+#: in LIBSVM.
+PROBABILITY_FOLDS = 5
 
 #: LIBSVM's clamp of the pairwise probabilities before coupling (keeps the system regular).
 _MIN_PROB = 1e-7
@@ -124,3 +136,57 @@ def _couple(probs, pairs, k, *, xp):
     p = xp.linalg.solve(M, rhs)[:, :k, 0]
     p = clip(p, min=0.0, max=1.0, xp=xp)
     return p / xp.sum(p, axis=1, keepdims=True)
+
+
+def fit_platt(est, X, y_idx, sample_weight, *, ctx):
+    """Platt's sigmoids (``probA_``, ``probB_``, one per binary problem) on held-out
+    decision values: LIBSVM's internal 5-fold cross-validation, stratified by class. Each
+    fold refits the estimator (``probability=False``) on the other folds, so the fit costs
+    about five more fits. Everything stays on the fit's device; the folds come from a
+    random permutation drawn on the host (``random_state``) and uploaded once."""
+    xp = ctx.xp
+    k, m = int(est.classes_.shape[0]), int(X.shape[0])
+    counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
+    n_folds = min(PROBABILITY_FOLDS, int(min(counts)))
+    if n_folds < 2:
+        raise ValueError(
+            f"probability=True fits Platt's sigmoid on held-out decision values (a "
+            f"cross-validation within the training set) and needs at least 2 samples of "
+            f"each class; class {est.classes_[int(np.argmin(counts))]!r} has "
+            f"{int(min(counts))}: use probability=False or more data")
+    seed = est.random_state if isinstance(est.random_state, (int, np.integer)) else 0
+    key = to_device(np.random.default_rng(seed).permutation(m), ctx.device)
+    order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
+    fold = xp.argsort(order) % n_folds  # each class dealt round-robin to the folds
+    held_rows, held_scores = [], []
+    fold_params = {}  # the folds' labels are the class indices: a dict follows them
+    if isinstance(getattr(est, "class_weight", None), dict):
+        fold_params["class_weight"] = dict(enumerate(est.class_weight_.tolist()))
+    for f in range(n_folds):
+        train, held = xp.nonzero(fold != f)[0], xp.nonzero(fold == f)[0]
+        fold_est = clone(est).set_params(probability=False, **fold_params)
+        with warnings.catch_warnings():  # the model itself warned already, if at all
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            kw = {} if sample_weight is None else \
+                {"sample_weight": xp.take(sample_weight, train)}
+            fold_est.fit(take_rows(X, train, xp=xp), xp.take(y_idx, train), **kw)
+        if int(fold_est.classes_.shape[0]) != k:  # pragma: no cover - stratified folds
+            raise RuntimeError("a cross-validation fold lost a class")
+        held_rows.append(held)
+        held_scores.append(xp.stack(fold_est._raw_decision(take_rows(X, held, xp=xp))[0], axis=1))
+    rows = xp.concat(held_rows)
+    F, y_h = xp.concat(held_scores, axis=0), xp.take(y_idx, rows)
+    w_h = None if sample_weight is None else xp.take(sample_weight, rows)
+    prob_a, prob_b = [], []
+    for j in range(int(F.shape[1])):
+        if est.pairs_ is None:  # binary (positive: class 1) or one-vs-rest (class j)
+            positive, w = y_h == (1 if k == 2 else j), w_h
+        else:  # one-vs-one (i, l): positive i, rows of the two classes only
+            i, l = est.pairs_[j]
+            both = xp.astype((y_h == i) | (y_h == l), xp.float64)
+            positive, w = y_h == i, both if w_h is None else both * xp.astype(w_h, xp.float64)
+        a, b = fit_sigmoid(F[:, j], positive, w, xp=xp)
+        prob_a.append(a)
+        prob_b.append(b)
+    est.probA_ = host_array(prob_a, "float64")
+    est.probB_ = host_array(prob_b, "float64")

@@ -11,8 +11,6 @@ estimators, :mod:`svmgpu.estimators.closed_form`).
 
 from __future__ import annotations
 
-from numbers import Integral
-
 from sklearn.utils._param_validation import StrOptions
 
 from svmgpu.backend import (
@@ -27,6 +25,7 @@ from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase
 from svmgpu.estimators._params import constraints
+from svmgpu.estimators._rank import resolve_rank
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.newton import LOSSES, newton_reduced
@@ -34,27 +33,12 @@ from svmgpu.solvers.newton import LOSSES, newton_reduced
 #: Regularizers of the reduced problem (17): ``B = I`` (GSVM, M2) or ``B = K_JJ`` (RKHS, M1).
 REGULARIZERS = ("gsvm", "rkhs")
 
-#: Default size of the reduced set (capped by the number of samples).
-DEFAULT_RANK = 300
-
-
-def resolve_rank(rank, n_candidates, n_samples):
-    """The size of the reduced set: ``rank``, capped by the number of candidates (samples
-    with positive weight), as in every estimator; every candidate for None (the full kernel);
-    ``min(300, n)`` for "auto".
-
-    Raises
-    ------
-    ValueError
-        When ``rank`` is not "auto", None or a positive integer.
-    """
-    if rank == "auto":
-        return min(DEFAULT_RANK, n_candidates)
-    if rank is None:
-        return n_candidates
-    if isinstance(rank, bool) or not isinstance(rank, Integral) or rank < 1:
-        raise ValueError(f"rank must be 'auto', None or a positive integer, got {rank!r}")
-    return min(int(rank), n_candidates)  # the one rule: a rank above the samples means all
+def reduced_set_size(rank, n_candidates):
+    """The size of the reduced set (:mod:`svmgpu.estimators._rank`, the one rank policy): a
+    reduced-set model has no separate full-kernel form, so ``"auto"`` is ``min(300, n)`` and
+    None (the full kernel) is every candidate row (the samples of positive weight)."""
+    size = resolve_rank(rank, n_candidates)
+    return n_candidates if size is None else size
 
 
 def rkhs_matrix(kernel, Z, *, xp, intercept=False):
@@ -87,7 +71,7 @@ class _ReducedModelMixin:
             return self._dask_reduced_set(X, ctx, sample_weight)
         cand = positive_rows(sample_weight, xp=ctx.xp)
         m = X.shape[0]
-        rank = resolve_rank(self.rank, m if cand is None else cand.shape[0], m)
+        rank = reduced_set_size(self.rank, m if cand is None else cand.shape[0])
         self.rank_ = rank
         J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
                                random_state=self.random_state, memory_budget=ctx.budget_bytes)
@@ -100,7 +84,7 @@ class _ReducedModelMixin:
                              "pivots are chosen one after another over all rows); use "
                              "reduced_set='random'")
         rows, n = dask_data.eligible_rows(X, sample_weight=sample_weight)
-        self.rank_ = rank = resolve_rank(self.rank, n, X.shape[0])
+        self.rank_ = rank = reduced_set_size(self.rank, n)
         J = dask_data.draw_rows(rows, n, rank, random_state=self.random_state)
         self.support_ = asarray(J, device=ctx.device)
         self.support_vectors_ = dask_data.rows_of(X, J, device=ctx.device)
