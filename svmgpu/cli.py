@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -86,39 +87,6 @@ def _gb(n):
 
 def _secs(t):
     return f"{t:.2f} s" if t < 100 else f"{t:.0f} s"
-
-
-def _parse_gamma(text):
-    if text in ("scale", "auto"):
-        return text
-    try:
-        g = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"gamma must be 'scale', 'auto' or a positive number, got {text!r}") from None
-    if not g > 0:
-        raise argparse.ArgumentTypeError(f"gamma must be positive, got {text!r}")
-    return g
-
-
-#: ``--rank none``: the full kernel (``rank=None``), kept apart from "option not given".
-_FULL_KERNEL = "none"
-
-
-def _parse_rank(text):
-    if text.lower() in ("none", "full"):
-        return _FULL_KERNEL
-    if text.lower() == "auto":
-        return "auto"
-    try:
-        r = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"rank must be a positive integer, 'auto' or 'none' (full kernel), got {text!r}"
-        ) from None
-    if r < 1:
-        raise argparse.ArgumentTypeError(f"rank must be >= 1, got {text!r}")
-    return r
 
 
 def _positive_float(text):
@@ -189,20 +157,140 @@ def _parse_class_weight(text):
     return out
 
 
-#: Python parameter names in error messages, as the ``train`` command's flags: the names with
-#: an underscore wherever they stand, the others (plain words too) only as ``name=value``.
-_FLAG_NAMES = re.compile(r"\b(memory_budget|class_weight|max_iter|multi_class)\b(=?)"
-                         r"|\b(rank|probability|gamma|dtype|loss|tol|kernel|solver|device)(=)")
+# ------------------------------------------------------------------------------ train flags
+#: Estimator parameters that have flags of their own: ``--device``, ``--seed``, ``-v``.
+_OWN_FLAGS = {"device": "--device", "random_state": "--seed", "verbose": "-v"}
+
+#: Parameters whose text has a format of its own (LIBSVM's ``-wi`` pairs, byte counts).
+_TEXT_FORMATS = {"class_weight": _parse_class_weight, "memory_budget": _parse_bytes}
+
+
+class _Explicit:
+    """``--rank none``: the value None given on the command line, kept apart from "option not
+    given" (argparse's None)."""
+
+    def __repr__(self):
+        return "None"
+
+
+_NONE = _Explicit()
+
+
+def flag_name(name) -> str:
+    """The ``svmgpu train`` flag of an estimator parameter: ``-C``, ``--max-iter``, ..."""
+    return _OWN_FLAGS.get(name) or ("-C" if name == "C" else "--" + name.replace("_", "-"))
+
+
+@functools.cache
+def train_parameters() -> dict:
+    """Every parameter of the registry's estimators that ``train`` takes as a flag: name ->
+    ``(constraints, estimators)``, the union of the estimators' ``_parameter_constraints`` (the
+    one declaration: the flags, their parsing and their messages come from it) and the CLI
+    names of the estimators that take it."""
+    out = {}
+    for entry in REGISTRY.values():
+        for name, cons in estimator_class(entry.cli_name)._parameter_constraints.items():
+            if name in _OWN_FLAGS:
+                continue
+            constraints, takers = out.setdefault(name, ([], []))
+            constraints.extend(c for c in cons if c not in constraints)
+            takers.append(entry.cli_name)
+    return out
+
+
+def _describe(constraints) -> str:
+    from sklearn.utils._param_validation import Options, make_constraint  # noqa: PLC0415
+
+    parts = [str(make_constraint(c)) for c in constraints  # (what text can say)
+             if (not isinstance(c, type) or c in (dict, str))
+             and not (isinstance(c, Options) and c.type is type)]
+    return ", ".join(parts[:-1]) + f" or {parts[-1]}" if len(parts) > 1 else parts[0]
+
+
+def _candidates(text):
+    """What a flag's text may mean, in the order it is tried."""
+    low = text.strip().lower()
+    if low in ("none", "full"):
+        yield None
+    if low in ("true", "false", "yes", "no"):
+        yield low in ("true", "yes")
+    for convert in (int, float):
+        try:
+            yield convert(text.replace("_", "") if convert is int else text)
+        except ValueError:
+            pass
+    if text.lstrip().startswith("{"):
+        try:
+            yield json.loads(text)
+        except ValueError:
+            pass
+    yield text
+
+
+def _value_parser(name, constraints):
+    """argparse's ``type`` for a parameter: the first reading of the text that one of the
+    constraints accepts (``none`` for None, numbers, JSON for dicts, else the text)."""
+    from sklearn.utils._param_validation import make_constraint  # noqa: PLC0415
+
+    checks = [make_constraint(c) for c in constraints]
+
+    def parse(text):
+        if name in _TEXT_FORMATS:
+            return _TEXT_FORMATS[name](text)
+        for value in _candidates(text):
+            if any(c.is_satisfied_by(value) for c in checks):
+                return _NONE if value is None else value
+        raise argparse.ArgumentTypeError(f"must be {_describe(constraints)}; got {text!r}")
+
+    parse.__name__ = name  # (argparse names the type in some messages)
+    return parse
+
+
+def _add_parameter_flags(parser):
+    """One flag per estimator parameter (:func:`train_parameters`)."""
+    for name, (constraints, takers) in sorted(train_parameters().items(),
+                                              key=lambda kv: kv[0].lower()):
+        flags = ["-C", "--C"] if name == "C" else [flag_name(name)]
+        which = "every estimator" if len(takers) == len(REGISTRY) else ", ".join(takers)
+        if constraints == ["boolean"]:
+            parser.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction,
+                                default=None, help=f"{name} ({which})")
+            continue
+        parser.add_argument(*flags, dest=name, type=_value_parser(name, constraints),
+                            metavar=name.upper().replace("_", "-"),
+                            help=f"{name}: {_describe(constraints)} ({which})")
+
+
+def _check_parameters(cls, params):
+    """The estimator's own constraints on the parameters the command line set: an error names
+    the flag, before the data are read."""
+    from sklearn.utils._param_validation import (  # noqa: PLC0415
+        InvalidParameterError,
+        validate_parameter_constraints,
+    )
+
+    for name, value in params.items():
+        try:
+            validate_parameter_constraints({name: cls._parameter_constraints[name]},
+                                           {name: value}, caller_name=cls.__name__)
+        except InvalidParameterError as exc:
+            raise CLIError(str(exc).replace(f"The '{name}' parameter", flag_name(name),
+                                            1)) from None
 
 
 def _as_flags(message):
     """An estimator's message with its parameter names written as ``svmgpu train`` flags
-    (``rank=300`` becomes ``--rank 300``, ``memory_budget`` ``--memory-budget``)."""
+    (``rank=300`` becomes ``--rank 300``, ``memory_budget`` ``--memory-budget``): the names with
+    an underscore wherever they stand, the others only as ``name=value``."""
+    names = sorted(train_parameters(), key=len, reverse=True)
+    pattern = re.compile(r"\b(" + "|".join(n for n in names if "_" in n) + r")\b(=?)|\b("
+                         + "|".join(n for n in names if "_" not in n) + r")(=)")
+
     def flag(m):
         name, eq = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        return "--" + name.replace("_", "-") + (" " if eq else "")
+        return flag_name(name) + (" " if eq else "")
 
-    return re.sub(r"\bC=", "-C ", _FLAG_NAMES.sub(flag, message))
+    return pattern.sub(flag, message)
 
 
 def _key_value(text):
@@ -301,12 +389,6 @@ def cmd_demo(args, out=print):
 
 # ------------------------------------------------------------------------------ train
 #: CLI option -> estimator parameter.
-_TRAIN_OPTIONS = {
-    "loss": "loss", "C": "C", "gamma": "gamma", "rank": "rank", "kernel": "kernel",
-    "multi_class": "multi_class", "max_iter": "max_iter", "tol": "tol", "solver": "solver",
-    "dtype": "dtype", "memory_budget": "memory_budget", "class_weight": "class_weight",
-    "probability": "probability",
-}
 
 
 def _load_data(path, n_features=None, *, sparse=False, zero_based="auto"):
@@ -407,20 +489,20 @@ def cmd_train(args, out=print):
     task = "classification" if is_classifier(cls()) else "regression"
     valid = cls().get_params(deep=False)
     params = {}
-    for opt, name in _TRAIN_OPTIONS.items():
-        value = getattr(args, opt)
+    for name in train_parameters():
+        value = getattr(args, name)
         if value is None:
             continue
         if name not in valid:
-            flag = "-C" if opt == "C" else "--" + opt.replace("_", "-")
-            raise CLIError(f"{flag} does not apply to estimator {args.estimator!r} "
+            raise CLIError(f"{flag_name(name)} does not apply to estimator {args.estimator!r} "
                            f"({cls.__name__}); its parameters: {', '.join(sorted(valid))}")
-        params[name] = None if value is _FULL_KERNEL else value
+        params[name] = None if value is _NONE else value
     for key, value in args.param:
         if key not in valid:
             raise CLIError(f"--param {key}: {cls.__name__} has no parameter {key!r}; its "
                            f"parameters: {', '.join(sorted(valid))}")
         params[key] = value
+    _check_parameters(cls, params)
     if "random_state" in valid and "random_state" not in params:
         params["random_state"] = args.seed
     if "verbose" in valid and "verbose" not in params:
@@ -564,25 +646,8 @@ def build_parser():
     t.add_argument("--estimator", "-e", default="uni", choices=list(ESTIMATORS),
                    help="uni (UniSVC, default), unisvr (UniSVR), reduced (ReducedSVC), greedy "
                    "(GreedySVC), path (L2SVMPath), lssvm (LSSVC), psvm (PSVC), wpsvm (WPSVC)")
-    t.add_argument("--loss", help="loss name (uni, unisvr, reduced)")
-    t.add_argument("-C", "--C", dest="C", type=_positive_float, help="loss weight C")
-    t.add_argument("--gamma", type=_parse_gamma, help="kernel width: number, 'scale' or 'auto'")
-    t.add_argument("--rank", type=_parse_rank,
-                   help="low-rank / reduced-set size, 'auto' (the estimator's default) or 'none'")
-    t.add_argument("--kernel", choices=["rbf", "poly", "linear", "laplacian"])
-    t.add_argument("--multi-class", dest="multi_class", choices=["ovr", "ovo"])
-    t.add_argument("--solver", help="solver (uni: auto, dca, newton)")
-    t.add_argument("--max-iter", dest="max_iter", type=_positive_int)
-    t.add_argument("--tol", type=_positive_float)
-    t.add_argument("--dtype", choices=["float64", "float32"])
+    _add_parameter_flags(t)
     t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
-    t.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes, metavar="BYTES",
-                   help="bytes the fit may use, e.g. 2GB (default: half the free host memory, "
-                   "80%% of a GPU's)")
-    t.add_argument("--class-weight", dest="class_weight", type=_parse_class_weight,
-                   metavar="W", help="'balanced' or LABEL:WEIGHT,... (LIBSVM's -wi), e.g. 1:5,-1:1")
-    t.add_argument("--probability", action="store_const", const=True, default=None,
-                   help="fit Platt's sigmoids for probabilities (LIBSVM's -b 1; ~5 more fits)")
     t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
     t.add_argument("--workers", type=_positive_int, metavar="N",
                    help="fit on a local Dask cluster of N worker processes (1 thread each); "

@@ -291,6 +291,28 @@ def test_version_and_help(call):
     assert code == 0 and "--estimator" in out
 
 
+def test_train_flags_are_built_from_the_estimators_constraints(svm_files, call):
+    """One flag per parameter of the registry's estimators (its parsing and its message from
+    the estimator's _parameter_constraints): no hand-written list to fall behind."""
+    from svmgpu.estimators import estimator_classes
+
+    params = {n for cls in estimator_classes().values() for n in cls._parameter_constraints}
+    help_text = " ".join(cli.build_parser()._subparsers._group_actions[0]
+                         .choices["train"].format_help().split())
+    for name in params:
+        assert cli.flag_name(name) in help_text, name
+    train = svm_files / "train.txt"
+    # a value no estimator takes: refused while parsing, naming the flag and what it accepts
+    code, out, err = call("train", train, "m.npz", "--degree", "2.5")
+    _assert_one_line_error(code, err, 2, "--degree: must be an int in the range [1, inf)")
+    # a value another estimator takes but this one does not: the estimator's own constraint
+    code, out, err = call("train", train, "m.npz", "-e", "path", "--tol", "0")
+    _assert_one_line_error(code, err, 1, "--tol of L2SVMPath must be a float in the range "
+                                         "(0.0, inf)")
+    code, out, err = call("train", train, "m.npz", "--param", "loss_params=\"a=2\"")
+    _assert_one_line_error(code, err, 1, "--loss-params of UniSVC must be an instance of 'dict'")
+
+
 def test_no_command_reaches_into_bench():
     """The package never imports or runs bench/ (a source checkout's benchmarks, absent from an
     installed wheel): the peer comparison is ``python bench/compare.py``."""
