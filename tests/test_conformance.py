@@ -1,11 +1,12 @@
 """Conformance matrix: every estimator on every backend gives the NumPy answer.
 
-Each case is fitted once on NumPy (the reference) and once on the backend under test, with
-the input already on that backend's device: CuPy arrays for ``cupy`` (marker ``gpu``), and
-array-api-strict arrays on its second device ``Device("device1")`` for ``strict-device1``, the
-CPU stand-in for a GPU: mixing devices raises there, and so does any conversion to NumPy, so a
-host round trip anywhere in a fit or a prediction fails the case. Checked for binary and
-multi-class problems, with and without sample weights, and after a save/load onto the device:
+Each case is fitted once on NumPy (the reference) and once on the backend under test (the
+suite's ``device`` fixture, tests/conftest.py), with the input already on that backend's
+device: CuPy arrays for ``cupy`` (marker ``gpu``), and array-api-strict arrays on its second
+device ``Device("device1")`` for ``strict-device1``, the CPU stand-in for a GPU: mixing
+devices raises there, and so does any conversion to NumPy, so a host round trip anywhere in a
+fit or a prediction fails the case. Checked for binary and multi-class problems, with and
+without sample weights, and after a save/load onto the device:
 
 * ``decision_function`` / ``predict`` return arrays of the caller's kind, on its device;
 * decision values and fitted coefficients agree with the NumPy fit (the landmarks are drawn on
@@ -33,7 +34,7 @@ from svmgpu import (
 from svmgpu.backend import array_device, get_device, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.io import load_model, save_model
-from svmgpu.testing import assert_allclose, assert_array_equal, backend_device, backend_params, host
+from svmgpu.testing import assert_allclose, assert_array_equal, backend_device, host
 
 #: (id, estimator factory, task, accepts sample_weight, coefficients identifiable). Coefficients
 #: are compared where the problem pins them down to rounding (feature coordinates β, a strongly
@@ -72,11 +73,6 @@ CASES = [
 IDS = [c[0] for c in CASES]
 
 STRICT_DEVICE1 = backend_device("strict-device1")
-
-
-@pytest.fixture(params=backend_params())
-def backend(request):
-    return backend_device(request.param)
 
 
 def _device_param(device):
@@ -144,16 +140,16 @@ MATRIX = [pytest.param(c, k, id=f"{c[0]}-{'binary' if k == 2 else 'multiclass'}"
 
 
 @pytest.mark.parametrize("case,classes", MATRIX)
-def test_backend_matches_numpy(backend, case, classes):
+def test_backend_matches_numpy(device, case, classes):
     name, make, task, _sw, coef_identifiable = case
     X, y = _data(task, classes)
     Xt, _ = _data(task, classes, m=150, seed=1)
     ref = _fit(make, get_device("cpu"), X, y)
-    got = _fit(make, backend, X, y)
-    assert got.device_ == str(backend)
+    got = _fit(make, device, X, y)
+    assert got.device_ == str(device)
     if hasattr(ref, "classes_"):
         assert_array_equal(host(got.classes_), ref.classes_)
-    _compare(_outputs(got, Xt, backend), _outputs(ref, Xt, get_device("cpu")))
+    _compare(_outputs(got, Xt, device), _outputs(ref, Xt, get_device("cpu")))
     c_ref, c_got = _coef(ref), _coef(got)
     if coef_identifiable and c_ref is not None:
         assert_allclose(c_got, c_ref, rtol=0,
@@ -164,24 +160,24 @@ def test_backend_matches_numpy(backend, case, classes):
                                   and "Path" not in c[0]],
                          ids=[c[0] for c in CASES if c[2] == "clf" and "Greedy" not in c[0]
                               and "Path" not in c[0]])
-def test_backend_matches_numpy_one_vs_one(backend, case):
+def test_backend_matches_numpy_one_vs_one(device, case):
     name, make, task, _sw, _ = case
     X, y = _data(task, 3)
     Xt, _ = _data(task, 3, m=150, seed=1)
     ref = _fit(make, get_device("cpu"), X, y, multi_class="ovo")
-    got = _fit(make, backend, X, y, multi_class="ovo")
-    _compare(_outputs(got, Xt, backend), _outputs(ref, Xt, get_device("cpu")))
+    got = _fit(make, device, X, y, multi_class="ovo")
+    _compare(_outputs(got, Xt, device), _outputs(ref, Xt, get_device("cpu")))
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[3]], ids=[c[0] for c in CASES if c[3]])
-def test_sample_weights_match_numpy(backend, case):
+def test_sample_weights_match_numpy(device, case):
     name, make, task, _sw, _ = case
     X, y = _data(task)
     Xt, _ = _data(task, m=150, seed=1)
     sw = np.random.default_rng(3).uniform(0.2, 3.0, size=len(y))
     ref = _fit(make, get_device("cpu"), X, y, sample_weight=sw)
-    got = _fit(make, backend, X, y, sample_weight=sw)
-    _compare(_outputs(got, Xt, backend), _outputs(ref, Xt, get_device("cpu")))
+    got = _fit(make, device, X, y, sample_weight=sw)
+    _compare(_outputs(got, Xt, device), _outputs(ref, Xt, get_device("cpu")))
     # the weights matter: an unweighted fit differs
     plain = _fit(make, get_device("cpu"), X, y)
     key = "decision_function" if hasattr(plain, "decision_function") else "predict"
@@ -190,15 +186,15 @@ def test_sample_weights_match_numpy(backend, case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_save_load_onto_device(backend, case, tmp_path):
+def test_save_load_onto_device(device, case, tmp_path):
     name, make, task, _sw, _ = case
     X, y = _data(task)
     Xt, _ = _data(task, m=150, seed=1)
-    est = _fit(make, backend, X, y)
+    est = _fit(make, device, X, y)
     save_model(est, tmp_path / "m.npz")
-    loaded = load_model(tmp_path / "m.npz", device=backend)
-    assert loaded.device_ == str(backend)
-    got, want = _outputs(loaded, Xt, backend), _outputs(est, Xt, backend)
+    loaded = load_model(tmp_path / "m.npz", device=device)
+    assert loaded.device_ == str(device)
+    got, want = _outputs(loaded, Xt, device), _outputs(est, Xt, device)
     for k in want:
         assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12)
 
