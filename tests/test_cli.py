@@ -63,6 +63,7 @@ def svm_files(tmp_path_factory):
     return d
 
 
+@pytest.mark.slow
 def test_demo_small(tmp_path):
     rc, out, err = run_cli("demo", "--n-samples", 5000, "--device", "cpu", "--json",
                            tmp_path / "demo.json")
@@ -92,6 +93,7 @@ def test_demo_in_process_quiet_with_noise(capsys):
     assert 85.0 < acc <= 100.0
 
 
+@pytest.mark.slow
 def test_train_predict_roundtrip(svm_files, tmp_path):
     """Through a real ``python -m svmgpu`` process, as a user runs it."""
     model = tmp_path / "model.npz"
@@ -313,6 +315,7 @@ def test_train_flags_are_built_from_the_estimators_constraints(svm_files, call):
     _assert_one_line_error(code, err, 1, "--loss-params of UniSVC must be an instance of 'dict'")
 
 
+@pytest.mark.slow
 def test_no_command_reaches_into_bench():
     """The package never imports or runs bench/ (a source checkout's benchmarks, absent from an
     installed wheel): the peer comparison is ``python bench/compare.py``."""
@@ -330,6 +333,7 @@ def test_demo_on_gpu_reports_pool(call):
     assert acc > 90.0
 
 
+@pytest.mark.slow
 def test_import_is_fast_and_leaves_scikit_learn_for_the_estimators():
     """`import svmgpu` (and with it every CLI call) loaded scikit-learn's BaseEstimator and
     scipy.stats: ~1.1 s. The estimators are now imported on first use (PEP 562); the target of

@@ -17,6 +17,8 @@ distributed = pytest.importorskip("distributed")
 from svmgpu import GreedySVC, UniSVC, UniSVR  # noqa: E402
 from svmgpu.distributed import DaskNewtonRows, DistributedFitError  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (a cluster / notebook runs: see pyproject's markers)
+
 KW = dict(C=10.0, gamma=2.0, rank=40, tol=1e-11, random_state=1, device="cpu")
 CHUNKS = (700, 1, 1299, 500, 500)  # unequal, and a one-row chunk
 

@@ -113,6 +113,7 @@ print(json.dumps({"peak": peak, "diff": diff}))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["UniSVC", "ReducedSVC"])
 def test_memory_budget_bounds_the_fit_features_included(which, tmp_path):
     """The memory budget covers what the fit allocates beyond its input, the m × r features
