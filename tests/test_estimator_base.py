@@ -29,11 +29,15 @@ class ToyLSClassifier(SVCBase):
 
     _parameter_constraints = constraints(
         "kernel", "gamma", "degree", "coef0", "C", "rank", "lowrank", "tol", "max_iter",
-        "device", "dtype", "memory_budget", "random_state", "verbose", "multi_class")
+        "device", "dtype", "memory_budget", "random_state", "verbose", "multi_class",
+        "class_weight", "probability")
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=10.0, rank=40,
                  lowrank="nystrom", tol=1e-3, max_iter=100, device="cpu", dtype=None,
-                 memory_budget=None, random_state=0, verbose=0, multi_class="ovr"):
+                 memory_budget=None, random_state=0, verbose=0, multi_class="ovr",
+                 class_weight=None, probability=False):
+        self.class_weight = class_weight
+        self.probability = probability
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -72,12 +76,15 @@ class ToyLSClassifier(SVCBase):
 
 class ToyLSRegressor(SVRBase):
     _parameter_constraints = constraints(
-        "kernel", "gamma", "C", "rank", "lowrank", "device", "dtype", "memory_budget",
-        "random_state", "verbose")
+        "kernel", "gamma", "degree", "coef0", "C", "rank", "lowrank", "device", "dtype",
+        "memory_budget", "random_state", "verbose")
 
-    def __init__(self, kernel="rbf", gamma="scale", C=10.0, rank=40, lowrank="nystrom",
-                 device="cpu", dtype=None, memory_budget=None, random_state=0, verbose=0):
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=10.0, rank=40,
+                 lowrank="nystrom", device="cpu", dtype=None, memory_budget=None, random_state=0,
+                 verbose=0):
         self.verbose = verbose
+        self.degree = degree
+        self.coef0 = coef0
         self.kernel = kernel
         self.gamma = gamma
         self.C = C

@@ -208,8 +208,7 @@ class SVMBase(BaseEstimator):
 
     # ---------------------------------------------------------------- shared work
     def _make_kernel(self, X, sample_weight=None):
-        return make_kernel(getattr(self, "kernel", "rbf"), gamma=getattr(self, "gamma", "scale"),
-                           degree=getattr(self, "degree", 3), coef0=getattr(self, "coef0", 0.0),
+        return make_kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                            X=X, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
@@ -229,7 +228,7 @@ class SVMBase(BaseEstimator):
         (at most ``m``), following the one meaning of ``rank`` (see the class docstring)."""
         rank = self.rank
         # the full kernel's form holds its rows dense: with sparse X, m × n_features more
-        dense_rows = m * self.n_features_in_ * 8 if getattr(self, "_sparse_fit", False) else 0
+        dense_rows = m * self.n_features_in_ * 8 if self._sparse_fit else 0
         if rank is None and dense_rows:
             check_fits(dense_rows, ctx.budget_bytes,
                        what=f"the full kernel (rank=None) of sparse X, whose {m:,} rows it "
@@ -349,7 +348,7 @@ class SVMBase(BaseEstimator):
         problem's ``rows`` when given."""
         xp = self._ctx.xp
         y = xp.astype(y, xp.float64)
-        task = getattr(self, "_task", "classification")
+        task = self._task
         r = 1.0 - y * f if task == "classification" else y - f
         mask = loss.grad(r, xp=xp) != 0
         if sample_weight is not None:
@@ -442,6 +441,7 @@ class SVCBase(ClassifierMixin, SVMBase):
     ``pairs_`` (for one-vs-one), ``device_``.
     """
 
+    _task = "classification"
     _default_multi_class = "ovr"
 
     @fit_method
@@ -464,7 +464,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         xp, self._ctx = ctx.xp, ctx  # the fit's context, for the hooks (never saved)
         multi = getattr(self, "multi_class", self._default_multi_class)
         if self._dask_fit:  # labels and weights stay chunked like X, on the workers
-            if getattr(self, "probability", False):
+            if self.probability:
                 raise ValueError("probability=True does not take Dask input yet (its internal "
                                  "cross-validation is in-memory); fit without it")
             classes, y_idx = dask_data.encode_labels(y, X)
@@ -516,12 +516,12 @@ class SVCBase(ClassifierMixin, SVMBase):
                                if self._dask_fit else self._class_counts(y, support))
         self._check_fitted_finite()
         self._warn_if_not_converged()
-        if getattr(self, "probability", False):
+        if self.probability:
             self._phase("probability", fit_platt, self, X, y_idx, user_sw, ctx=ctx)
         return self
 
     def _probability_enabled(self):
-        if not getattr(self, "probability", False):
+        if not self.probability:
             raise AttributeError(f"predict_proba is not available when probability=False; "
                                  f"fit {type(self).__name__}(probability=True)")
         return True
@@ -555,7 +555,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         """The sample weights times ``class_weight`` of each sample's class (LIBSVM's
         per-class C): "balanced" gives class c the weight ``n / (k · n_c)``; a dict maps class
         labels to positive weights (missing classes: 1). ``class_weight_`` keeps them."""
-        cw = getattr(self, "class_weight", None)
+        cw = self.class_weight
         if cw is None:
             return sw
         xp = ctx.xp
@@ -709,6 +709,8 @@ class SVCBase(ClassifierMixin, SVMBase):
 
 class SVRBase(RegressorMixin, SVMBase):
     """Regressor base: real targets, one model in ``models_[0]``."""
+
+    _task = "regression"
 
     @fit_method
     def fit(self, X, y, sample_weight=None):

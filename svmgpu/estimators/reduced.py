@@ -67,7 +67,7 @@ class _ReducedModelMixin:
     def _reduced_set(self, X, kernel, ctx, sample_weight):
         """Choose the reduced set J among the rows of positive weight; sets ``support_`` and
         ``support_vectors_`` and returns ``X[J]``."""
-        if getattr(self, "_dask_fit", False):  # drawn on the host, r rows gathered
+        if self._dask_fit:  # drawn on the host, r rows gathered
             return self._dask_reduced_set(X, ctx, sample_weight)
         cand = positive_rows(sample_weight, xp=ctx.xp)
         m = X.shape[0]
@@ -94,7 +94,7 @@ class _ReducedModelMixin:
         """``K(X, X_J)`` (with a column of ones for an offset) as a FeatureOperator: held in
         memory, or recomputed per block when it does not fit the memory budget (on Dask: per
         partition, planned per worker)."""
-        if getattr(self, "_dask_fit", False):
+        if self._dask_fit:
             return reduced_kernel_features(X, kernel, Z, intercept=intercept,
                                            memory_budget=ctx.budget_bytes)
         r = Z.shape[0] + int(intercept)

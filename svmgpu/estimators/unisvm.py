@@ -28,7 +28,6 @@ _UNISVM_CONSTRAINTS = constraints(
 class _UniSVMMixin:
     """Shared fit/predict machinery of UniSVC and UniSVR (the ``_task`` differs)."""
 
-    _task = "classification"
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()  # Nyström features on the workers, Newton over partitions
         tags.svm.dask = True
@@ -315,7 +314,6 @@ class UniSVR(_UniSVMMixin, SVRBase):
         As in :class:`UniSVC`.
 """
     )
-    _task = "regression"
     _parameter_constraints = _UNISVM_CONSTRAINTS
 
     def __init__(self, loss="smooth_epsilon_insensitive", *, loss_params=None, A=None, C=1.0,
