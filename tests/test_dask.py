@@ -121,6 +121,30 @@ def test_without_a_client_the_partitions_run_in_this_process(monkeypatch):
     assert_array_equal(pred, a.predict(X))
 
 
+def test_the_lowrank_layer_refuses_dask_rows_and_names_their_distributed_form():
+    # lowrank sits below distributed: a Dask X goes through svmgpu.distributed's builders
+    import dask
+
+    from svmgpu.distributed import factor_features, reduced_kernel_features
+    from svmgpu.kernels import RBF
+    from svmgpu.lowrank import nystrom
+    from svmgpu.lowrank import reduced_kernel_features as in_memory_columns
+
+    X, _, _ = _data(m=300, seed=3)
+    Xd = da.from_array(X, chunks=100)
+    factor = nystrom(X, "rbf", 20, gamma=0.5, random_state=0, keep_features=False)
+    with pytest.raises(TypeError, match=r"svmgpu\.distributed\.factor_features"):
+        factor.features(Xd)
+    kernel, Z = RBF(gamma=0.5), X[:7]
+    with pytest.raises(TypeError, match=r"svmgpu\.distributed\.reduced_kernel_features"):
+        in_memory_columns(Xd, kernel, Z)
+    with dask.config.set(scheduler="sync"):
+        F = factor_features(factor, Xd, memory_budget=1 << 26)
+        G = reduced_kernel_features(Xd, kernel, Z, intercept=True, memory_budget=1 << 26)
+    assert F.distributed and F.shape == (300, factor.rank)
+    assert G.distributed and G.shape == (300, 8)
+
+
 def test_dask_input_is_refused_up_front_where_it_is_not_supported(client):
     X, y, y3 = _data(m=400)
     Xd = da.from_array(X, chunks=100)

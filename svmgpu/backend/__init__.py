@@ -3,7 +3,9 @@
 Everything else receives a :class:`ComputeContext` (namespace ``xp``, :class:`Device`, dtype,
 byte budget; resolved once by a public entry point) or its namespace, and calls the helpers
 below for the few operations the Python array API standard lacks (triangular solves, Cholesky
-factor/solve, in-place elementwise updates) or for device facts (free memory).
+factor/solve, in-place elementwise updates) or for device facts (free memory). It also tells
+a Dask collection from an array (:func:`is_dask_collection`, without importing Dask), so that
+every layer can refuse or route one; the Dask engine itself is :mod:`svmgpu.distributed`.
 """
 
 #: The exception of a failed factorization on every backend (NumPy's; the backend raises it for
@@ -11,6 +13,7 @@ factor/solve, in-place elementwise updates) or for device facts (free memory).
 from numpy.linalg import LinAlgError  # noqa: E402
 
 from svmgpu.backend._context import ComputeContext, compute_context
+from svmgpu.backend._dask import is_dask_collection, require_dask
 from svmgpu.backend._device import (
     Device,
     array_device,
@@ -113,6 +116,7 @@ __all__ = [
     "greedy_pivoted_cholesky",
     "host_array",
     "is_cupy",
+    "is_dask_collection",
     "is_foreign_array",
     "is_numpy",
     "jittered_cholesky",
@@ -125,6 +129,7 @@ __all__ = [
     "pivoted_cholesky_dense",
     "power_inplace",
     "random_subset",
+    "require_dask",
     "resolve_budget",
     "seed_from",
     "serial_blas",

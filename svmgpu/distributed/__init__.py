@@ -7,9 +7,11 @@ from svmgpu.distributed._engine import (
     DaskNewtonRows,
     DistributedFitError,
     executor,
+    factor_features,
     is_dask_collection,
+    reduced_kernel_features,
     require_dask,
 )
 
 __all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
-           "is_dask_collection", "require_dask"]
+           "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]

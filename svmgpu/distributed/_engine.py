@@ -29,29 +29,26 @@ import contextlib
 import functools
 import sys
 
+from svmgpu.backend import (
+    array_device,
+    asarray,
+    dense_rows,
+    is_dask_collection,
+    is_sparse,
+    require_dask,
+    resolve_budget,
+)
+from svmgpu.lowrank import FeatureOperator, feature_plan
+from svmgpu.lowrank import reduced_kernel_features as _reduced_kernel_features
+from svmgpu.solvers.newton import NewtonRows
+from svmgpu.solvers.unisvm import DCARows
+
 #: Exceptions from Dask that mean "a worker (and what it held) was lost".
 _LOST = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
 
 
 class DistributedFitError(RuntimeError):
     """A distributed fit lost partitions that Dask could not recompute."""
-
-
-def is_dask_collection(x) -> bool:
-    """Whether ``x`` is a Dask collection (without importing Dask when it is not loaded)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask.base import is_dask_collection as _is  # noqa: PLC0415
-
-    return bool(_is(x))
-
-
-def require_dask(what="Dask input"):
-    """Import ``dask.array``, or raise naming the extra that installs it."""
-    try:
-        import dask.array  # noqa: F401, PLC0415
-    except ImportError as exc:  # pragma: no cover - the test extra installs Dask
-        raise ImportError(f"{what} needs Dask: pip install 'svmgpu[dask]'") from exc
 
 
 # --------------------------------------------------------------------------- executors
@@ -180,8 +177,6 @@ def _to_client(v, device):
         return type(v)(_to_client(x, device) for x in v)
     if v is None or isinstance(v, (int, float)):
         return v
-    from svmgpu.backend import asarray  # noqa: PLC0415
-
     return asarray(v, device=device)
 
 
@@ -192,9 +187,6 @@ def _reduce_part(fn, F, *blocks):
 def linear_features(Xb, *, in_memory=True, memory_budget=None):
     """The features of a linear model: the rows themselves (the operator of an in-memory X or
     of a Dask partition); sparse rows are densified a block at a time, never whole."""
-    from svmgpu.backend import dense_rows, is_sparse  # noqa: PLC0415
-    from svmgpu.lowrank import FeatureOperator  # noqa: PLC0415
-
     if is_sparse(Xb):
         dense = functools.partial(dense_rows, rows=slice(None), xp=None)
         return FeatureOperator(X=Xb, feature_map=dense, rank=Xb.shape[1],
@@ -256,8 +248,6 @@ class DaskFeatures:
         self.chunks = X.chunks[0]
         self.shape = (int(X.shape[0]), int(rank))
         self.device, self.xp, self.dtype = device, device.xp, X.dtype
-        from svmgpu.lowrank import feature_plan  # noqa: PLC0415
-
         blocks = self.ex.blocks(X)
         self.where = self.ex.where(blocks)
         rows = {}  # rows per worker
@@ -295,9 +285,49 @@ class DaskFeatures:
     def dca_rows(self, y, sample_weight=None, **kwargs):
         """UniSVM's DCA rows (:class:`~svmgpu.solvers.unisvm.DCARows`, ``kwargs`` theirs) on
         the partitions: every method sums over them."""
-        from svmgpu.solvers.unisvm import DCARows  # noqa: PLC0415
-
         return DaskRows(self, functools.partial(DCARows, **kwargs), y, sample_weight)
+
+
+def factor_features(factor, X, *, memory_budget=None) -> DaskFeatures:
+    """The training features of a low-rank factor on a Dask ``X``: each partition's rows of
+    ``P`` computed, held or recomputed per block, on its worker by the factor's own map
+    (:meth:`~svmgpu.lowrank.LowRankFactor.operator`); the Dask form of
+    :meth:`LowRankFactor.features(X) <svmgpu.lowrank.LowRankFactor.features>`.
+
+    Parameters
+    ----------
+    factor : LowRankFactor
+        Its landmarks and ``L_inv`` (``P`` is not read: a Dask fit's factor has none,
+        :func:`svmgpu.distributed._data.landmark_factor`).
+    X : dask.array.Array of shape (m, n_features)
+        The training points, row-chunked.
+    memory_budget : int or str, optional
+        Bytes per worker (see :class:`DaskFeatures`), resolved once here.
+
+    Returns
+    -------
+    DaskFeatures
+    """
+    device = array_device(factor.landmark_X)
+    return DaskFeatures(X, factor.without_features().operator, factor.rank,
+                        memory_budget=resolve_budget(memory_budget, device), device=device)
+
+
+def reduced_kernel_features(X, kernel, Z, *, intercept=False, memory_budget=None) -> DaskFeatures:
+    """The reduced-kernel features ``K(X, Z)`` (``[K(X, Z), 1]`` with ``intercept``) of a Dask
+    ``X``, each partition's columns on its worker: the Dask form of
+    :func:`svmgpu.lowrank.reduced_kernel_features` (same parameters, ``in_memory`` planned per
+    worker).
+
+    Returns
+    -------
+    DaskFeatures
+    """
+    build = functools.partial(_reduced_kernel_features, kernel=kernel, Z=Z,
+                              intercept=bool(intercept))
+    device = array_device(Z)
+    return DaskFeatures(X, build, Z.shape[0] + int(bool(intercept)),
+                        memory_budget=resolve_budget(memory_budget, device), device=device)
 
 
 class DaskRows:
@@ -346,8 +376,6 @@ class DaskNewtonRows(DaskRows):
     read per partition."""
 
     def __init__(self, features, y, sample_weight=None, *, task="classification", tau=0.0):
-        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
-
         super().__init__(features, functools.partial(NewtonRows, task=task, tau=tau), y,
                          sample_weight)
         self.task, self.tau, self.cls = task, tau, task == "classification"
@@ -359,8 +387,6 @@ class DaskNewtonRows(DaskRows):
         """The presolve's rows (every ``m // n``-th row of each partition) gathered into an
         in-memory :class:`~svmgpu.solvers.newton.NewtonRows` on the client (about
         ``n × r`` features cross the network, once), and ``Σs / Σs_subset``."""
-        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
-
         xp = self.xp
         parts = [self._client(p) for p in self._map("strided_rows", max(self.shape[0] // n, 1),
                                                     how="list")]
@@ -411,4 +437,4 @@ class DaskNewtonRows(DaskRows):
 
 
 __all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
-           "is_dask_collection", "require_dask"]
+           "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]

@@ -23,6 +23,7 @@ from svmgpu.backend import (
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
+from svmgpu.distributed import reduced_kernel_features as dask_reduced_kernel_features
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
@@ -111,8 +112,8 @@ class _ReducedModelMixin:
         memory, or recomputed per block when it does not fit the memory budget (on Dask: per
         partition, planned per worker)."""
         if getattr(self, "_dask_fit", False):
-            return reduced_kernel_features(X, kernel, Z, intercept=intercept,
-                                           memory_budget=ctx.budget_bytes)
+            return dask_reduced_kernel_features(X, kernel, Z, intercept=intercept,
+                                                memory_budget=ctx.budget_bytes)
         r = Z.shape[0] + int(intercept)
         in_memory, blocks = self._feature_plan(X.shape[0], r, ctx,
                                                itemsize=numpy_dtype(X.dtype).itemsize)
