@@ -5,7 +5,9 @@
 from svmgpu.distributed._engine import (
     DaskFeatures,
     DaskNewtonRows,
+    DaskRows,
     DistributedFitError,
+    dask_rows,
     executor,
     factor_features,
     is_dask_collection,
@@ -13,5 +15,5 @@ from svmgpu.distributed._engine import (
     require_dask,
 )
 
-__all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
-           "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]
+__all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
+           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 
 from svmgpu.backend import (
@@ -38,10 +39,9 @@ from svmgpu.backend import (
     require_dask,
     resolve_budget,
 )
-from svmgpu.lowrank import FeatureOperator, feature_plan
+from svmgpu.lowrank import FeatureOperator, combine_rules, feature_plan
 from svmgpu.lowrank import reduced_kernel_features as _reduced_kernel_features
 from svmgpu.solvers.newton import NewtonRows
-from svmgpu.solvers.unisvm import DCARows
 
 #: Exceptions from Dask that mean "a worker (and what it held) was lost".
 _LOST = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
@@ -92,7 +92,7 @@ class _Cluster:
     def submit(self, fn, *args, where=None):
         return self.client.submit(fn, *args, pure=False,
                                   workers=None if where is None else [where],
-                                  allow_other_workers=True)
+                                  allow_other_workers=where is not None)
 
     def where(self, futures):
         """The address of a worker holding each future (None: not known)."""
@@ -277,15 +277,11 @@ class DaskFeatures:
                 for k, (F, w) in enumerate(zip(self.parts, self.where))]
         return _to_client(functools.reduce(_add, ex.gather(outs)), self.device)
 
-    def newton_rows(self, y, sample_weight=None, *, task="classification", tau=0.0):
-        """The :class:`DaskNewtonRows` of a problem on these features (``y`` and
-        ``sample_weight``: Dask arrays of X's rows)."""
-        return DaskNewtonRows(self, y, sample_weight, task=task, tau=tau)
-
-    def dca_rows(self, y, sample_weight=None, **kwargs):
-        """UniSVM's DCA rows (:class:`~svmgpu.solvers.unisvm.DCARows`, ``kwargs`` theirs) on
-        the partitions: every method sums over them."""
-        return DaskRows(self, functools.partial(DCARows, **kwargs), y, sample_weight)
+    def rows(self, cls, y, sample_weight=None, **kwargs):
+        """The row object ``cls(P_k, y_k, s_k, **kwargs)`` of a problem on every partition,
+        behind its Dask form (:func:`dask_rows`; ``y`` and ``sample_weight``: Dask arrays of
+        X's rows): the :class:`~svmgpu.lowrank.RowSource` contract."""
+        return dask_rows(cls)(self, y, sample_weight, **kwargs)
 
 
 def factor_features(factor, X, *, memory_budget=None) -> DaskFeatures:
@@ -331,16 +327,37 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, memory_budget=None
 
 
 class DaskRows:
-    """A rows object (``make(P, y, sample_weight)`` per partition) over the partitions of
-    :class:`DaskFeatures`, held by one Dask actor per worker: a method called here runs on
-    every partition and returns the sum of their results (summed on each worker, then over
-    the workers on the client: one small result per worker and call)."""
+    """The Dask form of a row class (``rows_class``, e.g.
+    :class:`~svmgpu.solvers.newton.NewtonRows`): one row object per partition of
+    :class:`DaskFeatures`, held by one Dask actor per worker. A subclass gets a method for each
+    method that the row class declares with :func:`~svmgpu.lowrank.combine`: called here, it
+    runs on every partition and combines their results as declared (summed on each worker, then
+    over the workers on the client: one small result per worker and call). Methods declared
+    ``"client"`` are the subclass's own; undeclared ones have no Dask form.
+    """
 
     distributed = True
+    #: The row class whose objects live on the partitions (set by each subclass).
+    rows_class = None
 
-    def __init__(self, features, make, y, sample_weight=None):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "rows_class" not in vars(cls):  # (a subclass of a Dask form keeps its methods)
+            return
+        for name, (how, totals) in combine_rules(cls.rows_class).items():
+            if how == "client":
+                if name not in vars(cls):
+                    raise TypeError(f"{cls.__name__} must implement {name}: "
+                                    f"{cls.rows_class.__name__}.{name} combines on the client")
+            elif name not in vars(cls):
+                setattr(cls, name, _forwarder(cls.rows_class, name, how, totals))
+        _DASK_FORMS.setdefault(cls.rows_class, cls)
+
+    def __init__(self, features, y, sample_weight=None, **kwargs):
         ex = self.ex = features.ex
         self.shape, self.device, self.xp = features.shape, features.device, features.xp
+        self.kwargs = kwargs
+        make = functools.partial(self.rows_class, **kwargs)
         ys = ex.blocks(y.rechunk((features.chunks,)))
         ss = [None] * len(ys) if sample_weight is None else \
             ex.blocks(sample_weight.rechunk((features.chunks,)))
@@ -353,43 +370,84 @@ class DaskRows:
                      *[ss[k] for k in ks], where=w)
             for w, ks in groups.items()]
 
-    def _map(self, method, *args, how="sum", **kwargs):
-        outs = self.ex.call(self.actors, "call", method, args, kwargs, how)
-        if how is None:
+    def _map(self, method, how, args=(), kwargs=None):
+        """Run ``method`` on every partition and combine the results by the rule ``how``."""
+        if how == "stay":
             return None
-        if how == "list":
-            return [o for group in outs for o in group]
-        return self._client(functools.reduce(_add, [o for o in outs if o is not None]))
+        per_worker = {"sum": "sum", "none": None}.get(how, "list")
+        outs = self.ex.call(self.actors, "call", method, args, kwargs or {}, per_worker)
+        if how == "none":
+            return None
+        if how == "sum":
+            return self._client(functools.reduce(_add, [o for o in outs if o is not None]))
+        parts = [o for group in outs for o in group]  # one per partition
+        if how == "max":
+            return tuple(functools.reduce(lambda a, b: [max(x, y) for x, y in zip(a, b)],
+                                          parts))
+        parts = [self._client(p) for p in parts]
+        if how == "concat":
+            xp = self.xp
+            if isinstance(parts[0], (tuple, list)):
+                return tuple(xp.concat(list(col), axis=0) for col in zip(*parts))
+            return xp.concat(parts, axis=0)
+        return parts  # "list"
 
     def _client(self, v):
         return _to_client(v, self.device)
 
-    def __getattr__(self, method):
-        if method.startswith("_"):
-            raise AttributeError(method)
-        return functools.partial(self._map, method)
+
+#: The Dask form of each row class (:func:`dask_rows`).
+_DASK_FORMS = {}
+
+
+def _forwarder(rows_class, name, how, totals):
+    """The Dask form's method ``name``: the row class's method on every partition, combined by
+    ``how``, without the arguments ``totals`` (counts over all rows: each partition reads its
+    own)."""
+    signature = inspect.signature(getattr(rows_class, name))
+
+    def method(self, *args, **kwargs):
+        if totals:
+            bound = signature.bind(None, *args, **kwargs)
+            for t in totals:
+                bound.arguments.pop(t, None)
+            args, kwargs = bound.args[1:], bound.kwargs
+        return self._map(name, how, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f":meth:`{rows_class.__module__}.{rows_class.__name__}.{name}` on every "
+                      f"partition, combined by {how!r}.")
+    return method
+
+
+def dask_rows(rows_class):
+    """The Dask form (a :class:`DaskRows` subclass) of a row class: its registered one (e.g.
+    :class:`DaskNewtonRows`), else one made from the class's :func:`~svmgpu.lowrank.combine`
+    declarations."""
+    form = _DASK_FORMS.get(rows_class)
+    if form is None:
+        form = type(f"Dask{rows_class.__name__}", (DaskRows,), {"rows_class": rows_class,
+                                                               "__module__": __name__})
+    return form
 
 
 class DaskNewtonRows(DaskRows):
-    """:class:`~svmgpu.solvers.newton.NewtonRows` over the partitions: sums, except
-    ``active_rows`` (concatenated) and the presolve's ``strided`` rows (gathered). Counts are
-    read per partition."""
+    """:class:`~svmgpu.solvers.newton.NewtonRows` over the partitions, each method combined as
+    NewtonRows declares (sums; ``active_rows`` concatenated; counts per partition, the margins
+    left on the partitions); the presolve's ``strided`` rows are gathered to the client."""
+
+    rows_class = NewtonRows
 
     def __init__(self, features, y, sample_weight=None, *, task="classification", tau=0.0):
-        super().__init__(features, functools.partial(NewtonRows, task=task, tau=tau), y,
-                         sample_weight)
+        super().__init__(features, y, sample_weight, task=task, tau=tau)
         self.task, self.tau, self.cls = task, tau, task == "classification"
-
-    def start(self, z):
-        self._map("start", z, how=None)
 
     def strided(self, n):
         """The presolve's rows (every ``m // n``-th row of each partition) gathered into an
         in-memory :class:`~svmgpu.solvers.newton.NewtonRows` on the client (about
         ``n × r`` features cross the network, once), and ``Σs / Σs_subset``."""
         xp = self.xp
-        parts = [self._client(p) for p in self._map("strided_rows", max(self.shape[0] // n, 1),
-                                                    how="list")]
+        parts = self.strided_rows(max(self.shape[0] // n, 1))
         P = xp.concat([p[0] for p in parts], axis=0)
         y = xp.concat([p[1] for p in parts])
         s = None if parts[0][2] is None else xp.concat([p[2] for p in parts])
@@ -397,44 +455,6 @@ class DaskNewtonRows(DaskRows):
         sub = NewtonRows(P, y, s, task=self.task, tau=self.tau)
         return sub, total / float(y.shape[0] if s is None else xp.sum(s))
 
-    def gradient_at_zero(self, psi):
-        return self._map("gradient_at_zero", psi)
 
-    def examine(self, psi, c, *, check_stable):
-        return self._map("examine", psi, c, check_stable=check_stable)
-
-    def gradient(self, n_u=None):
-        return self._map("gradient")
-
-    def curvature(self, *, mode, n_changed=None, n_active=None):
-        return self._map("curvature", mode=mode)
-
-    def active_rows(self, n_active=None):
-        xp = self.xp
-        parts = [(self._client(U), self._client(k)) for U, k in self._map("active_rows",
-                                                                          how="list")]
-        return xp.concat([U for U, _ in parts], axis=0), xp.concat([k for _, k in parts])
-
-    def trial(self, d, psi, c):
-        return self._map("trial", d, psi, c)
-
-    def loss_along(self, eta, psi, c):
-        return self._map("loss_along", eta, psi, c)
-
-    def accept(self, eta, z=None):
-        self._map("accept", eta, z, how=None)
-
-    def n_margin_violators(self):
-        return self._map("n_margin_violators")
-
-    def margins(self):
-        """Not gathered: the margins stay with their partitions (None)."""
-        return None
-
-    def hessian_counts(self):
-        counts = self._map("hessian_counts", how="list")
-        return tuple(functools.reduce(lambda a, b: [max(x, y) for x, y in zip(a, b)], counts))
-
-
-__all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
-           "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]
+__all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
+           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]

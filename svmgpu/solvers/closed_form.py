@@ -118,7 +118,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
     if sample_weight is not None:
         if tuple(s.shape) != (m,):
             raise ValueError(f"sample_weight must have shape ({m},), got {tuple(s.shape)}")
-        if not getattr(P, "distributed", False) and not bool(xp.all(s >= 0)):
+        if (P is None or not P.distributed) and not bool(xp.all(s >= 0)):
             raise ValueError("sample_weight must be non-negative")  # (Dask: the estimator's)
     info = {"lambda": lam, "method": "primal" if P is not None else "dual"}
 
@@ -130,8 +130,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
         sums = functools.partial(primal_sums, fit_intercept=bool(fit_intercept),
                                  gram=factor is None)
         # the one pass over P (on Dask: on each partition, the sums added)
-        c, q, Q, sum_sy, sum_s = P.reduce(sums, y, s) if getattr(P, "distributed", False) \
-            else sums(P, y, s)
+        c, q, Q, sum_sy, sum_s = P.reduce(sums, y, s)
         if fit_intercept:
             c = xp.concat([c, xp.reshape(xp.asarray(sum_sy, dtype=f64, device=dev), (1,))])
         if factor is None:

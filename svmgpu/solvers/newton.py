@@ -69,7 +69,7 @@ from svmgpu.backend import (
     small_blas,
 )
 from svmgpu.losses import get_loss
-from svmgpu.lowrank import CurvatureGram, as_operator
+from svmgpu.lowrank import CurvatureGram, as_operator, combine
 from svmgpu.solvers._linesearch import armijo as armijo_search
 from svmgpu.solvers._result import SolverResult
 
@@ -322,7 +322,7 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                       smw="auto", hessian_update="auto", tau=0.0, presolve="auto",
                       C_continuation="auto", armijo=1e-4,
                       backtrack=0.5, max_backtracks=50, decrease_tol=None, verbose=0,
-                      label="newton", xp, _nested=False):
+                      label="newton", xp):
     """The semi-smooth Newton method of the library: UniSVM's low-rank problem and Zhou 2013's
     reduced SVM (17) are both
 
@@ -418,14 +418,20 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     if task not in ("classification", "regression"):
         raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
     t_start = time.perf_counter()
-    if hasattr(P, "examine"):  # the rows themselves (NewtonRows or DaskNewtonRows)
-        if y is not None or sample_weight is not None:
-            raise ValueError("pass y and sample_weight inside the NewtonRows, not beside them")
-        rows = P
-    elif hasattr(P, "newton_rows"):  # distributed features: rows on their partitions
-        rows = P.newton_rows(y, sample_weight, task=task, tau=tau)
-    else:
-        rows = NewtonRows(P, y, sample_weight, task=task, tau=tau)
+    # the rows of the problem: here, or one NewtonRows per partition of a distributed source
+    rows = as_operator(P).rows(NewtonRows, y, sample_weight, task=task, tau=tau)
+    return _newton(rows, losses, C=C, B=B, task=task, z0=z0, tol=tol, stop=stop,
+                   stage_tol=stage_tol, max_iter=max_iter, smw=smw, hessian_update=hessian_update,
+                   tau=tau, presolve=presolve, C_continuation=C_continuation, armijo=armijo,
+                   backtrack=backtrack, max_backtracks=max_backtracks, decrease_tol=decrease_tol,
+                   verbose=verbose, label=label, xp=xp, t_start=t_start)
+
+
+def _newton(rows, losses, *, C, B, task, z0, tol, stop, stage_tol, max_iter, smw, hessian_update,
+            tau, presolve, C_continuation, armijo, backtrack, max_backtracks, decrease_tol,
+            verbose, label, xp, t_start, _nested=False):
+    """:func:`semismooth_newton` on its row object ``rows`` (a :class:`NewtonRows` or its Dask
+    form; a presolve's rows are in memory)."""
     m, r = rows.shape
     f64 = xp.float64
     dev = rows.device.native_device
@@ -444,15 +450,16 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     if n_pre is not None:
         t0 = time.perf_counter()
         sub, scale = rows.strided(n_pre)
-        pre = semismooth_newton(
-            sub, None, losses, C=C * scale, B=B, task=task,
+        pre = _newton(
+            sub, losses, C=C * scale, B=B, task=task, z0=None,
             tol=max(tol, _PRESOLVE_TOL[stop]), stop=stop,
             stage_tol=stage_tol, max_iter=max_iter, smw=smw, hessian_update=hessian_update,
             tau=tau, presolve=presolve if presolve in ("auto", True) else None,
             C_continuation=C_continuation, armijo=armijo,
             backtrack=backtrack, max_backtracks=max_backtracks,
             decrease_tol=None if decrease_tol is None else max(decrease_tol, _PRESOLVE_TOL[stop]),
-            verbose=verbose, label=f"{label} presolve", xp=xp, _nested=True)
+            verbose=verbose, label=f"{label} presolve", xp=xp, t_start=time.perf_counter(),
+            _nested=True)
         z0, stage = pre.coef, len(stages) - 1
         gscale = pre.info["grad_scale"]  # ‖∇F(0)‖ of the subset problem estimates the full one
         info["presolve"] = {"rows": sub.shape[0], "n_iter": pre.n_iter,
@@ -622,7 +629,6 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
                         timings=timings, info=info)
 
 
-
 class NewtonRows:
     """The row side of :func:`semismooth_newton`: the features ``P``, labels ``y``, weights
     ``s``, margins ``o = P z`` and each row's piece of ψ, behind a few methods whose results are
@@ -630,11 +636,13 @@ class NewtonRows:
 
     The solver does its r × r algebra on these results; it never touches an m-vector. A row
     partition of a Dask array is one ``NewtonRows`` on its worker
-    (:class:`svmgpu.distributed.DaskNewtonRows` maps each method over the partitions and adds
-    the results), so both run this one implementation of the per-row work.
+    (:class:`svmgpu.distributed.DaskNewtonRows` maps each method over the partitions and
+    combines the results as the method declares, :func:`~svmgpu.lowrank.combine`), so both run
+    this one implementation of the per-row work (the :class:`~svmgpu.lowrank.AdditiveRows`
+    contract).
 
     Counts (``n_u``, ...) may be passed by a caller that has read them already (in one batched
-    read); otherwise they are read here.
+    read); otherwise they are read here (a partition reads its own: they are ``totals``).
 
     Parameters
     ----------
@@ -676,6 +684,7 @@ class NewtonRows:
         """``c Σ sᵢ ψ(rᵢ)`` as a 0-d array."""
         return c * self.xp.sum(self._weighted(psi.value(res, xp=self.xp)))
 
+    @combine("client")
     def strided(self, n):
         """``(rows, scale)``: the rows of an evenly strided subset of about ``n`` rows (a
         presolve, in memory here), and ``Σs / Σs_subset`` (the factor on C that keeps the
@@ -684,6 +693,7 @@ class NewtonRows:
         return NewtonRows(P, y, s, task=self.task, tau=self.tau), \
             float(total) / float(y.shape[0] if s is None else self.xp.sum(s))
 
+    @combine("list")
     def strided_rows(self, step, *, as_array=True):
         """``(P, y, s, Σs)`` of the rows 0, step, 2·step, …: their features (an array, or with
         ``as_array=False`` the operator of those rows), labels and weights (None), and the
@@ -695,18 +705,21 @@ class NewtonRows:
         return (P.to_array() if as_array else P, xp.take(self.y, sub),
                 None if self.s is None else xp.take(self.s, sub), total)
 
+    @combine("none")
     def start(self, z):
         """Margins at ``z`` (``P z``; None: z = 0)."""
         if z is not None:
             self.o = self.P.matvec(z)
             self.res = self._residual(self.o)
 
+    @combine("sum")
     def gradient_at_zero(self, psi):
         """``Pᵀ(s σ ψ'(r))`` at z = 0 (``‖∇F(0)‖ = C`` times its norm)."""
         xp = self.xp
         g0 = psi.grad(self._residual(xp.zeros_like(self.o)), xp=xp)
         return self.P.rmatvec(self._weighted(self.y * g0 if self.cls else g0))
 
+    @combine("sum")
     def examine(self, psi, c, *, check_stable):
         """Each row's ψ' and curvature at the current margins; returns the unread 0-d counts
         ``[n_u, n_changed, n_active, n_plus(, n_unstable)]`` (rows with ψ' ≠ 0, whose
@@ -730,12 +743,14 @@ class NewtonRows:
                                            | (~self.act_mask & (g != self.g_prev))))
         return counts, self.loss_term(self.res, psi, c)
 
+    @combine("sum", totals=("n_u",))
     def gradient(self, n_u=None):
         """``Pᵀu`` over the rows with ψ' ≠ 0 (gathered when they are under a quarter)."""
         n_u = self._read(n_u, self.u_mask)
         rows = nonzero_indices(self.u_mask, n_u, xp=self.xp) if 4 * n_u < self.shape[0] else None
         return self.P.rmatvec(self.u, rows=rows)
 
+    @combine("sum", totals=("n_changed", "n_active"))
     def curvature(self, *, mode, n_changed=None, n_active=None):
         """``PᵀΛP`` (Λ = diag(sψ'')), following the rows that changed (23)/(25)."""
         if n_changed is None or n_active is None:
@@ -744,35 +759,42 @@ class NewtonRows:
         return self.hessian.update(self.kap, mode=mode, changed=self.ch_mask, active=self.act_mask,
                               n_changed=n_changed, n_active=n_active)
 
+    @combine("concat", totals=("n_active",))
     def active_rows(self, n_active=None):
         """``(U, κ)``: the rows of P with ψ'' > 0 (float64) and their curvatures (SMW (28))."""
         xp = self.xp
         idx = nonzero_indices(self.act_mask, self._read(n_active, self.act_mask), xp=xp)
         return self.P.take(idx).to_array(xp.float64), xp.take(self.kap, idx)
 
+    @combine("sum")
     def trial(self, d, psi, c):
         """Keep ``P d`` and return the loss term at the full step."""
         self.Pd = self.P.matvec(d)
         return self.loss_along(1.0, psi, c)
 
+    @combine("sum")
     def loss_along(self, eta, psi, c):
         """The loss term at ``z + eta d`` (margins are linear in the step)."""
         return self.loss_term(self._residual(self.o + eta * self.Pd), psi, c)
 
+    @combine("none")
     def accept(self, eta, z=None):
         """Move the margins to ``z + eta d`` (recomputed as ``P z`` for a given ``z``)."""
         self.o = self.P.matvec(z) if z is not None else self.o + eta * self.Pd
         self.res = self._residual(self.o)
         self.kap_prev, self.g_prev = self.kap, self.g
 
+    @combine("sum")
     def n_margin_violators(self):
         """``#{i : yᵢ f(xᵢ) <= 1}`` (classification) as a 0-d array."""
         return self.xp.count_nonzero(self.res >= 0)
 
+    @combine("stay")
     def margins(self):
         """``P z`` at the current point, float64."""
         return self.o
 
+    @combine("max")
     def hessian_counts(self):
         """``(incremental updates, rebuilds)`` of ``PᵀΛP``."""
         return self.hessian.n_incremental, self.hessian.n_recompute
@@ -876,7 +898,7 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     f64 = xp.float64
     dev = P.device.native_device
     s = sample_weight
-    if getattr(P, "distributed", False):
+    if P.distributed:
         pass  # Dask rows: labels and weights come validated from the estimator; rows of
         # weight 0 stay (they add nothing to the loss, gradient or Hessian)
     elif not bool(xp.all((y == 1.0) | (y == -1.0))):
