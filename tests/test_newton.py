@@ -8,7 +8,7 @@ from sklearn.datasets import load_iris, make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu.backend import get_device, to_device
+from svmgpu.backend import get_device, solve_smw, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.lowrank import CurvatureGram, FeatureOperator
@@ -20,7 +20,6 @@ from svmgpu.solvers.newton import (
     newton_reduced,
     registry_loss,
     semismooth_newton,
-    solve_smw,
 )
 from svmgpu.solvers.unisvm import unisvm_newton
 from svmgpu.testing import assert_allclose, assert_array_equal, host

@@ -3,9 +3,10 @@
 Everything else receives a :class:`ComputeContext` (namespace ``xp``, :class:`Device`, dtype,
 byte budget; resolved once by a public entry point) or its namespace, and calls the helpers
 below for the few operations the Python array API standard lacks (triangular solves, Cholesky
-factor/solve, in-place elementwise updates) or for device facts (free memory). It also tells
-a Dask collection from an array (:func:`is_dask_collection`, without importing Dask), so that
-every layer can refuse or route one; the Dask engine itself is :mod:`svmgpu.distributed`.
+factor/solve, SPD and Woodbury solves, in-place elementwise updates) or for device facts (free
+memory). It also tells a Dask collection from an array (:func:`is_dask_collection`, without
+importing Dask), so that every layer can refuse or route one; the Dask engine itself is
+:mod:`svmgpu.distributed`.
 """
 
 #: The exception of a failed factorization on every backend (NumPy's; the backend raises it for
@@ -42,7 +43,11 @@ from svmgpu.backend._linalg import (
     greedy_pivoted_cholesky,
     jittered_cholesky,
     pivoted_cholesky_dense,
+    smw_factor_solve,
+    solve_smw,
     solve_triangular,
+    spd_factor,
+    spd_factor_solve,
     tri_inv,
     tri_inv_matmul_inplace,
 )
@@ -135,7 +140,11 @@ __all__ = [
     "serial_blas",
     "set_rows",
     "small_blas",
+    "smw_factor_solve",
+    "solve_smw",
     "solve_triangular",
+    "spd_factor",
+    "spd_factor_solve",
     "to_device",
     "to_host",
     "to_numpy",

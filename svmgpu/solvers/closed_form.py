@@ -40,16 +40,17 @@ import math
 import time
 
 from svmgpu.backend import (
+    cho_solve,
     clip,
     is_sparse,
     native_device,
     row_sq_norms,
     serial_blas,
     sparse_product_t,
+    spd_factor,
 )
 from svmgpu.lowrank import as_operator
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.newton import spd_factor, spd_solve
 
 #: Feature counts up to which the passes over P run on one BLAS thread (memory-bound).
 _SERIAL_COLUMNS = 64
@@ -145,7 +146,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             factor = spd_factor(M, xp=xp, allow_jitter=True,
                                 what=f"the normal equations (λB + PᵀSP) of the primal form "
                                      f"(C={C:g})")
-        w = spd_solve(factor, c, xp=xp)
+        w = cho_solve((factor, True), c, xp=xp)
         coef = w[:r]
         info["intercept"] = float(w[r]) if fit_intercept else 0.0
     else:
@@ -164,7 +165,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             del K
         y = xp.astype(y, f64)
         rhs = y if sq is None else sq * y
-        beta = spd_solve(factor, rhs, xp=xp)
+        beta = cho_solve((factor, True), rhs, xp=xp)
         coef = beta if sq is None else sq * beta
         info["intercept"] = float(xp.sum(coef)) if fit_intercept else 0.0
     info["factor"] = factor

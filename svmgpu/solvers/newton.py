@@ -54,19 +54,15 @@ from __future__ import annotations
 import logging
 import math
 import time
-import warnings
 
 from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import (
     LinAlgError,
-    cho_solve,
-    cholesky,
-    factor_ok,
     fetch_scalars,
     is_numpy,
-    jittered_cholesky,
     nonzero_indices,
-    small_blas,
+    smw_factor_solve,
+    spd_factor_solve,
 )
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import CurvatureGram, as_operator, combine
@@ -158,97 +154,6 @@ def _schedule(loss, *, delta0, delta_min, p0, p_max):
 
 def _identity(n, *, xp, device):
     return xp.eye(n, dtype=xp.float64, device=device)
-
-
-def solve_smw(U, lam_diag, lam, b, *, xp):
-    """Solve ``(λ I + Uᵀ Λ U) z = b`` by the SMW identity (28).
-
-    ``z = (b − Uᵀ (λ Λ⁻¹ + U Uᵀ)⁻¹ U b) / λ``, an |I| × |I| SPD system: O(r |I|²).
-
-    Parameters
-    ----------
-    U : array of shape (n, r), float64
-        The active rows ``P_I``.
-    lam_diag : array of shape (n,)
-        The positive diagonal of Λ.
-    lam : float
-    b : array of shape (r,)
-    """
-    return _smw(U, lam_diag, lam, b, xp=xp, checked=True)[0]
-
-
-def _smw(U, lam_diag, lam, b, *, xp, checked):
-    """:func:`solve_smw` as ``(z, ok)``, with its factor checked or not (see
-    :func:`_factor_solve`)."""
-    n = U.shape[0]
-    if n == 0:
-        return b / lam, None
-    M = xp.matmul(U, xp.matrix_transpose(U))
-    M = M + _identity(n, xp=xp, device=getattr(U, "device", None)) * (lam / lam_diag)[None, :]
-    t, ok = _factor_solve(M, xp.matmul(U, b), xp=xp, allow_jitter=False, checked=checked)
-    return (b - xp.matmul(t, U)) / lam, ok
-
-
-#: What to change when a system that is SPD in exact arithmetic is not so in floating point.
-_SPD_ADVICE = "center and scale the features (e.g. StandardScaler), or lower C"
-
-
-def spd_factor(H, *, xp, allow_jitter, what=None):
-    """Lower Cholesky factor of a matrix that is SPD in exact arithmetic.
-
-    When rounding makes it indefinite and ``allow_jitter`` is set, the factor of ``H + s I``
-    with the smallest working shift ``s`` (:func:`svmgpu.backend.jittered_cholesky`); with
-    ``what`` (a name for messages) a ``RuntimeWarning`` reports the shift, which acts as extra
-    regularization. When even the largest shift fails, a ``FloatingPointError`` names ``what``
-    and the fix.
-    """
-    with small_blas(H.shape[0], xp=xp):
-        try:
-            return cholesky(H, lower=True, xp=xp)
-        except LinAlgError:
-            if not allow_jitter:
-                raise
-            try:
-                L, shift = jittered_cholesky(H, lower=True, xp=xp)
-            except LinAlgError as exc:
-                raise FloatingPointError(
-                    f"{what or 'an SPD system'} could not be factored, even with a diagonal "
-                    f"shift (it is far from positive definite in floating point): "
-                    f"{_SPD_ADVICE}") from exc
-            if what is not None:
-                scale = float(xp.max(xp.abs(xp.linalg.diagonal(H))))
-                warnings.warn(
-                    f"{what} is not numerically positive definite; it was factored with "
-                    f"{shift:.3g} added to its diagonal ({shift / max(scale, 1e-300):.1e} of "
-                    f"the largest diagonal entry), which regularizes the solution a little "
-                    f"more than asked: {_SPD_ADVICE}", RuntimeWarning, stacklevel=4)
-            return L
-
-
-def spd_solve(L, b, *, xp):
-    """Solve ``L Lᵀ x = b`` for the factor of :func:`spd_factor`."""
-    with small_blas(L.shape[0], xp=xp):
-        return cho_solve((L, True), b, xp=xp)
-
-
-def _factor_solve(H, rhs, *, xp, allow_jitter, checked=True):
-    """Cholesky solve of the SPD Newton system; a jittered factor for the RKHS model.
-
-    Returns ``(x, ok)``. ``checked=False`` on a GPU: the factor is not tested here (a device
-    synchronisation) and ``ok`` is a 0-d flag that it is a real one, for the caller to read
-    with its other scalars and, when false, to solve again checked (which raises or jitters).
-    Checked, or on NumPy (whose LAPACK reports failure at once): ``ok`` is None.
-    """
-    with small_blas(H.shape[0], xp=xp):
-        if not checked and not is_numpy(xp):
-            try:
-                L = cholesky(H, lower=True, check=False, xp=xp)
-            except LinAlgError:  # namespaces that raise at once (PyTorch)
-                pass
-            else:
-                return spd_solve(L, rhs, xp=xp), factor_ok(L, xp=xp)
-        return spd_solve(spd_factor(H, xp=xp, allow_jitter=allow_jitter), rhs, xp=xp), None
-
 
 
 # ------------------------------------------------------------------- the semi-smooth Newton
@@ -530,10 +435,11 @@ def _newton(rows, losses, *, C, B, task, z0, tol, stop, stage_tol, max_iter, smw
                 t0 = time.perf_counter()
                 try:
                     if use_smw:
-                        d, ok = _smw(U, kap_act, 1.0 / c, grad / c, xp=xp, checked=checked)
+                        d, ok = smw_factor_solve(U, kap_act, 1.0 / c, grad / c, xp=xp,
+                                                 checked=checked)
                     else:
-                        d, ok = _factor_solve(H, grad, xp=xp, allow_jitter=B is not None,
-                                              checked=checked)
+                        d, ok = spd_factor_solve(H, grad, xp=xp, allow_jitter=B is not None,
+                                                 checked=checked)
                 except LinAlgError as exc:
                     raise FloatingPointError(
                         f"the Newton Hessian B + C·PᵀΛP with C={c:g} could not be factored "
@@ -950,7 +856,4 @@ __all__ = [
     "presolve_rows",
     "registry_loss",
     "semismooth_newton",
-    "solve_smw",
-    "spd_factor",
-    "spd_solve",
 ]
