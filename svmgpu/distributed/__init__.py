@@ -16,4 +16,5 @@ from svmgpu.distributed._engine import (
 )
 
 __all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
-           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]
+           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features",
+           "require_dask"]

@@ -33,13 +33,11 @@ import sys
 from svmgpu.backend import (
     array_device,
     asarray,
-    dense_rows,
     is_dask_collection,
-    is_sparse,
     require_dask,
     resolve_budget,
 )
-from svmgpu.lowrank import FeatureOperator, combine_rules, feature_plan
+from svmgpu.lowrank import combine_rules, feature_plan
 from svmgpu.lowrank import reduced_kernel_features as _reduced_kernel_features
 from svmgpu.solvers.newton import NewtonRows
 
@@ -184,16 +182,6 @@ def _reduce_part(fn, F, *blocks):
     return _plain(fn(F, *blocks))
 
 
-def linear_features(Xb, *, in_memory=True, memory_budget=None):
-    """The features of a linear model: the rows themselves (the operator of an in-memory X or
-    of a Dask partition); sparse rows are densified a block at a time, never whole."""
-    if is_sparse(Xb):
-        dense = functools.partial(dense_rows, rows=slice(None), xp=None)
-        return FeatureOperator(X=Xb, feature_map=dense, rank=Xb.shape[1],
-                               memory_budget=memory_budget)
-    return FeatureOperator(Xb, memory_budget=memory_budget)
-
-
 def _features(Xb, build, budget, in_memory):
     """The partition's FeatureOperator (``build(Xb, in_memory=, memory_budget=)``)."""
     return build(Xb, in_memory=in_memory, memory_budget=budget)
@@ -228,8 +216,9 @@ class DaskFeatures:
     build : callable
         ``build(X_chunk, in_memory=bool, memory_budget=int) -> FeatureOperator``, picklable
         (sent with the tasks): the Nyström map of a factor without features
-        (:meth:`~svmgpu.lowrank.LowRankFactor.operator`) or the reduced-kernel columns
-        (:func:`~svmgpu.lowrank.reduced_kernel_features`).
+        (:meth:`~svmgpu.lowrank.LowRankFactor.operator`), the reduced-kernel columns
+        (:func:`~svmgpu.lowrank.reduced_kernel_features`) or the rows themselves
+        (:func:`~svmgpu.lowrank.linear_features`).
     rank : int
         r, the width of the features.
     memory_budget : int
@@ -457,4 +446,5 @@ class DaskNewtonRows(DaskRows):
 
 
 __all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
-           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features", "require_dask"]
+           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features",
+           "require_dask"]

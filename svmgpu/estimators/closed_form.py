@@ -33,7 +33,6 @@ from svmgpu.backend import (
     take_rows,
 )
 from svmgpu.distributed import DaskFeatures
-from svmgpu.distributed._engine import linear_features
 from svmgpu.estimators._base import SVCBase, check_bool
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
@@ -44,6 +43,7 @@ from svmgpu.estimators.reduced import (
     rkhs_matrix,
 )
 from svmgpu.kernels import Linear, kernel_columns
+from svmgpu.lowrank import linear_features
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).
