@@ -9,8 +9,8 @@ from svmgpu.kernels import RBF, kernel_columns
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import FeatureOperator, nystrom, reduced_kernel_features
 from svmgpu.solvers.closed_form import least_squares
-from svmgpu.solvers.newton import newton_reduced
 from svmgpu.solvers.path import l2svm_path
+from svmgpu.solvers.reduced import newton_reduced
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 from svmgpu.testing import assert_allclose, host, namespace_name
 

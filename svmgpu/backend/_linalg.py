@@ -423,7 +423,7 @@ class GramAccumulator:
     On NumPy the blocks go to SciPy's BLAS with ``beta = 1``, in place: :meth:`add_sym` is a
     ``syrk`` into the lower triangle (half the flops of a product; the upper triangle is filled
     once by :meth:`result`), :meth:`add` a ``gemm``. No r × r temporary per block (8 MB at
-    r = 1000, added once per block: 0.8 s of the Covtype Hessian in 512-row blocks), and the same
+    r = 1000, allocated and added once per block: bench/README.md), and the same
     BLAS library as the factorizations and the Nyström ``trmm`` (see
     :func:`svmgpu.backend.matmul`). Elsewhere ``G += AᵀB``.
 

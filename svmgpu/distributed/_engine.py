@@ -18,7 +18,7 @@ chunks then run one after another here: the same code, no cluster).
 The features are ordinary Dask tasks (recomputed from their lineage if a worker is lost before
 the solve). The solver's state of a problem (labels, margins, the loss state of each row) lives
 in one Dask actor per worker: a solver call reaches the workers directly, without the
-scheduler (a task graph per step cost ~70 ms a call here; an actor call ~1 ms). A worker lost
+scheduler (a task graph per step costs far more than an actor call). A worker lost
 during the solve takes its actor with it: the fit then raises :class:`DistributedFitError`
 (never a model built from part of the rows).
 """
@@ -79,7 +79,7 @@ class _Local:
 class _Cluster:
     """The current ``distributed.Client``: partition tasks on the worker of their chunk, and
     one actor per worker and problem holding that worker's partitions (a call reaches the
-    workers directly, without the scheduler: ~1 ms instead of a task graph per solver step)."""
+    workers directly, without the scheduler, instead of a task graph per solver step)."""
 
     def __init__(self, client):
         self.client = client

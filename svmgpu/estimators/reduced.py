@@ -2,7 +2,7 @@
 
 The classifier is ``f(x) = Σ_{j∈J} z_j k(x, x_j) (+ b)`` over a reduced set ``J`` of ``rank``
 training points, chosen at random (the papers' RC scheme) or by greedy pivoted Cholesky. The
-coefficients solve the reduced problem (17) by :func:`svmgpu.solvers.newton.newton_reduced`.
+coefficients solve the reduced problem (17) by :func:`svmgpu.solvers.reduced.newton_reduced`.
 
 The reduced set comes from :func:`svmgpu.lowrank.select_reduced_set`, the kernel columns
 ``K(X, X_J)`` from :func:`svmgpu.lowrank.reduced_kernel_features` (shared with the closed-form
@@ -27,7 +27,7 @@ from svmgpu.distributed import reduced_kernel_features as dask_reduced_kernel_fe
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, check_bool
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
-from svmgpu.solvers.newton import check_loss, newton_reduced
+from svmgpu.solvers.reduced import check_loss, newton_reduced
 
 #: Regularizers of the reduced problem (17): ``B = I`` (GSVM, M2) or ``B = K_JJ`` (RKHS, M1).
 REGULARIZERS = ("gsvm", "rkhs")

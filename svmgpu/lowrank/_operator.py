@@ -33,8 +33,8 @@ from svmgpu.lowrank._protocol import RowSource
 #: overhead (32 MiB blocks made the Newton solve on 1M rows 2x slower on an H100).
 _CPU_BLOCK_BYTES = 32 << 20
 #: The same for the blocks of :meth:`FeatureOperator.gram`: a block of 512 rows at r = 1000 and
-#: its weighted copy stay in the cache for the ``syrk`` (the Covtype Hessian of 270,000 rows:
-#: 2.8 s in 4 MiB blocks, 3.2 s in 32 MiB blocks; bench/README.md).
+#: its weighted copy stay in the cache for the ``syrk`` (the Covtype Hessian is faster in 4 MiB
+#: blocks than in 32 MiB blocks; the timings: bench/README.md).
 _CPU_GRAM_BLOCK_BYTES = 4 << 20
 
 

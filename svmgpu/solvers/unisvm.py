@@ -40,7 +40,7 @@ from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import cho_factor, cho_solve
 from svmgpu.lowrank import as_operator, combine
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.newton import semismooth_newton
+from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 
 _log = get_logger("unisvm")
 
@@ -362,15 +362,15 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     tol : float
         Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)``; for a non-convex (truncated) loss
         also when a step lowers F by at most ``tol · |F|`` (``decrease_tol`` of
-        :func:`~svmgpu.solvers.newton.semismooth_newton`: the kink of a truncated loss keeps
+        :class:`~svmgpu.solvers.newton.NewtonOptions`: the kink of a truncated loss keeps
         the gradient test from holding until no row crosses it).
     presolve : bool or "auto"
         Without a warm start, first solve the same problem on an evenly strided subset of
         :func:`~svmgpu.solvers.newton.presolve_rows` rows (C scaled up, recursively, loose
         tolerance) and start from its β: the full problem's first active set is then small,
         so its Hessian is built from a few percent of the rows instead of all of them (only
-        the start changes). ``"auto"``: on NumPy only (on a GPU a full Hessian takes
-        milliseconds; see :func:`svmgpu.solvers.newton.semismooth_newton`).
+        the start changes). ``"auto"``: on NumPy only (on a GPU a full Hessian is cheap; see
+        :class:`svmgpu.solvers.newton.NewtonOptions`).
     memory_budget : int, str or None
         Bounds the row blocks of an array ``P`` (a FeatureOperator has its own).
 
@@ -385,10 +385,11 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         raise ValueError(f"the Newton solver needs a piecewise-quadratic loss, not {loss.name!r}")
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
+    options = NewtonOptions(tol=tol, stop="kkt", max_iter=max_iter, presolve=presolve,
+                            decrease_tol=None if loss.convex else tol)
     res = semismooth_newton(
         as_operator(P, memory_budget=memory_budget), y, [loss], C=C, task=task,
-        sample_weight=sample_weight, z0=warm_start, tol=tol, stop="kkt", max_iter=max_iter,
-        presolve=presolve, decrease_tol=None if loss.convex else tol, verbose=verbose,
+        sample_weight=sample_weight, z0=warm_start, options=options, verbose=verbose,
         label="unisvm-newton", xp=xp)
     res.info["form"] = "lowrank-newton"
     return res
