@@ -105,7 +105,7 @@ def run_tables(sizes, lambdas, trials, device, repeats=1):
 
     from svmgpu import ReducedSVC  # noqa: F401 - exported by the package when available
     from svmgpu.datasets import checkerboard_grid
-    from svmgpu.solvers.newton import lambda_to_c
+    from svmgpu.solvers.reduced import lambda_to_c
 
     X, y = checkerboard_grid(ZHOU_TABLES["grid"])
     rows = []

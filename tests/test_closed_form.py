@@ -11,7 +11,7 @@ from svmgpu.backend import get_device, to_device
 from svmgpu.estimators.closed_form import LSSVC, PSVC, WPSVC
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
-from svmgpu.solvers.newton import newton_reduced
+from svmgpu.solvers.reduced import newton_reduced
 from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 NXP = get_device("cpu").xp

@@ -123,6 +123,27 @@ def test_without_a_client_the_partitions_run_in_this_process(monkeypatch):
     assert_array_equal(pred, a.predict(X))
 
 
+def test_the_lowrank_layer_refuses_dask_rows_and_names_their_distributed_form(client):
+    # lowrank sits below distributed: a Dask X goes through svmgpu.distributed's builders
+    from svmgpu.distributed import factor_features, reduced_kernel_features
+    from svmgpu.kernels import RBF
+    from svmgpu.lowrank import nystrom
+    from svmgpu.lowrank import reduced_kernel_features as in_memory_columns
+
+    X, _, _ = _data(m=300, seed=3)
+    Xd = da.from_array(X, chunks=100)
+    factor = nystrom(X, "rbf", 20, gamma=0.5, random_state=0, keep_features=False)
+    with pytest.raises(TypeError, match=r"svmgpu\.distributed\.factor_features"):
+        factor.features(Xd)
+    kernel, Z = RBF(gamma=0.5), X[:7]
+    with pytest.raises(TypeError, match=r"svmgpu\.distributed\.reduced_kernel_features"):
+        in_memory_columns(Xd, kernel, Z)
+    F = factor_features(factor, Xd, memory_budget=1 << 26)
+    G = reduced_kernel_features(Xd, kernel, Z, intercept=True, memory_budget=1 << 26)
+    assert F.distributed and F.shape == (300, factor.rank)
+    assert G.distributed and G.shape == (300, 8)
+
+
 def test_dask_input_is_refused_up_front_where_it_is_not_supported(client):
     X, y, y3 = _data(m=400)
     Xd = da.from_array(X, chunks=100)
@@ -433,3 +454,18 @@ def test_dca_losses_on_a_cluster_equal_the_in_memory_fit(client):
     b = UniSVR(**kw).fit(Xd, da.from_array(t, chunks=CHUNKS))
     assert b.loss_.name == "smooth_epsilon_insensitive" and b.converged_
     assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-6 * float(np.max(np.abs(a.coef_))))
+
+
+def test_the_dask_forms_are_made_from_the_row_classes_declarations():
+    from svmgpu.distributed import DaskRows, dask_rows
+    from svmgpu.lowrank import combine_rules
+    from svmgpu.solvers.newton import NewtonRows
+    from svmgpu.solvers.unisvm import DCARows
+
+    assert dask_rows(NewtonRows) is DaskNewtonRows and DaskNewtonRows.distributed
+    assert set(combine_rules(NewtonRows)) <= set(vars(DaskNewtonRows))
+    DaskDCA = dask_rows(DCARows)
+    assert issubclass(DaskDCA, DaskRows) and DaskDCA.rows_class is DCARows
+    assert hasattr(DaskDCA, "correction_product") and not hasattr(DaskDCA, "correction")
+    with pytest.raises(TypeError, match="must implement strided"):
+        type("Broken", (DaskRows,), {"rows_class": NewtonRows})

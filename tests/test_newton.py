@@ -8,19 +8,18 @@ from sklearn.datasets import load_iris, make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu.backend import get_device, to_device
+from svmgpu.backend import get_device, solve_smw, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.reduced import ReducedSVC
 from svmgpu.lowrank import CurvatureGram, FeatureOperator
-from svmgpu.solvers.newton import (
+from svmgpu.solvers.newton import semismooth_newton
+from svmgpu.solvers.reduced import (
     LOSS_SCALE,
     c_to_lambda,
     lambda_to_c,
     loss_terms,
     newton_reduced,
     registry_loss,
-    semismooth_newton,
-    solve_smw,
 )
 from svmgpu.solvers.unisvm import unisvm_newton
 from svmgpu.testing import assert_allclose, assert_array_equal, host
@@ -451,3 +450,39 @@ def test_reduced_svc_n_iter_counts_the_presolve():
                                                                                       y[:2000])
     assert small.n_iter_detail_[0]["presolve"] == 0  # (too few rows for a presolve)
     assert small.n_iter_[0] == small.n_iter_detail_[0]["solver"]
+
+
+def test_newton_options_are_one_frozen_value_and_the_knobs_replace_its_fields():
+    import dataclasses
+
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers.newton import NewtonOptions
+
+    rng = np.random.default_rng(5)
+    P = rng.standard_normal((400, 6))
+    y = np.sign(P[:, 0] + 0.3 * rng.standard_normal(400))
+    psi = [get_loss("squared_hinge")]
+    opts = NewtonOptions(tol=1e-10, stop="kkt", presolve=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.tol = 1.0
+    with pytest.raises(ValueError, match="stop must be"):
+        NewtonOptions(stop="never")
+    a = semismooth_newton(P, y, psi, C=3.0, options=opts, xp=NXP)
+    b = semismooth_newton(P, y, psi, C=3.0, tol=1e-10, stop="kkt", presolve=None, xp=NXP)
+    c = semismooth_newton(P, y, psi, C=3.0, options=NewtonOptions(tol=1.0), tol=1e-10,
+                          stop="kkt", presolve=None, xp=NXP)
+    assert_array_equal(a.coef, b.coef)
+    assert_array_equal(a.coef, c.coef)
+    assert opts.for_presolve().tol == 1e-2 and opts.for_presolve().presolve is None
+
+
+def test_the_reduced_losses_and_their_scale_come_from_the_one_registry():
+    from svmgpu.losses import LOSSES, ZHOU2013_LOSSES
+    from svmgpu.solvers.reduced import LOSSES as REDUCED
+
+    assert REDUCED == tuple(ZHOU2013_LOSSES)
+    for name, (loss, _) in ZHOU2013_LOSSES.items():
+        assert LOSS_SCALE[name] == LOSSES["classification"][loss].zhou2013_scale
+    # Zhou 2013's logistic loss is the registry's smooth hinge, not a second definition
+    assert type(registry_loss("logistic", 10.0)) is LOSSES["classification"]["smooth_hinge"]
+    assert LOSSES["classification"]["truncated_squared_hinge"].zhou2013_scale is None

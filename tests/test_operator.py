@@ -9,8 +9,8 @@ from svmgpu.kernels import RBF, kernel_columns
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import FeatureOperator, nystrom, reduced_kernel_features
 from svmgpu.solvers.closed_form import least_squares
-from svmgpu.solvers.newton import newton_reduced
 from svmgpu.solvers.path import l2svm_path
+from svmgpu.solvers.reduced import newton_reduced
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 from svmgpu.testing import assert_allclose, host, namespace_name
 
@@ -121,3 +121,25 @@ def test_bad_construction():
         FeatureOperator(X).transform(X)
     with pytest.raises(MemoryError, match="memory budget"):
         list(FeatureOperator(X, memory_budget=8).blocks())
+
+
+def test_every_row_source_and_row_object_fulfils_the_declared_contract():
+    # the solvers read P.distributed and build their rows with P.rows(cls, ...): no hasattr
+    from svmgpu.lowrank import AdditiveRows, FeatureRows, RowSource, as_operator, combine_rules
+    from svmgpu.solvers.newton import NewtonRows
+    from svmgpu.solvers.unisvm import DCARows
+
+    X, y = _data(50)
+    P = FeatureOperator(X)
+    assert isinstance(P, RowSource) and isinstance(P, FeatureRows) and not P.distributed
+    assert not isinstance(X, RowSource) and as_operator(P) is P
+    assert P.reduce(lambda F, v: F.rmatvec(v), y).shape == (3,)
+    rows = P.rows(NewtonRows, y, None, task="classification")
+    dca = P.rows(DCARows, y, None, loss=get_loss("squared_hinge"), task="classification", A=1.0)
+    for r in (rows, dca):
+        assert isinstance(r, AdditiveRows) and not r.distributed and r.P is P
+    newton = combine_rules(NewtonRows)
+    assert newton["examine"] == ("sum", ()) and newton["active_rows"][0] == "concat"
+    assert newton["curvature"] == ("sum", ("n_changed", "n_active"))
+    assert newton["strided"] == ("client", ()) and newton["margins"] == ("stay", ())
+    assert "correction" not in combine_rules(DCARows)  # m-long: no distributed form

@@ -3,7 +3,10 @@
 Everything else receives a :class:`ComputeContext` (namespace ``xp``, :class:`Device`, dtype,
 byte budget; resolved once by a public entry point) or its namespace, and calls the helpers
 below for the few operations the Python array API standard lacks (triangular solves, Cholesky
-factor/solve, in-place elementwise updates) or for device facts (free memory).
+factor/solve, SPD and Woodbury solves, in-place elementwise updates) or for device facts (free
+memory). It also tells a Dask collection from an array (:func:`is_dask_collection`, without
+importing Dask), so that every layer can refuse or route one; the Dask engine itself is
+:mod:`svmgpu.distributed`.
 """
 
 #: The exception of a failed factorization on every backend (NumPy's; the backend raises it for
@@ -11,6 +14,7 @@ factor/solve, in-place elementwise updates) or for device facts (free memory).
 from numpy.linalg import LinAlgError  # noqa: E402
 
 from svmgpu.backend._context import ComputeContext, compute_context
+from svmgpu.backend._dask import is_dask_collection, require_dask
 from svmgpu.backend._device import (
     Device,
     array_device,
@@ -39,7 +43,11 @@ from svmgpu.backend._linalg import (
     greedy_pivoted_cholesky,
     jittered_cholesky,
     pivoted_cholesky_dense,
+    smw_factor_solve,
+    solve_smw,
     solve_triangular,
+    spd_factor,
+    spd_factor_solve,
     tri_inv,
     tri_inv_matmul_inplace,
 )
@@ -113,6 +121,7 @@ __all__ = [
     "greedy_pivoted_cholesky",
     "host_array",
     "is_cupy",
+    "is_dask_collection",
     "is_foreign_array",
     "is_numpy",
     "jittered_cholesky",
@@ -125,12 +134,17 @@ __all__ = [
     "pivoted_cholesky_dense",
     "power_inplace",
     "random_subset",
+    "require_dask",
     "resolve_budget",
     "seed_from",
     "serial_blas",
     "set_rows",
     "small_blas",
+    "smw_factor_solve",
+    "solve_smw",
     "solve_triangular",
+    "spd_factor",
+    "spd_factor_solve",
     "to_device",
     "to_host",
     "to_numpy",

@@ -9,6 +9,9 @@ any other namespace (array-api-strict, PyTorch, ...) uses the standard's ``linal
 from __future__ import annotations
 
 import math
+import warnings
+
+from numpy.linalg import LinAlgError
 
 from svmgpu.backend._device import is_cupy, is_numpy, numpy_dtype
 from svmgpu.backend._threads import small_blas
@@ -296,6 +299,105 @@ def jittered_cholesky(a, *, lower: bool = True, xp, initial_shift: float | None 
     )
 
 
+#: What to change when a system that is SPD in exact arithmetic is not so in floating point.
+_SPD_ADVICE = "center and scale the features (e.g. StandardScaler), or lower C"
+
+
+def spd_factor(H, *, xp, allow_jitter, what=None):
+    """Lower Cholesky factor of a matrix that is SPD in exact arithmetic (solve with
+    ``cho_solve((L, True), b)``).
+
+    When rounding makes it indefinite and ``allow_jitter`` is set, the factor of ``H + s I``
+    with the smallest working shift ``s`` (:func:`jittered_cholesky`); with ``what`` (a name for
+    messages) a ``RuntimeWarning`` reports the shift, which acts as extra regularization. When
+    even the largest shift fails, a ``FloatingPointError`` names ``what`` and the fix.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``H`` does not factor and ``allow_jitter`` is False.
+    FloatingPointError
+        When even the largest shift fails.
+    """
+    with small_blas(H.shape[0], xp=xp):
+        try:
+            return cholesky(H, lower=True, xp=xp)
+        except LinAlgError:
+            if not allow_jitter:
+                raise
+            try:
+                L, shift = jittered_cholesky(H, lower=True, xp=xp)
+            except LinAlgError as exc:
+                raise FloatingPointError(
+                    f"{what or 'an SPD system'} could not be factored, even with a diagonal "
+                    f"shift (it is far from positive definite in floating point): "
+                    f"{_SPD_ADVICE}") from exc
+            if what is not None:
+                scale = float(xp.max(xp.abs(xp.linalg.diagonal(H))))
+                warnings.warn(
+                    f"{what} is not numerically positive definite; it was factored with "
+                    f"{shift:.3g} added to its diagonal ({shift / max(scale, 1e-300):.1e} of "
+                    f"the largest diagonal entry), which regularizes the solution a little "
+                    f"more than asked: {_SPD_ADVICE}", RuntimeWarning, stacklevel=4)
+            return L
+
+
+def spd_factor_solve(H, rhs, *, xp, allow_jitter, checked=True):
+    """Solve ``H x = rhs`` for ``H`` SPD in exact arithmetic by Cholesky (:func:`spd_factor`,
+    jittered when ``allow_jitter``), e.g. a Newton system.
+
+    Returns ``(x, ok)``. ``checked=False`` on a GPU: the factor is not tested here (a device
+    synchronisation) and ``ok`` is a 0-d flag that it is a real one (:func:`factor_ok`), for the
+    caller to read with its other scalars and, when false, to solve again checked (which raises
+    or jitters). Checked, or on NumPy (whose LAPACK reports failure at once): ``ok`` is None.
+    """
+    with small_blas(H.shape[0], xp=xp):
+        if not checked and not is_numpy(xp):
+            try:
+                L = cholesky(H, lower=True, check=False, xp=xp)
+            except LinAlgError:  # namespaces that raise at once (PyTorch)
+                pass
+            else:
+                return cho_solve((L, True), rhs, xp=xp), factor_ok(L, xp=xp)
+        L = spd_factor(H, xp=xp, allow_jitter=allow_jitter)
+        return cho_solve((L, True), rhs, xp=xp), None
+
+
+def smw_factor_solve(U, lam_diag, lam, b, *, xp, checked=True):
+    """:func:`solve_smw` as ``(z, ok)``, its n × n factor checked or not (``checked`` and ``ok``
+    as in :func:`spd_factor_solve`; ``ok`` None for an empty ``U``)."""
+    n = U.shape[0]
+    if n == 0:
+        return b / lam, None
+    M = xp.matmul(U, xp.matrix_transpose(U))
+    M = M + xp.eye(n, dtype=xp.float64, device=getattr(U, "device", None)) * (lam / lam_diag)[None, :]
+    t, ok = spd_factor_solve(M, xp.matmul(U, b), xp=xp, allow_jitter=False, checked=checked)
+    return (b - xp.matmul(t, U)) / lam, ok
+
+
+def solve_smw(U, lam_diag, lam, b, *, xp):
+    """Solve ``(λ I + Uᵀ Λ U) z = b`` by the Sherman–Morrison–Woodbury identity (Zhou 2013 (28)).
+
+    ``z = (b − Uᵀ (λ Λ⁻¹ + U Uᵀ)⁻¹ U b) / λ``, an n × n SPD system: O(r n²) instead of the
+    O(r³) of the r × r system when ``n < r``.
+
+    Parameters
+    ----------
+    U : array of shape (n, r), float64
+        The rows of the update (the Newton method's active rows ``P_I``).
+    lam_diag : array of shape (n,)
+        The positive diagonal of Λ.
+    lam : float
+    b : array of shape (r,)
+    xp : namespace
+
+    Returns
+    -------
+    z : array of shape (r,)
+    """
+    return smw_factor_solve(U, lam_diag, lam, b, xp=xp, checked=True)[0]
+
+
 def tri_inv_matmul_inplace(block, lower_inv, *, xp):
     """Return ``block @ lower_invᵀ`` for a lower-triangular ``lower_inv`` of shape (r, r).
 
@@ -321,7 +423,7 @@ class GramAccumulator:
     On NumPy the blocks go to SciPy's BLAS with ``beta = 1``, in place: :meth:`add_sym` is a
     ``syrk`` into the lower triangle (half the flops of a product; the upper triangle is filled
     once by :meth:`result`), :meth:`add` a ``gemm``. No r × r temporary per block (8 MB at
-    r = 1000, added once per block: 0.8 s of the Covtype Hessian in 512-row blocks), and the same
+    r = 1000, allocated and added once per block: bench/README.md), and the same
     BLAS library as the factorizations and the Nyström ``trmm`` (see
     :func:`svmgpu.backend.matmul`). Elsewhere ``G += AᵀB``.
 

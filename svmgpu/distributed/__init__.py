@@ -5,11 +5,16 @@
 from svmgpu.distributed._engine import (
     DaskFeatures,
     DaskNewtonRows,
+    DaskRows,
     DistributedFitError,
+    dask_rows,
     executor,
+    factor_features,
     is_dask_collection,
+    reduced_kernel_features,
     require_dask,
 )
 
-__all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
-           "is_dask_collection", "require_dask"]
+__all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
+           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features",
+           "require_dask"]

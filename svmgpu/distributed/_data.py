@@ -17,6 +17,8 @@ from svmgpu.backend import (
     to_numpy,
 )
 from svmgpu.distributed._engine import executor, is_dask_collection
+from svmgpu.lowrank import nystrom
+from svmgpu.lowrank._factor import _check_nonzero_kernel, _check_rank
 
 
 def persist(*arrays):
@@ -178,9 +180,6 @@ def landmark_factor(X, kernel, rank, *, random_state, sample_weight, device):
     as :func:`svmgpu.lowrank.nystrom` draws them on the same rows (uniformly among the rows of
     nonzero kernel diagonal and positive weight, by the same generator), their r rows gathered
     to the client once, and factored there (pivoted Cholesky of ``K_BB`` in float64)."""
-    from svmgpu.lowrank import nystrom  # noqa: PLC0415
-    from svmgpu.lowrank._factor import _check_nonzero_kernel, _check_rank  # noqa: PLC0415
-
     rank = _check_rank(rank, int(X.shape[0]), "rank")
     rows, n_el = eligible_rows(X, sample_weight=sample_weight, kernel=kernel)
     _check_nonzero_kernel(n_el, kernel)

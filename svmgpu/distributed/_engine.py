@@ -18,7 +18,7 @@ chunks then run one after another here: the same code, no cluster).
 The features are ordinary Dask tasks (recomputed from their lineage if a worker is lost before
 the solve). The solver's state of a problem (labels, margins, the loss state of each row) lives
 in one Dask actor per worker: a solver call reaches the workers directly, without the
-scheduler (a task graph per step cost ~70 ms a call here; an actor call ~1 ms). A worker lost
+scheduler (a task graph per step costs far more than an actor call). A worker lost
 during the solve takes its actor with it: the fit then raises :class:`DistributedFitError`
 (never a model built from part of the rows).
 """
@@ -27,7 +27,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
+
+from svmgpu.backend import (
+    array_device,
+    asarray,
+    is_dask_collection,
+    require_dask,
+    resolve_budget,
+)
+from svmgpu.lowrank import combine_rules, feature_plan
+from svmgpu.lowrank import reduced_kernel_features as _reduced_kernel_features
+from svmgpu.solvers.newton import NewtonRows
 
 #: Exceptions from Dask that mean "a worker (and what it held) was lost".
 _LOST = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
@@ -35,23 +47,6 @@ _LOST = ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledEr
 
 class DistributedFitError(RuntimeError):
     """A distributed fit lost partitions that Dask could not recompute."""
-
-
-def is_dask_collection(x) -> bool:
-    """Whether ``x`` is a Dask collection (without importing Dask when it is not loaded)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask.base import is_dask_collection as _is  # noqa: PLC0415
-
-    return bool(_is(x))
-
-
-def require_dask(what="Dask input"):
-    """Import ``dask.array``, or raise naming the extra that installs it."""
-    try:
-        import dask.array  # noqa: F401, PLC0415
-    except ImportError as exc:  # pragma: no cover - the test extra installs Dask
-        raise ImportError(f"{what} needs Dask: pip install 'svmgpu[dask]'") from exc
 
 
 # --------------------------------------------------------------------------- executors
@@ -84,7 +79,7 @@ class _Local:
 class _Cluster:
     """The current ``distributed.Client``: partition tasks on the worker of their chunk, and
     one actor per worker and problem holding that worker's partitions (a call reaches the
-    workers directly, without the scheduler: ~1 ms instead of a task graph per solver step)."""
+    workers directly, without the scheduler, instead of a task graph per solver step)."""
 
     def __init__(self, client):
         self.client = client
@@ -95,7 +90,7 @@ class _Cluster:
     def submit(self, fn, *args, where=None):
         return self.client.submit(fn, *args, pure=False,
                                   workers=None if where is None else [where],
-                                  allow_other_workers=True)
+                                  allow_other_workers=where is not None)
 
     def where(self, futures):
         """The address of a worker holding each future (None: not known)."""
@@ -180,26 +175,11 @@ def _to_client(v, device):
         return type(v)(_to_client(x, device) for x in v)
     if v is None or isinstance(v, (int, float)):
         return v
-    from svmgpu.backend import asarray  # noqa: PLC0415
-
     return asarray(v, device=device)
 
 
 def _reduce_part(fn, F, *blocks):
     return _plain(fn(F, *blocks))
-
-
-def linear_features(Xb, *, in_memory=True, memory_budget=None):
-    """The features of a linear model: the rows themselves (the operator of an in-memory X or
-    of a Dask partition); sparse rows are densified a block at a time, never whole."""
-    from svmgpu.backend import dense_rows, is_sparse  # noqa: PLC0415
-    from svmgpu.lowrank import FeatureOperator  # noqa: PLC0415
-
-    if is_sparse(Xb):
-        dense = functools.partial(dense_rows, rows=slice(None), xp=None)
-        return FeatureOperator(X=Xb, feature_map=dense, rank=Xb.shape[1],
-                               memory_budget=memory_budget)
-    return FeatureOperator(Xb, memory_budget=memory_budget)
 
 
 def _features(Xb, build, budget, in_memory):
@@ -236,8 +216,9 @@ class DaskFeatures:
     build : callable
         ``build(X_chunk, in_memory=bool, memory_budget=int) -> FeatureOperator``, picklable
         (sent with the tasks): the Nyström map of a factor without features
-        (:meth:`~svmgpu.lowrank.LowRankFactor.operator`) or the reduced-kernel columns
-        (:func:`~svmgpu.lowrank.reduced_kernel_features`).
+        (:meth:`~svmgpu.lowrank.LowRankFactor.operator`), the reduced-kernel columns
+        (:func:`~svmgpu.lowrank.reduced_kernel_features`) or the rows themselves
+        (:func:`~svmgpu.lowrank.linear_features`).
     rank : int
         r, the width of the features.
     memory_budget : int
@@ -256,8 +237,6 @@ class DaskFeatures:
         self.chunks = X.chunks[0]
         self.shape = (int(X.shape[0]), int(rank))
         self.device, self.xp, self.dtype = device, device.xp, X.dtype
-        from svmgpu.lowrank import feature_plan  # noqa: PLC0415
-
         blocks = self.ex.blocks(X)
         self.where = self.ex.where(blocks)
         rows = {}  # rows per worker
@@ -287,30 +266,87 @@ class DaskFeatures:
                 for k, (F, w) in enumerate(zip(self.parts, self.where))]
         return _to_client(functools.reduce(_add, ex.gather(outs)), self.device)
 
-    def newton_rows(self, y, sample_weight=None, *, task="classification", tau=0.0):
-        """The :class:`DaskNewtonRows` of a problem on these features (``y`` and
-        ``sample_weight``: Dask arrays of X's rows)."""
-        return DaskNewtonRows(self, y, sample_weight, task=task, tau=tau)
+    def rows(self, cls, y, sample_weight=None, **kwargs):
+        """The row object ``cls(P_k, y_k, s_k, **kwargs)`` of a problem on every partition,
+        behind its Dask form (:func:`dask_rows`; ``y`` and ``sample_weight``: Dask arrays of
+        X's rows): the :class:`~svmgpu.lowrank.RowSource` contract."""
+        return dask_rows(cls)(self, y, sample_weight, **kwargs)
 
-    def dca_rows(self, y, sample_weight=None, **kwargs):
-        """UniSVM's DCA rows (:class:`~svmgpu.solvers.unisvm.DCARows`, ``kwargs`` theirs) on
-        the partitions: every method sums over them."""
-        from svmgpu.solvers.unisvm import DCARows  # noqa: PLC0415
 
-        return DaskRows(self, functools.partial(DCARows, **kwargs), y, sample_weight)
+def factor_features(factor, X, *, memory_budget=None) -> DaskFeatures:
+    """The training features of a low-rank factor on a Dask ``X``: each partition's rows of
+    ``P`` computed, held or recomputed per block, on its worker by the factor's own map
+    (:meth:`~svmgpu.lowrank.LowRankFactor.operator`); the Dask form of
+    :meth:`LowRankFactor.features(X) <svmgpu.lowrank.LowRankFactor.features>`.
+
+    Parameters
+    ----------
+    factor : LowRankFactor
+        Its landmarks and ``L_inv`` (``P`` is not read: a Dask fit's factor has none,
+        :func:`svmgpu.distributed._data.landmark_factor`).
+    X : dask.array.Array of shape (m, n_features)
+        The training points, row-chunked.
+    memory_budget : int or str, optional
+        Bytes per worker (see :class:`DaskFeatures`), resolved once here.
+
+    Returns
+    -------
+    DaskFeatures
+    """
+    device = array_device(factor.landmark_X)
+    return DaskFeatures(X, factor.without_features().operator, factor.rank,
+                        memory_budget=resolve_budget(memory_budget, device), device=device)
+
+
+def reduced_kernel_features(X, kernel, Z, *, intercept=False, memory_budget=None) -> DaskFeatures:
+    """The reduced-kernel features ``K(X, Z)`` (``[K(X, Z), 1]`` with ``intercept``) of a Dask
+    ``X``, each partition's columns on its worker: the Dask form of
+    :func:`svmgpu.lowrank.reduced_kernel_features` (same parameters, ``in_memory`` planned per
+    worker).
+
+    Returns
+    -------
+    DaskFeatures
+    """
+    build = functools.partial(_reduced_kernel_features, kernel=kernel, Z=Z,
+                              intercept=bool(intercept))
+    device = array_device(Z)
+    return DaskFeatures(X, build, Z.shape[0] + int(bool(intercept)),
+                        memory_budget=resolve_budget(memory_budget, device), device=device)
 
 
 class DaskRows:
-    """A rows object (``make(P, y, sample_weight)`` per partition) over the partitions of
-    :class:`DaskFeatures`, held by one Dask actor per worker: a method called here runs on
-    every partition and returns the sum of their results (summed on each worker, then over
-    the workers on the client: one small result per worker and call)."""
+    """The Dask form of a row class (``rows_class``, e.g.
+    :class:`~svmgpu.solvers.newton.NewtonRows`): one row object per partition of
+    :class:`DaskFeatures`, held by one Dask actor per worker. A subclass gets a method for each
+    method that the row class declares with :func:`~svmgpu.lowrank.combine`: called here, it
+    runs on every partition and combines their results as declared (summed on each worker, then
+    over the workers on the client: one small result per worker and call). Methods declared
+    ``"client"`` are the subclass's own; undeclared ones have no Dask form.
+    """
 
     distributed = True
+    #: The row class whose objects live on the partitions (set by each subclass).
+    rows_class = None
 
-    def __init__(self, features, make, y, sample_weight=None):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "rows_class" not in vars(cls):  # (a subclass of a Dask form keeps its methods)
+            return
+        for name, (how, totals) in combine_rules(cls.rows_class).items():
+            if how == "client":
+                if name not in vars(cls):
+                    raise TypeError(f"{cls.__name__} must implement {name}: "
+                                    f"{cls.rows_class.__name__}.{name} combines on the client")
+            elif name not in vars(cls):
+                setattr(cls, name, _forwarder(cls.rows_class, name, how, totals))
+        _DASK_FORMS.setdefault(cls.rows_class, cls)
+
+    def __init__(self, features, y, sample_weight=None, **kwargs):
         ex = self.ex = features.ex
         self.shape, self.device, self.xp = features.shape, features.device, features.xp
+        self.kwargs = kwargs
+        make = functools.partial(self.rows_class, **kwargs)
         ys = ex.blocks(y.rechunk((features.chunks,)))
         ss = [None] * len(ys) if sample_weight is None else \
             ex.blocks(sample_weight.rechunk((features.chunks,)))
@@ -323,47 +359,84 @@ class DaskRows:
                      *[ss[k] for k in ks], where=w)
             for w, ks in groups.items()]
 
-    def _map(self, method, *args, how="sum", **kwargs):
-        outs = self.ex.call(self.actors, "call", method, args, kwargs, how)
-        if how is None:
+    def _map(self, method, how, args=(), kwargs=None):
+        """Run ``method`` on every partition and combine the results by the rule ``how``."""
+        if how == "stay":
             return None
-        if how == "list":
-            return [o for group in outs for o in group]
-        return self._client(functools.reduce(_add, [o for o in outs if o is not None]))
+        per_worker = {"sum": "sum", "none": None}.get(how, "list")
+        outs = self.ex.call(self.actors, "call", method, args, kwargs or {}, per_worker)
+        if how == "none":
+            return None
+        if how == "sum":
+            return self._client(functools.reduce(_add, [o for o in outs if o is not None]))
+        parts = [o for group in outs for o in group]  # one per partition
+        if how == "max":
+            return tuple(functools.reduce(lambda a, b: [max(x, y) for x, y in zip(a, b)],
+                                          parts))
+        parts = [self._client(p) for p in parts]
+        if how == "concat":
+            xp = self.xp
+            if isinstance(parts[0], (tuple, list)):
+                return tuple(xp.concat(list(col), axis=0) for col in zip(*parts))
+            return xp.concat(parts, axis=0)
+        return parts  # "list"
 
     def _client(self, v):
         return _to_client(v, self.device)
 
-    def __getattr__(self, method):
-        if method.startswith("_"):
-            raise AttributeError(method)
-        return functools.partial(self._map, method)
+
+#: The Dask form of each row class (:func:`dask_rows`).
+_DASK_FORMS = {}
+
+
+def _forwarder(rows_class, name, how, totals):
+    """The Dask form's method ``name``: the row class's method on every partition, combined by
+    ``how``, without the arguments ``totals`` (counts over all rows: each partition reads its
+    own)."""
+    signature = inspect.signature(getattr(rows_class, name))
+
+    def method(self, *args, **kwargs):
+        if totals:
+            bound = signature.bind(None, *args, **kwargs)
+            for t in totals:
+                bound.arguments.pop(t, None)
+            args, kwargs = bound.args[1:], bound.kwargs
+        return self._map(name, how, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f":meth:`{rows_class.__module__}.{rows_class.__name__}.{name}` on every "
+                      f"partition, combined by {how!r}.")
+    return method
+
+
+def dask_rows(rows_class):
+    """The Dask form (a :class:`DaskRows` subclass) of a row class: its registered one (e.g.
+    :class:`DaskNewtonRows`), else one made from the class's :func:`~svmgpu.lowrank.combine`
+    declarations."""
+    form = _DASK_FORMS.get(rows_class)
+    if form is None:
+        form = type(f"Dask{rows_class.__name__}", (DaskRows,), {"rows_class": rows_class,
+                                                               "__module__": __name__})
+    return form
 
 
 class DaskNewtonRows(DaskRows):
-    """:class:`~svmgpu.solvers.newton.NewtonRows` over the partitions: sums, except
-    ``active_rows`` (concatenated) and the presolve's ``strided`` rows (gathered). Counts are
-    read per partition."""
+    """:class:`~svmgpu.solvers.newton.NewtonRows` over the partitions, each method combined as
+    NewtonRows declares (sums; ``active_rows`` concatenated; counts per partition, the margins
+    left on the partitions); the presolve's ``strided`` rows are gathered to the client."""
+
+    rows_class = NewtonRows
 
     def __init__(self, features, y, sample_weight=None, *, task="classification", tau=0.0):
-        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
-
-        super().__init__(features, functools.partial(NewtonRows, task=task, tau=tau), y,
-                         sample_weight)
+        super().__init__(features, y, sample_weight, task=task, tau=tau)
         self.task, self.tau, self.cls = task, tau, task == "classification"
-
-    def start(self, z):
-        self._map("start", z, how=None)
 
     def strided(self, n):
         """The presolve's rows (every ``m // n``-th row of each partition) gathered into an
         in-memory :class:`~svmgpu.solvers.newton.NewtonRows` on the client (about
         ``n × r`` features cross the network, once), and ``Σs / Σs_subset``."""
-        from svmgpu.solvers.newton import NewtonRows  # noqa: PLC0415
-
         xp = self.xp
-        parts = [self._client(p) for p in self._map("strided_rows", max(self.shape[0] // n, 1),
-                                                    how="list")]
+        parts = self.strided_rows(max(self.shape[0] // n, 1))
         P = xp.concat([p[0] for p in parts], axis=0)
         y = xp.concat([p[1] for p in parts])
         s = None if parts[0][2] is None else xp.concat([p[2] for p in parts])
@@ -371,44 +444,7 @@ class DaskNewtonRows(DaskRows):
         sub = NewtonRows(P, y, s, task=self.task, tau=self.tau)
         return sub, total / float(y.shape[0] if s is None else xp.sum(s))
 
-    def gradient_at_zero(self, psi):
-        return self._map("gradient_at_zero", psi)
 
-    def examine(self, psi, c, *, check_stable):
-        return self._map("examine", psi, c, check_stable=check_stable)
-
-    def gradient(self, n_u=None):
-        return self._map("gradient")
-
-    def curvature(self, *, mode, n_changed=None, n_active=None):
-        return self._map("curvature", mode=mode)
-
-    def active_rows(self, n_active=None):
-        xp = self.xp
-        parts = [(self._client(U), self._client(k)) for U, k in self._map("active_rows",
-                                                                          how="list")]
-        return xp.concat([U for U, _ in parts], axis=0), xp.concat([k for _, k in parts])
-
-    def trial(self, d, psi, c):
-        return self._map("trial", d, psi, c)
-
-    def loss_along(self, eta, psi, c):
-        return self._map("loss_along", eta, psi, c)
-
-    def accept(self, eta, z=None):
-        self._map("accept", eta, z, how=None)
-
-    def n_margin_violators(self):
-        return self._map("n_margin_violators")
-
-    def margins(self):
-        """Not gathered: the margins stay with their partitions (None)."""
-        return None
-
-    def hessian_counts(self):
-        counts = self._map("hessian_counts", how="list")
-        return tuple(functools.reduce(lambda a, b: [max(x, y) for x, y in zip(a, b)], counts))
-
-
-__all__ = ["DaskFeatures", "DaskNewtonRows", "DistributedFitError", "executor",
-           "is_dask_collection", "require_dask"]
+__all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
+           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features",
+           "require_dask"]

@@ -32,7 +32,6 @@ from svmgpu.backend import (
     take_rows,
 )
 from svmgpu.distributed import DaskFeatures
-from svmgpu.distributed._engine import linear_features
 from svmgpu.estimators._base import SVCBase
 from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.estimators.reduced import (
@@ -43,6 +42,7 @@ from svmgpu.estimators.reduced import (
     rkhs_matrix,
 )
 from svmgpu.kernels import Linear, kernel_columns
+from svmgpu.lowrank import linear_features
 from svmgpu.solvers.closed_form import center_distance_weights, least_squares
 
 #: Ridge ε added to λ K_JJ in the reduced LS-SVM (Zhou 2013, section 5.1).

@@ -2,7 +2,7 @@
 
 The classifier is ``f(x) = Σ_{j∈J} z_j k(x, x_j) (+ b)`` over a reduced set ``J`` of ``rank``
 training points, chosen at random (the papers' RC scheme) or by greedy pivoted Cholesky. The
-coefficients solve the reduced problem (17) by :func:`svmgpu.solvers.newton.newton_reduced`.
+coefficients solve the reduced problem (17) by :func:`svmgpu.solvers.reduced.newton_reduced`.
 
 The reduced set comes from :func:`svmgpu.lowrank.select_reduced_set`, the kernel columns
 ``K(X, X_J)`` from :func:`svmgpu.lowrank.reduced_kernel_features` (shared with the closed-form
@@ -23,12 +23,13 @@ from svmgpu.backend import (
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
+from svmgpu.distributed import reduced_kernel_features as dask_reduced_kernel_features
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase
 from svmgpu.estimators._params import constraints
 from svmgpu.estimators._rank import resolve_rank
 from svmgpu.kernels import kernel_matvec
 from svmgpu.lowrank import REDUCED_SETS, reduced_kernel_features, select_reduced_set
-from svmgpu.solvers.newton import LOSSES, newton_reduced
+from svmgpu.solvers.reduced import LOSSES, newton_reduced
 
 #: Regularizers of the reduced problem (17): ``B = I`` (GSVM, M2) or ``B = K_JJ`` (RKHS, M1).
 REGULARIZERS = ("gsvm", "rkhs")
@@ -95,8 +96,8 @@ class _ReducedModelMixin:
         memory, or recomputed per block when it does not fit the memory budget (on Dask: per
         partition, planned per worker)."""
         if self._dask_fit:
-            return reduced_kernel_features(X, kernel, Z, intercept=intercept,
-                                           memory_budget=ctx.budget_bytes)
+            return dask_reduced_kernel_features(X, kernel, Z, intercept=intercept,
+                                                memory_budget=ctx.budget_bytes)
         r = Z.shape[0] + int(intercept)
         in_memory, blocks = self._feature_plan(X.shape[0], r, ctx,
                                                itemsize=numpy_dtype(X.dtype).itemsize)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.utils._param_validation import StrOptions
 
 from svmgpu.backend import check_fits, dense_rows, host_array
+from svmgpu.distributed import factor_features
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, SVMBase, SVRBase
 from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.kernels import kernel_matvec
@@ -76,7 +77,8 @@ class _UniSVMMixin:
         self.factor_, blocks = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         self.X_fit_ = None
         # P in memory, or recomputed per block when it does not fit the budget
-        P = self.factor_.features(None if self.factor_.P is not None else X,
+        P = factor_features(self.factor_, X, memory_budget=blocks) if self._dask_fit else \
+            self.factor_.features(None if self.factor_.P is not None else X,
                                   memory_budget=blocks)
         return {"P": P, "G": None}
 

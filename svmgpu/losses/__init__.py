@@ -9,6 +9,7 @@ Classification losses are functions of ``u = 1 - y f(x)``, regression losses of
 
 from svmgpu.losses._losses import (
     LOSSES,
+    ZHOU2013_LOSSES,
     Huber,
     HuberHinge,
     LeastSquares,
@@ -43,6 +44,7 @@ __all__ = [
     "TruncatedHuber",
     "TruncatedLeastSquares",
     "TruncatedSquaredHinge",
+    "ZHOU2013_LOSSES",
     "get_loss",
     "nonconvex_exp_M",
 ]

@@ -46,6 +46,7 @@ __all__ = [
     "TruncatedHuber",
     "TruncatedLeastSquares",
     "TruncatedSquaredHinge",
+    "ZHOU2013_LOSSES",
     "get_loss",
     "nonconvex_exp_M",
 ]
@@ -158,12 +159,19 @@ class Loss:
     A_min : float
         Smallest LS-DC constant of Table 5: ``A u^2 - psi(u)`` is convex for every
         ``A >= A_min`` (Definition 1, eq. (15)).
+    zhou2013_scale : float or None
+        κ with ``psi = κ L`` for the loss ``L`` of Zhou 2013's reduced SVMs (their λ is
+        ``1 / (κ C)``); None for the losses that paper does not use.
     """
 
     name: str = ""
     tasks: tuple = ("classification",)
     convex: bool = False
     _params: dict = {}
+    #: κ of the reduced SVMs of Zhou 2013 (Table 1): this ψ is κ times the paper's loss L, so
+    #: the paper's λ is ``1 / (κ C)`` (2 for ψ = u² and u₊², whose L carries a ½); None for a
+    #: loss that paper does not use (:data:`ZHOU2013_LOSSES`).
+    zhou2013_scale: float | None = None
 
     def __init__(self, task=None, **params):
         if task is None:
@@ -316,6 +324,7 @@ class LeastSquares(Loss):
     tasks = ("classification", "regression")
     convex = True
     _params = {}
+    zhou2013_scale = 2.0
 
     @staticmethod
     def _A_min():
@@ -378,6 +387,7 @@ class SquaredHinge(Loss):
     name = "squared_hinge"
     convex = True
     _params = {}
+    zhou2013_scale = 2.0
 
     @staticmethod
     def _A_min():
@@ -448,6 +458,7 @@ class SmoothHinge(Loss):
     name = "smooth_hinge"
     convex = True
     _params = {"p": _Param(10.0, doc="smoothing parameter")}
+    zhou2013_scale = 1.0
 
     @staticmethod
     def _A_min(p):
@@ -484,6 +495,7 @@ class HuberHinge(Loss):
     name = "huber_hinge"
     convex = True
     _params = {"delta": _Param(0.5, doc="half-width of the corner")}
+    zhou2013_scale = 1.0
 
     @staticmethod
     def _A_min(delta):
@@ -838,6 +850,19 @@ LOSSES = {
         SmoothAbsolute,
         TruncatedHuber,
     ),
+}
+
+
+#: The loss names of Zhou 2013's reduced SVMs (``ReducedSVC(loss=...)``) and the registry's loss
+#: each one is, with the parameter its continuation drives: the paper's logistic loss
+#: ``log(1 + exp(pu))/p`` is the smooth hinge ψ^(6), its Huber loss the classification Huber
+#: hinge (named apart from the regression Huber). Their C scale is the loss's
+#: :attr:`Loss.zhou2013_scale`.
+ZHOU2013_LOSSES = {
+    "least_squares": ("least_squares", None),
+    "squared_hinge": ("squared_hinge", None),
+    "huber_hinge": ("huber_hinge", "delta"),
+    "logistic": ("smooth_hinge", "p"),
 }
 
 

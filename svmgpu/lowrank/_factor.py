@@ -30,6 +30,7 @@ from svmgpu.backend import (
     fortran_order,
     greedy_pivoted_cholesky,
     host_array,
+    is_dask_collection,
     is_sparse,
     native_device,
     numpy_dtype,
@@ -40,7 +41,6 @@ from svmgpu.backend import (
     tri_inv,
     tri_inv_matmul_inplace,
 )
-from svmgpu.distributed import DaskFeatures, is_dask_collection
 from svmgpu.kernels import Kernel, check_kernel_finite, iter_kernel_blocks, make_kernel
 from svmgpu.lowrank._operator import FeatureOperator
 
@@ -94,11 +94,19 @@ class LowRankFactor:
     def features(self, X=None, *, memory_budget=None) -> FeatureOperator:
         """The training features as a :class:`FeatureOperator`: ``P`` in memory, or, for a
         factor without ``P``, recomputed per row block from the training points ``X`` (the same
-        map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding)."""
+        map as :meth:`transform`; the landmark rows then equal ``L`` up to rounding).
+
+        Raises
+        ------
+        TypeError
+            For a Dask ``X``: its features are built on its workers by
+            :func:`svmgpu.distributed.factor_features`.
+        """
+        if X is not None and is_dask_collection(X):
+            raise TypeError("LowRankFactor.features takes in-memory rows; the features of a "
+                            "Dask X stay on its workers: use "
+                            "svmgpu.distributed.factor_features(factor, X)")
         budget = resolve_budget(memory_budget, array_device(self.landmark_X))  # once
-        if X is not None and is_dask_collection(X):  # each partition's rows on its worker
-            return DaskFeatures(X, self.without_features().operator, self.rank,
-                                memory_budget=budget, device=array_device(self.landmark_X))
         if self.P is not None:
             fmap = functools.partial(self.transform, memory_budget=budget)
             return FeatureOperator(self.P, feature_map=fmap, memory_budget=budget)

@@ -25,6 +25,7 @@ from svmgpu.backend import (
     resolve_budget,
     take_rows,
 )
+from svmgpu.lowrank._protocol import RowSource
 
 #: Bytes of a (float64) row block of ``gram`` and ``rmatvec`` on the CPU: large enough for BLAS
 #: efficiency, small enough that a gathered block and its weighted copy stay small next to P. On
@@ -32,8 +33,8 @@ from svmgpu.backend import (
 #: overhead (32 MiB blocks made the Newton solve on 1M rows 2x slower on an H100).
 _CPU_BLOCK_BYTES = 32 << 20
 #: The same for the blocks of :meth:`FeatureOperator.gram`: a block of 512 rows at r = 1000 and
-#: its weighted copy stay in the cache for the ``syrk`` (the Covtype Hessian of 270,000 rows:
-#: 2.8 s in 4 MiB blocks, 3.2 s in 32 MiB blocks; bench/README.md).
+#: its weighted copy stay in the cache for the ``syrk`` (the Covtype Hessian is faster in 4 MiB
+#: blocks than in 32 MiB blocks; the timings: bench/README.md).
 _CPU_GRAM_BLOCK_BYTES = 4 << 20
 
 
@@ -67,7 +68,12 @@ class FeatureOperator:
     Attributes
     ----------
     shape, dtype, xp, device, budget_bytes, in_memory
+    distributed : bool
+        False: the rows are in this process (the :class:`~svmgpu.lowrank.RowSource`
+        contract; :class:`svmgpu.distributed.DaskFeatures` is the distributed source).
     """
+
+    distributed = False
 
     def __init__(self, P=None, *, X=None, feature_map=None, rank=None, memory_budget=None):
         if (P is None) == (X is None):
@@ -193,6 +199,18 @@ class FeatureOperator:
                 acc.add(scratch.weighted(Pb, wb), Pb)
         return acc.result()
 
+    # ------------------------------------------------------------------------ row objects
+    def rows(self, cls, y, sample_weight=None, **kwargs):
+        """The row object ``cls(self, y, sample_weight, **kwargs)`` of a problem on these rows
+        (e.g. :class:`~svmgpu.solvers.newton.NewtonRows`; :meth:`RowSource.rows
+        <svmgpu.lowrank.RowSource.rows>`)."""
+        return cls(self, y, sample_weight, **kwargs)
+
+    def reduce(self, fn, *vectors):
+        """``fn(self, *vectors)``: the one partition of rows in this process
+        (:meth:`RowSource.reduce <svmgpu.lowrank.RowSource.reduce>`)."""
+        return fn(self, *vectors)
+
     # ------------------------------------------------------------------------ sub-problems
     def take(self, rows):
         """The operator of the rows ``rows`` (an integer index array on P's device): a copy of
@@ -314,9 +332,10 @@ def feature_plan(m, r, budget, *, itemsize, n_presolve=0, who="the fit"):
 
 
 def as_operator(P, *, memory_budget=None) -> FeatureOperator:
-    """``P`` itself if it is a :class:`FeatureOperator`, else an in-memory operator over the
-    array ``P`` (the public solvers accept either)."""
-    if isinstance(P, FeatureOperator) or getattr(P, "distributed", False):
+    """``P`` itself if it is a :class:`~svmgpu.lowrank.RowSource` (a :class:`FeatureOperator`
+    or a distributed source), else an in-memory operator over the array ``P`` (the public
+    solvers accept either)."""
+    if isinstance(P, RowSource):  # a FeatureOperator, or the rows of a distributed fit
         return P
     return FeatureOperator(P, memory_budget=memory_budget)
 

@@ -8,11 +8,11 @@ from svmgpu.backend import (
     array_device,
     asarray,
     get_namespace,
+    is_dask_collection,
     random_subset,
     resolve_budget,
     take_rows,
 )
-from svmgpu.distributed import DaskFeatures, is_dask_collection
 from svmgpu.kernels import kernel_columns
 from svmgpu.lowrank._factor import pivoted_cholesky
 from svmgpu.lowrank._operator import FeatureOperator
@@ -77,13 +77,17 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
     memory_budget : int or str, optional
         Bytes for the row blocks (recomputed rows: the operator's blocks and the kernel blocks
         that compute them share it).
+
+    Raises
+    ------
+    TypeError
+        For a Dask ``X``: its features are built on its workers by
+        :func:`svmgpu.distributed.reduced_kernel_features`.
     """
-    if is_dask_collection(X):  # each partition's columns on its worker
-        build = functools.partial(reduced_kernel_features, kernel=kernel, Z=Z,
-                                  intercept=bool(intercept))
-        return DaskFeatures(X, build, Z.shape[0] + int(bool(intercept)),
-                            memory_budget=resolve_budget(memory_budget, array_device(Z)),
-                            device=array_device(Z))
+    if is_dask_collection(X):
+        raise TypeError("reduced_kernel_features takes in-memory rows; the features of a Dask "
+                        "X stay on its workers: use "
+                        "svmgpu.distributed.reduced_kernel_features(X, kernel, Z)")
     budget = resolve_budget(memory_budget, array_device(X))  # once, for every block
     if in_memory:
         fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),

@@ -40,16 +40,17 @@ import math
 import time
 
 from svmgpu.backend import (
+    cho_solve,
     clip,
     is_sparse,
     native_device,
     row_sq_norms,
     serial_blas,
     sparse_product_t,
+    spd_factor,
 )
 from svmgpu.lowrank import as_operator
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.newton import spd_factor, spd_solve
 
 #: Feature counts up to which the passes over P run on one BLAS thread (memory-bound).
 _SERIAL_COLUMNS = 64
@@ -118,7 +119,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
     if sample_weight is not None:
         if tuple(s.shape) != (m,):
             raise ValueError(f"sample_weight must have shape ({m},), got {tuple(s.shape)}")
-        if not getattr(P, "distributed", False) and not bool(xp.all(s >= 0)):
+        if (P is None or not P.distributed) and not bool(xp.all(s >= 0)):
             raise ValueError("sample_weight must be non-negative")  # (Dask: the estimator's)
     info = {"lambda": lam, "method": "primal" if P is not None else "dual"}
 
@@ -130,8 +131,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
         sums = functools.partial(primal_sums, fit_intercept=bool(fit_intercept),
                                  gram=factor is None)
         # the one pass over P (on Dask: on each partition, the sums added)
-        c, q, Q, sum_sy, sum_s = P.reduce(sums, y, s) if getattr(P, "distributed", False) \
-            else sums(P, y, s)
+        c, q, Q, sum_sy, sum_s = P.reduce(sums, y, s)
         if fit_intercept:
             c = xp.concat([c, xp.reshape(xp.asarray(sum_sy, dtype=f64, device=dev), (1,))])
         if factor is None:
@@ -146,7 +146,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             factor = spd_factor(M, xp=xp, allow_jitter=True,
                                 what=f"the normal equations (λB + PᵀSP) of the primal form "
                                      f"(C={C:g})")
-        w = spd_solve(factor, c, xp=xp)
+        w = cho_solve((factor, True), c, xp=xp)
         coef = w[:r]
         info["intercept"] = float(w[r]) if fit_intercept else 0.0
     else:
@@ -165,7 +165,7 @@ def least_squares(y, *, C, P=None, K=None, B=None, ridge=1e-8,
             del K
         y = xp.astype(y, f64)
         rhs = y if sq is None else sq * y
-        beta = spd_solve(factor, rhs, xp=xp)
+        beta = cho_solve((factor, True), rhs, xp=xp)
         coef = beta if sq is None else sq * beta
         info["intercept"] = float(xp.sum(coef)) if fit_intercept else 0.0
     info["factor"] = factor

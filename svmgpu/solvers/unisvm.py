@@ -38,9 +38,9 @@ import time
 
 from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import cho_factor, cho_solve
-from svmgpu.lowrank import as_operator
+from svmgpu.lowrank import as_operator, combine
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.newton import semismooth_newton
+from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 
 _log = get_logger("unisvm")
 
@@ -48,8 +48,10 @@ _log = get_logger("unisvm")
 class DCARows:
     """The row side of UniSVM's DCA: features ``P`` (``f = P coef``), labels, weights and the
     loss's derivative ψ'(r) at the current iterate, behind methods whose results are small
-    (0-d arrays, r-vectors, the r × r ``PᵀWP``) and add over any split of the rows: a Dask
-    partition runs this same code on its rows (:class:`svmgpu.distributed.DaskFeatures`).
+    (0-d arrays, r-vectors, the r × r ``PᵀWP``) and add over any split of the rows (each method
+    declares it, :func:`~svmgpu.lowrank.combine`): a Dask partition runs this same code on its
+    rows (:func:`svmgpu.distributed.dask_rows`). The m-long :meth:`correction` of the full form
+    has no distributed form.
 
     Parameters
     ----------
@@ -65,19 +67,22 @@ class DCARows:
     distributed = False
 
     def __init__(self, P, y, sample_weight=None, *, loss, task, A):
-        self.P, self.xp, self.shape = P, P.xp, P.shape
+        self.P, self.xp, self.shape, self.device = P, P.xp, P.shape, P.device
         self.loss, self.cls, self.inv2A = loss, task == "classification", 1.0 / (2.0 * A)
         self.y, self.w = y, sample_weight
         self.f = self.g = self.f_new = self.g_new = None
 
+    @combine("sum")
     def gram(self):
         """``PᵀWP`` (float64)."""
         return self.P.gram(self.w)
 
+    @combine("sum")
     def targets(self):
         """``Pᵀ W y``: the right-hand side of the least-squares start (ξ⁰ = y, γ⁰ = 0)."""
         return self.P.rmatvec(self.y if self.w is None else self.w * self.y)
 
+    @combine("sum")
     def evaluate(self, coef):
         """The loss term ``Σ wᵢ ψ(rᵢ)`` at ``coef`` (0-d), keeping f and ψ' as candidates."""
         xp = self.xp
@@ -87,6 +92,7 @@ class DCARows:
         self.g_new = self.loss.grad(r, xp=xp)
         return xp.sum(psi if self.w is None else self.w * psi)
 
+    @combine("sum")
     def accept(self):
         """Make the candidate current; returns ``Σ (ψ'_new − ψ')²`` (0 at the start)."""
         xp = self.xp
@@ -99,6 +105,7 @@ class DCARows:
         u = (self.y * self.g if self.cls else self.g) * self.inv2A
         return u if self.w is None else self.w * u
 
+    @combine("sum")
     def correction_product(self):
         """``Pᵀu``, over the rows where ψ' ≠ 0 (gathered when they are under a quarter)."""
         xp = self.xp
@@ -270,8 +277,7 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
     w = sample_weight
     if P is not None:
         P = as_operator(P)
-        rows = P.dca_rows(y, w, loss=loss, task=task, A=A) if hasattr(P, "dca_rows") else \
-            DCARows(P, y, w, loss=loss, task=task, A=A)
+        rows = P.rows(DCARows, y, w, loss=loss, task=task, A=A)  # (on Dask: per partition)
         form = _LowRankForm(rows, G, c, C, xp=xp)
     else:
         rows = DCARows(as_operator(K), y, w, loss=loss, task=task, A=A)
@@ -356,15 +362,15 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     tol : float
         Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)``; for a non-convex (truncated) loss
         also when a step lowers F by at most ``tol · |F|`` (``decrease_tol`` of
-        :func:`~svmgpu.solvers.newton.semismooth_newton`: the kink of a truncated loss keeps
+        :class:`~svmgpu.solvers.newton.NewtonOptions`: the kink of a truncated loss keeps
         the gradient test from holding until no row crosses it).
     presolve : bool or "auto"
         Without a warm start, first solve the same problem on an evenly strided subset of
         :func:`~svmgpu.solvers.newton.presolve_rows` rows (C scaled up, recursively, loose
         tolerance) and start from its β: the full problem's first active set is then small,
         so its Hessian is built from a few percent of the rows instead of all of them (only
-        the start changes). ``"auto"``: on NumPy only (on a GPU a full Hessian takes
-        milliseconds; see :func:`svmgpu.solvers.newton.semismooth_newton`).
+        the start changes). ``"auto"``: on NumPy only (on a GPU a full Hessian is cheap; see
+        :class:`svmgpu.solvers.newton.NewtonOptions`).
     memory_budget : int, str or None
         Bounds the row blocks of an array ``P`` (a FeatureOperator has its own).
 
@@ -379,10 +385,11 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         raise ValueError(f"the Newton solver needs a piecewise-quadratic loss, not {loss.name!r}")
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
+    options = NewtonOptions(tol=tol, stop="kkt", max_iter=max_iter, presolve=presolve,
+                            decrease_tol=None if loss.convex else tol)
     res = semismooth_newton(
         as_operator(P, memory_budget=memory_budget), y, [loss], C=C, task=task,
-        sample_weight=sample_weight, z0=warm_start, tol=tol, stop="kkt", max_iter=max_iter,
-        presolve=presolve, decrease_tol=None if loss.convex else tol, verbose=verbose,
+        sample_weight=sample_weight, z0=warm_start, options=options, verbose=verbose,
         label="unisvm-newton", xp=xp)
     res.info["form"] = "lowrank-newton"
     return res
