@@ -391,12 +391,12 @@ def test_float32_agrees_with_float64():
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"loss": "hinge"}, "unknown loss"),
-    ({"regularizer": "l1"}, "regularizer"),
-    ({"reduced_set": "kmeans"}, "reduced_set"),
-    ({"rank": 0}, "rank"),
-    ({"C": -1.0}, "C must"),
-    ({"fit_intercept": "yes"}, "fit_intercept"),
+    ({"loss": "hinge"}, "'loss' parameter of ReducedSVC must be a str among .*'logistic'"),
+    ({"regularizer": "l1"}, "'regularizer' parameter"),
+    ({"reduced_set": "kmeans"}, "'reduced_set' parameter"),
+    ({"rank": 0}, "'rank' parameter"),
+    ({"C": -1.0}, "'C' parameter of ReducedSVC must be a float in the range"),
+    ({"fit_intercept": "yes"}, "'fit_intercept' parameter"),
 ])
 def test_estimator_bad_input(params, match):
     X, y = make_classification(100, 4, random_state=0)
