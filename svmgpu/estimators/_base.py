@@ -93,6 +93,14 @@ def _caller_stacklevel() -> int:
     return level
 
 
+def store_parameters(estimator, values):
+    """Store an ``__init__``'s arguments (``locals()``) unchanged as the estimator's parameters,
+    as scikit-learn requires: ``__init__`` only stores; validation happens in ``fit``."""
+    for name, value in values.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def fit_method(fit):
     """``fit`` made atomic and checked: the parameters are validated first (scikit-learn's
     ``_parameter_constraints``; a parameter the configuration ignores gets a warning), the fit

@@ -32,7 +32,7 @@ from svmgpu.backend import (
     take_rows,
 )
 from svmgpu.distributed import DaskFeatures
-from svmgpu.estimators._base import SVCBase
+from svmgpu.estimators._base import SVCBase, store_parameters
 from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.estimators.reduced import (
     REDUCED_SETS,
@@ -129,22 +129,7 @@ class LSSVC(_LeastSquaresBase):
                  reduced_set="random", fit_intercept=False, device="auto", dtype=None,
                  memory_budget=None, random_state=None, multi_class="ovr", class_weight=None,
                  probability=False, verbose=0):
-        self.verbose = verbose
-        self.probability = probability
-        self.class_weight = class_weight
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank = rank
-        self.reduced_set = reduced_set
-        self.fit_intercept = fit_intercept
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_parameters(self, locals())
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         xp, budget = ctx.xp, ctx.budget_bytes
@@ -244,21 +229,7 @@ class PSVC(_LeastSquaresBase):
                  reduced_set="random", device="auto", dtype=None, memory_budget=None,
                  random_state=None, multi_class="ovr", class_weight=None, probability=False,
                  verbose=0):
-        self.verbose = verbose
-        self.probability = probability
-        self.class_weight = class_weight
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank = rank
-        self.reduced_set = reduced_set
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_parameters(self, locals())
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         kernel = self._make_kernel(X, sample_weight)
@@ -345,12 +316,7 @@ class WPSVC(PSVC):
                  rank="auto", reduced_set="random", device="auto", dtype=None, memory_budget=None,
                  random_state=None, multi_class="ovr", class_weight=None, probability=False,
                  verbose=0):
-        super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, rank=rank,
-                         reduced_set=reduced_set, device=device, dtype=dtype,
-                         memory_budget=memory_budget, random_state=random_state,
-                         multi_class=multi_class, class_weight=class_weight,
-                         probability=probability, verbose=verbose)
-        self.q = q
+        store_parameters(self, locals())
 
     def _weights(self, shared, rows, y, sample_weight, *, xp):
         X = shared["X"] if rows is None else take_rows(shared["X"], rows, xp=xp)

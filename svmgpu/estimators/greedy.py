@@ -7,7 +7,7 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 from __future__ import annotations
 
 from svmgpu.backend import dense_rows, host_array, set_rows, take_rows
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method, store_parameters
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.kernels import kernel_matvec
 from svmgpu.solvers.stagewise import greedy_stagewise
@@ -139,21 +139,7 @@ class GreedySVC(SVCBase):
                  tol=1e-3, batch=1, multi_class="ovo", device="auto", dtype=None,
                  memory_budget=None, random_state=None, verbose=0, class_weight=None,
                  probability=False):
-        self.class_weight = class_weight
-        self.probability = probability
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.max_support = max_support
-        self.tol = tol
-        self.batch = batch
-        self.multi_class = multi_class
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.verbose = verbose
+        store_parameters(self, locals())
 
     @fit_method
     def fit(self, X, y, sample_weight=None):

@@ -14,7 +14,7 @@ from svmgpu.backend import (
     is_sparse,
     jittered_cholesky,
 )
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method, store_parameters
 from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.kernels import kernel_columns, kernel_matvec
 from svmgpu.solvers.path import CRITERIA, check_path_params, l2svm_path
@@ -167,26 +167,7 @@ class L2SVMPath(SVCBase):
                  criterion="loo_span", refit=True, tol=1e-6, max_iter=1000, device="auto",
                  dtype=None, memory_budget=None, random_state=None, verbose=0,
                  class_weight=None, probability=False):
-        self.class_weight = class_weight
-        self.probability = probability
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank = rank
-        self.lowrank = lowrank
-        self.eps = eps
-        self.lambda_min = lambda_min
-        self.lambda_max = lambda_max
-        self.criterion = criterion
-        self.refit = refit
-        self.tol = tol
-        self.max_iter = max_iter
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.verbose = verbose
+        store_parameters(self, locals())
 
     # ------------------------------------------------------------------ fit
     @fit_method

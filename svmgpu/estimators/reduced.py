@@ -24,7 +24,7 @@ from svmgpu.backend import (
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
 from svmgpu.distributed import reduced_kernel_features as dask_reduced_kernel_features
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase
+from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, store_parameters
 from svmgpu.estimators._params import constraints
 from svmgpu.estimators._rank import resolve_rank
 from svmgpu.kernels import kernel_matvec
@@ -231,26 +231,7 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
                  degree=3, coef0=0.0, tol=1e-6, max_iter=500, device="auto", dtype=None,
                  memory_budget=None, random_state=None, verbose=0, multi_class="ovr",
                  class_weight=None, probability=False):
-        self.probability = probability
-        self.class_weight = class_weight
-        self.loss = loss
-        self.regularizer = regularizer
-        self.rank = rank
-        self.reduced_set = reduced_set
-        self.C = C
-        self.fit_intercept = fit_intercept
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.verbose = verbose
-        self.multi_class = multi_class
+        store_parameters(self, locals())
 
     # ----------------------------------------------------------------------- hooks
     def _prepare_fit(self, X, *, ctx, sample_weight):

@@ -6,7 +6,13 @@ from sklearn.utils._param_validation import StrOptions
 
 from svmgpu.backend import check_fits, dense_rows, host_array
 from svmgpu.distributed import factor_features
-from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, SVMBase, SVRBase
+from svmgpu.estimators._base import (
+    CLASSIFIER_PARAMS_DOC,
+    SVCBase,
+    SVMBase,
+    SVRBase,
+    store_parameters,
+)
 from svmgpu.estimators._params import POSITIVE, constraints
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import Loss, get_loss
@@ -273,30 +279,7 @@ class UniSVC(_UniSVMMixin, SVCBase):
                  lowrank_tol=1e-3, solver="auto", accelerate=True, init="least_squares",
                  tol=1e-3, max_iter=1000, multi_class="ovr", class_weight=None, probability=False,
                  device="auto", dtype=None, memory_budget=None, random_state=None, verbose=0):
-        self.probability = probability
-        self.loss = loss
-        self.loss_params = loss_params
-        self.A = A
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank = rank
-        self.lowrank = lowrank
-        self.lowrank_tol = lowrank_tol
-        self.solver = solver
-        self.accelerate = accelerate
-        self.init = init
-        self.tol = tol
-        self.max_iter = max_iter
-        self.multi_class = multi_class
-        self.class_weight = class_weight
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.verbose = verbose
+        store_parameters(self, locals())
 
 
 class UniSVR(_UniSVMMixin, SVRBase):
@@ -323,27 +306,7 @@ class UniSVR(_UniSVMMixin, SVRBase):
                  lowrank="nystrom", lowrank_tol=1e-3, solver="auto", accelerate=True,
                  init="least_squares", tol=1e-3, max_iter=1000, device="auto", dtype=None, memory_budget=None,
                  random_state=None, verbose=0):
-        self.loss = loss
-        self.loss_params = loss_params
-        self.A = A
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank = rank
-        self.lowrank = lowrank
-        self.lowrank_tol = lowrank_tol
-        self.solver = solver
-        self.accelerate = accelerate
-        self.init = init
-        self.tol = tol
-        self.max_iter = max_iter
-        self.device = device
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.random_state = random_state
-        self.verbose = verbose
+        store_parameters(self, locals())
 
 
 __all__ = ["SVMBase", "UniSVC", "UniSVR"]

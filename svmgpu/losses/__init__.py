@@ -7,44 +7,7 @@ Classification losses are functions of ``u = 1 - y f(x)``, regression losses of
     loss.value(u), loss.grad(u), loss.A()      # A() -> loss.A_min
 """
 
-from svmgpu.losses._losses import (
-    LOSSES,
-    ZHOU2013_LOSSES,
-    Huber,
-    HuberHinge,
-    LeastSquares,
-    Loss,
-    NonconvexExp,
-    SmoothAbsolute,
-    SmoothEpsilonInsensitive,
-    SmoothHinge,
-    SmoothRamp,
-    SmoothRampLog,
-    SquaredHinge,
-    TruncatedHuber,
-    TruncatedLeastSquares,
-    TruncatedSquaredHinge,
-    get_loss,
-    nonconvex_exp_M,
-)
+from svmgpu.losses import _losses
+from svmgpu.losses._losses import *  # noqa: F403 - the public names, listed once in _losses.__all__
 
-__all__ = [
-    "LOSSES",
-    "Huber",
-    "HuberHinge",
-    "LeastSquares",
-    "Loss",
-    "NonconvexExp",
-    "SmoothAbsolute",
-    "SmoothEpsilonInsensitive",
-    "SmoothHinge",
-    "SmoothRamp",
-    "SmoothRampLog",
-    "SquaredHinge",
-    "TruncatedHuber",
-    "TruncatedLeastSquares",
-    "TruncatedSquaredHinge",
-    "ZHOU2013_LOSSES",
-    "get_loss",
-    "nonconvex_exp_M",
-]
+__all__ = _losses.__all__
