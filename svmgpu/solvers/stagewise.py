@@ -348,8 +348,7 @@ class _StagewiseState:
             self.yk = y * self.isk  # rows with K(x, x) = 0 get S = 0 forever: never selected
         itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
         budget = resolve_budget(memory_budget, array_device(y))
-        cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and is_numpy(xp) \
-            else None
+        cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and self.host else None
         self.rows_per_block = block_rows(batch + (0 if sparse else d) + 2, itemsize, budget,
                                          n_buffers=_COLUMN_BUFFERS, max_rows=cap)
 
