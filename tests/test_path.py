@@ -17,7 +17,8 @@ from svmgpu.backend import to_device
 from svmgpu.estimators.path import L2SVMPath
 from svmgpu.kernels import RBF
 from svmgpu.lowrank import nystrom
-from svmgpu.solvers.path import _Radius, l2svm_path
+from svmgpu.solvers._radius import EnclosingBall
+from svmgpu.solvers.path import l2svm_path
 from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 EPS = 1e-8
@@ -218,7 +219,7 @@ def test_radius_matches_scipy_qp():
     import array_api_compat.numpy as xp
 
     P = rng.normal(size=(30, 4))
-    rad = _Radius(P, xp=xp, tol=1e-9)
+    rad = EnclosingBall(P, xp=xp, tol=1e-9)
     for c in [1e3, 1.0, 1e-3, 1e-6]:
         K = P @ P.T + c * np.eye(30)
         res = _scipy_radius2(K)
@@ -527,7 +528,7 @@ def test_weighted_radius_matches_scipy_qp():
     rng = np.random.default_rng(15)
     P = rng.normal(size=(30, 4))
     s = rng.uniform(0.2, 4.0, size=30)
-    rad = _Radius(P, xp=xp, weights=s, tol=1e-9)
+    rad = EnclosingBall(P, xp=xp, weights=s, tol=1e-9)
     for c in [1e3, 1.0, 1e-3, 1e-6]:
         K = P @ P.T + c * np.diag(1.0 / s)
         d = np.diag(P @ P.T) + c

@@ -44,7 +44,7 @@ class L2SVMPath(SVCBase):
     **Sample and class weights.** A weight ``sᵢ`` (``sample_weight`` times ``class_weight``)
     multiplies sample i's loss term: ``min Σᵢ sᵢ ξᵢ² + λ/2 ‖h̄‖²``, i.e. ``C sᵢ`` per sample. The
     dual matrix becomes ``Y K Y + λ/2 D⁻¹`` (``D = diag(s)``, (1): ``ξᵢ = λ αᵢ / (2 sᵢ)``), and
-    every step of the paper carries over (:mod:`svmgpu.solvers.path` derives them): the
+    every step of the paper carries over (derived in the user guide, docs/path.md): the
     systems (7)/(10)–(11) and the derivatives (13) in variables scaled by ``√sᵢ``, the
     breakpoint rule counting ``Σ_E sᵢ``, the exact factor ``L Lᵀ = K + ε/2 D⁻¹`` for
     ``rank=None``, the leave-one-out estimate (16)/(20) leaving one unit of weight out (the

@@ -2,108 +2,23 @@
 
 Bonidal, Tindel & Guermeur, *Model selection for the ℓ2-SVM by following the regularization
 path* (``papers/l2svm-regularization-path-loo.txt``), sections 2 and 3.
+:func:`l2svm_path` follows the solutions of Problem 1 (the squared hinge, ``C = 1/λ``) from
+``lambda_max`` down to ``lambda_min``:
 
-Problem 1 (the paper's primal) is ``min ‖ξ‖² + λ/2 ‖h̄‖²`` s.t. ``yᵢ h(xᵢ) >= 1 − ξᵢ``;
-dividing by λ gives the library's ``½‖h̄‖² + C Σᵢ ψ(rᵢ)`` with the squared hinge
-``ψ(u) = u₊²`` and ``C = 1/λ``. Its dual (Problem 2) is the hard-margin dual with the matrix
-``H(λ) = Y K Y + λ/2 I``. Once the partition
+* each λ solves the LS-SVM system (7) on the partition E by (10)–(11), in the r × r form of
+  Proposition 3 (one Cholesky factorization of ``S(λ) = c I + R_Eᵀ R_E``, ``c = (λ − ε)/2``,
+  ``R_Eᵀ R_E`` updated with the rows that enter or leave E; :class:`_PathState`) or, given the
+  Gram matrix, in the m_E × m_E space of E (:class:`_GramPathState`);
+* the next λ comes from the first-order prediction (12)–(13) of the margins' crossings
+  (section 2.5), the partition is corrected by the active-set iteration, with a finite Newton
+  method as the fallback; the path starts at (14), every point in E;
+* every λ records the leave-one-out span estimate (15)–(16) through (20) and the diagonal
+  (23)–(24), and optionally the radius-margin bound of Theorem 1 (the enclosing ball:
+  :class:`svmgpu.solvers._radius.EnclosingBall`).
 
-    E(λ) = {i : yᵢ h_λ(xᵢ) < 1}   (αᵢ > 0),      I(λ) = {i : yᵢ h_λ(xᵢ) >= 1}   (αᵢ = 0)
-
-is known, the solution is an LS-SVM on E: the linear system (7), i.e. (10)–(11)
-``ν = H_EE(λ)⁻¹ y_E``, ``ρ = H_EE(λ)⁻¹ 1``, ``α₀ = y_Eᵀρ / y_Eᵀν``, ``α_E = ρ − α₀ ν``.
-
-Low rank (section 2.4.2, Proposition 3). One factor ``R Rᵀ ≈ H(ε)`` is used for the whole
-path, ``R = diag(y) P`` with ``P`` the rows of a kernel factor (``P Pᵀ ≈ K + ε/2 I``; with a
-Nyström or pivoted-Cholesky factor of ``K`` the ``ε/2 I`` is not representable and is dropped,
-as in the paper). Then ``H_EE(λ) ≈ R_E R_Eᵀ + c I`` with ``c = (λ − ε)/2``, and by
-Sherman–Morrison–Woodbury every solve reduces to the r × r SPD matrix
-
-    S(λ) = c I + R_Eᵀ R_E            (the paper's ``T(λ) = S(λ)/c``),
-
-factored by Cholesky. With the push-through identity ``R_Eᵀ H_EE(λ)⁻¹ = S⁻¹ R_Eᵀ`` the
-multipliers never have to be formed to get the function: with ``s_y = R_Eᵀ y_E`` and
-``s_1 = R_Eᵀ 1``,
-
-    α₀ = (1ᵀy_E − s_yᵀ S⁻¹ s_1) / σ,     σ = c y_Eᵀν = ‖q‖² + c ‖S⁻¹ s_y‖²,  q = y_E − R_E S⁻¹ s_y,
-    w  = R_Eᵀ α_E = S⁻¹ (s_1 − α₀ s_y),
-    margins  yᵢ h(xᵢ) = rᵢᵀ w + yᵢ α₀  (3),      α_E = (1 − margins_E) / c  ((1): ξ = c α).
-
-``w`` is the weight vector of ``h`` in the feature coordinates of ``P`` (``h(x) = p(x)ᵀ w + α₀``).
-Each solve costs O(r³) plus two products with ``P`` and ``R`` of shape (m, r) × (r, 2) for the
-sums and the margins (no rows are gathered); ``R_Eᵀ R_E`` is updated with the rows that enter
-or leave E, O(r² ΔE) (section 2.7.2), and recomputed from scratch once the rows changed since
-the last recomputation outnumber E (amortized cost, and no drift from long chains of
-down-dates). Everything is computed in float64: near ``λ_min`` the systems have condition
-numbers near ``‖K‖ / λ``.
-
-Breakpoints (section 2.5). The derivatives (13),
-``∂α₀/∂λ = −½ νᵀα_E / y_Eᵀν`` and ``∂α_E/∂λ = −½ H_EE⁻¹ α_E − ∂α₀/∂λ · ν``, give the
-first-order (Newton) prediction of the λ at which each margin crosses 1 (12); the next λ is
-taken so that 2 % of m_E predicted crossings lie in between, but never below half the current
-λ. The partition predicted by the sign of the linearized ``1 − yᵢ h(xᵢ)`` is then corrected by
-the active-set iteration (flip every point whose α or margin is inconsistent) until the
-partition is consistent. Near ``λ_min`` that plain iteration can oscillate (the first-order
-prediction is poor where the systems are ill-conditioned); after ``max_corrections`` flips a
-finite Newton method with exact line search on the primal (Keerthi & DeCoste 2005), started
-from the best primal point seen, takes over; it terminates.
-
-Starting point (section 2.6, (14)). At ``λ_max`` every point is in E; the solution there
-tends to ``αᵢ = 4 m∓ / (m λ)`` and ``b_∞ = (m₊ − m₋)/m``.
-
-Model selection (section 3).
-
-* Leave-one-out span prediction (15)–(16): the number of errors equals that of the exact
-  leave-one-out of the LS-SVM on E, (20): ``yᵢ hⁱ(xᵢ) = 1 − αᵢ / (A_E(λ)⁻¹)ᵢᵢ``, with the
-  diagonal (23)–(24) ``c (A_E⁻¹)ᵢᵢ = 1 − ‖L⁻¹ rᵢ‖² − qᵢ² / σ`` (``S = L Lᵀ``), in O(m_E r²).
-  Since ``c αᵢ = ξᵢ``, point i is a leave-one-out error iff ``ξᵢ >= c (A_E⁻¹)ᵢᵢ``.
-* Radius-margin bound (Theorem 1): ``4 R²(λ) ‖w̃‖² / m`` with ``‖w̃‖² = Σᵢ αᵢ`` (the
-  hard-margin machine of ``κ_λ``) and ``R²(λ)`` the squared radius of the smallest ball
-  enclosing the points in the feature space of ``κ_λ`` (kernel ``P Pᵀ + c I``): a small QP per
-  λ, warm-started along the path (damped Newton on the centre of the ball while the QP is
-  smooth, pairwise Frank–Wolfe once it is not; see ``_Radius``).
-
-Sample weights. Each sample's loss term is multiplied by its weight ``sᵢ > 0``: Problem 1
-becomes ``min Σᵢ sᵢ ξᵢ² + λ/2 ‖h̄‖²`` (the library's ``½‖h̄‖² + C Σᵢ sᵢ ψ(rᵢ)``). Its Lagrangian
-gives (1) as ``ξᵢ = λ αᵢ / (2 sᵢ)``, and Problem 2 keeps its form with the matrix
-``H(λ) = Y K Y + λ/2 D⁻¹``, ``D = diag(s)``: the hard-margin dual of the kernel
-``κ_λ(xᵢ, xⱼ) = κ(xᵢ, xⱼ) + λ/(2 sᵢ) δᵢⱼ``. Everything above carries over with
-``H_EE(λ) = Y_E K_EE Y_E + λ/2 D_E⁻¹``:
-
-* (7), (10)–(11): with ``Δ = D_E^{1/2}``, ``H_EE(λ) = Δ⁻¹ (Δ Y K Y Δ + λ/2 I) Δ⁻¹``, so the
-  systems are the unweighted ones for the rows ``r̃ᵢ = √sᵢ rᵢ`` and the right-hand sides
-  ``ỹ = √s ⊙ y_E`` and ``√s`` (for ``y_E`` and ``1``): ``ν = Δ ν̃``, ``ρ = Δ ρ̃``, the same
-  ``α₀``, ``α_E = Δ α̃``. In the low-rank form ``S(λ) = c I + Σ_E sᵢ pᵢ pᵢᵀ``, ``s_y = P_Eᵀ s_E``,
-  ``s_1 = P_Eᵀ (s ⊙ y)_E``, ``q̃ = √s ⊙ (y − R S⁻¹ s_y)_E``; ``w``, ``α₀`` and the margins
-  (3) have the same formulas, and ``c αᵢ = sᵢ ξᵢ``. ``H(ε)`` is weighted the same way: ``P Pᵀ``
-  stands for ``K + ε/2 D⁻¹`` (what the estimator factors for ``rank=None``; with a Nyström
-  or pivoted-Cholesky factor the ε term is dropped, as in the paper).
-* (13): ``∂H/∂λ = ½ D⁻¹``, so ``∂α₀/∂λ = −½ νᵀ D⁻¹ α_E / y_Eᵀν = −½ ν̃ᵀα̃ / ỹᵀν̃`` and
-  ``∂α_E/∂λ = −½ H_EE⁻¹ D_E⁻¹ α_E − ∂α₀/∂λ ν``, i.e. ``Δ⁻¹ ∂α_E/∂λ = −½ H̃⁻¹ α̃ − ∂α₀/∂λ ν̃``:
-  the unweighted formulas in the scaled variables. The breakpoint rule (section 2.5) counts
-  weight: the next λ lets 2 % of ``Σ_E sᵢ`` of the predicted crossings (12) lie in between
-  (the k-th largest crossing with each point counted ``sᵢ`` times).
-* (14): at ``λ → ∞``, ``αᵢ = 4 sᵢ S∓ / (S λ)`` and ``b_∞ = (S₊ − S₋)/S`` with ``S±`` the
-  weight of each class and ``S`` the total (not used to start: the path solves (7) at
-  ``λ_max`` with every point in E).
-* (16), (20), (23)–(24): the leave-one-out removes one *unit* of weight from sample i (the
-  whole sample when ``sᵢ <= 1``), so that an integer weight k is exactly k repeated rows, each
-  left out in turn. Removing ``u = min(sᵢ, 1)`` changes ``A_E``'s diagonal entry i from
-  ``c/sᵢ`` to ``c/(sᵢ − u)``; by Sherman–Morrison the new margin of xᵢ is
-  ``1 − sᵢ ξᵢ / (sᵢ − u levᵢ)`` with ``levᵢ = ‖L⁻¹ r̃ᵢ‖² + q̃ᵢ²/σ = 1 − c (Ã_E⁻¹)ᵢᵢ`` from
-  (23)–(24) in the scaled variables (``sᵢ = 1``: (20), ``1 − ξᵢ/(1 − levᵢ)``). The error is
-  counted with weights, ``Σ sᵢ 1{yᵢ hⁱ(xᵢ) <= 0} / Σ sᵢ``.
-* Theorem 1 (radius-margin): on k repeated rows the ball encloses k copies of ``(pᵢ, √c eᵢ)``;
-  with the copies' β merged, the QP is ``max Σ βᵢ (‖pᵢ‖² + c) − ‖Pᵀβ‖² − c Σ βᵢ²/sᵢ`` over
-  the simplex, and the bound is ``4 R² Σ αᵢ / Σ sᵢ`` (``‖w̃‖² = Σ αᵢ`` as before).
-* Zero weights: a sample with ``sᵢ = 0`` has a free slack and never enters E; the path runs on
-  the other rows, exactly as if it were removed (its ``α`` is 0, its leave-one-out margin its
-  margin).
-
-All of it reduces to the paper's formulas for unit weights.
-
-Host-side bookkeeping: the per-step records are Python floats and lists; every array operation
-runs in the namespace ``xp`` of the inputs (NumPy or CuPy).
+Sample weights scale the loss terms (``H(λ) = Y K Y + λ/2 D⁻¹``) and carry over to every
+equation in scaled variables. The derivation of all of it, the low-rank and weighted forms
+included, is the section "Derivation" of the user guide's l2-SVM path page (``docs/path.md``).
 """
 
 from __future__ import annotations
@@ -124,6 +39,7 @@ from svmgpu.backend import (
     tri_inv,
 )
 from svmgpu.lowrank import FeatureOperator
+from svmgpu.solvers._radius import EnclosingBall
 from svmgpu.solvers._result import SolverResult
 
 _log = get_logger("path")
@@ -172,135 +88,8 @@ def check_path_params(*, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fractio
         raise ValueError(f"unknown criterion {criterion!r}; valid criteria: {list(CRITERIA)}")
 
 
-def _project_simplex(v, w=None, *, xp):
-    """The point ``β = (v − θ w)₊`` of the probability simplex (``w > 0``, shape (m,); None:
-    1): the Euclidean projection of ``v`` for ``w = 1``, in general the maximizer of
-    ``Σ βᵢ aᵢ − Σ βᵢ²/(2wᵢ)`` with ``v = w ⊙ a`` (the weighted ball of ``_Radius``)."""
-    m = v.shape[0]
-    if w is None:
-        u = xp.sort(v, descending=True)
-        css = xp.cumulative_sum(u)
-        k = xp.arange(1, m + 1, dtype=v.dtype, device=getattr(v, "device", None))
-        n_pos = int(xp.count_nonzero(u - (css - 1.0) / k > 0))
-        n_pos = max(n_pos, 1)
-        theta = (css[n_pos - 1] - 1.0) / n_pos
-        return clip(v - theta, min=0.0, xp=xp)
-    order = xp.argsort(v / w, descending=True)  # the breakpoints θᵢ = vᵢ/wᵢ, largest first
-    cv, cw = xp.cumulative_sum(xp.take(v, order)), xp.cumulative_sum(xp.take(w, order))
-    n_pos = max(int(xp.count_nonzero(xp.take(v / w, order) - (cv - 1.0) / cw > 0)), 1)
-    theta = (cv[n_pos - 1] - 1.0) / cw[n_pos - 1]
-    return clip(v - theta * w, min=0.0, xp=xp)
-
-
-class _Radius:
-    """Squared radius of the smallest ball enclosing ``{(pᵢ, √c eᵢ)}`` (kernel ``PPᵀ + cI``).
-
-    The dual QP is ``max_{β ∈ simplex} Φ(β) = Σ βᵢ (‖pᵢ‖² + c) − ‖Pᵀβ‖² − c‖β‖²``; with
-    weights ``s`` (``sᵢ`` copies of each point, their β merged: see the module notes) the last
-    term is ``c Σ βᵢ²/sᵢ`` and below ``c/sᵢ`` replaces c per point. Two methods share the
-    work, both warm-started along the path:
-
-    * while the support of β is large (large c: β is nearly uniform) the problem is smooth in
-      the centre ``z ∈ R^r``: ``g(z) = max_β Σ βᵢ‖pᵢ − z‖² + c (1 − ‖β‖²)`` with the maximizer
-      ``β(z) = Π_simplex(‖pᵢ − z‖² / (2c))``, ``∇g = 2 (z − Pᵀβ)`` and the generalized Hessian
-      ``2 (I + M_S / c)`` (``M_S``: scatter matrix of the support); damped Newton on ``g``
-      converges in a few steps, and ``g(z) − Φ(β(z)) = ‖z − Pᵀβ‖²`` is the duality gap;
-    * once a Newton step has to be cut (small c: few support points, g nearly the
-      non-smooth ``maxᵢ ‖pᵢ − z‖²``), the pairwise Frank–Wolfe method (Lacoste-Julien &
-      Jaggi 2015) takes over from ``β(z)``: weight moves from the support point nearest to
-      the centre to the farthest point with exact line search, O(m r) per step, until the
-      Frank–Wolfe gap ``max dist² − Φ(β)`` is below ``tol · Φ(β)``.
-    """
-
-    def __init__(self, P, *, xp, weights=None, tol=1e-4, max_newton=30, max_fw=100_000):
-        self.P, self.xp, self.tol, self.s = P, xp, tol, weights
-        self.max_newton, self.max_fw = max_newton, max_fw
-        self.pn = xp.sum(P * P, axis=1)
-        self.z = xp.mean(P, axis=0)
-        self.n_newton = self.n_fw = 0
-
-    def _sq(self, beta):
-        """``Σ βᵢ²/sᵢ`` (``‖β‖²`` without weights)."""
-        return float(self.xp.vecdot(beta, beta if self.s is None else beta / self.s))
-
-    def _beta(self, z, c):
-        xp = self.xp
-        a = clip(self.pn - 2.0 * xp.matmul(self.P, z) + xp.vecdot(z, z), min=0.0, xp=xp)
-        if self.s is None:
-            beta = _project_simplex(a / (2.0 * c), xp=xp)
-        else:  # βᵢ = sᵢ (aᵢ − θ)₊ / (2c)
-            w = self.s / (2.0 * c)
-            beta = _project_simplex(w * a, w, xp=xp)
-        return beta, float(xp.vecdot(beta, a)) + c * (1.0 - self._sq(beta))
-
-    def __call__(self, c):
-        xp, P = self.xp, self.P
-        eye = xp.eye(P.shape[1], dtype=P.dtype, device=getattr(P, "device", None))
-        z = self.z
-        beta, g = self._beta(z, c)
-        for _ in range(self.max_newton):
-            res = z - xp.matmul(beta, P)
-            gap = float(xp.vecdot(res, res))
-            if gap <= 1e-2 * self.tol * g:
-                self.z = z
-                return g - gap
-            self.n_newton += 1
-            on = xp.nonzero(beta > 0)[0]
-            D = xp.take(P, on, axis=0)
-            if self.s is None:
-                D = D - xp.mean(D, axis=0)
-            else:  # the support's scatter with weights sᵢ about its weighted mean
-                s_on = xp.take(self.s, on)
-                D = (D - xp.matmul(s_on, D) / xp.sum(s_on)) * xp.sqrt(s_on)[:, None]
-            Hn = eye + xp.matmul(xp.matrix_transpose(D), D) / c
-            step = -cho_solve((cholesky(Hn, xp=xp), True), res, xp=xp)
-            slope = 2.0 * float(xp.vecdot(res, step))
-            t = 1.0
-            while True:
-                beta_t, g_t = self._beta(z + t * step, c)
-                if g_t <= g + 1e-4 * t * slope or t < 1e-3:
-                    break
-                t *= 0.5
-            if g_t >= g or t < 1e-3:
-                break
-            z, beta, g = z + t * step, beta_t, g_t
-        return self._frank_wolfe(beta, c)
-
-    def _frank_wolfe(self, beta, c):
-        xp, P = self.xp, self.P
-        z = xp.matmul(beta, P)
-        Pz = xp.matmul(P, z)
-        inf = xp.full_like(beta, math.inf)
-        phi = 0.0
-        inv_s = 1.0 if self.s is None else 1.0 / self.s
-        for _ in range(self.max_fw):
-            zz = float(xp.vecdot(z, z))
-            bb = self._sq(beta)
-            dist = self.pn - 2.0 * Pz + zz + c * (1.0 - 2.0 * beta * inv_s + bb)  # ‖φᵢ − centre‖²
-            phi = float(xp.vecdot(beta, self.pn)) + c - zz - c * bb
-            j = int(xp.argmax(dist))
-            dj = float(dist[j])
-            if dj - phi <= self.tol * phi:
-                break
-            self.n_fw += 1
-            k = int(xp.argmin(xp.where(beta > 0, dist, inf)))
-            bk = float(beta[k])
-            diff = P[j, :] - P[k, :]
-            curv = float(xp.vecdot(diff, diff)) + (2.0 * c if self.s is None else
-                                                   c * float(inv_s[j] + inv_s[k]))
-            t = min(max((dj - float(dist[k])) / (2.0 * curv), 0.0), bk)
-            if t == 0.0:
-                break
-            beta[j] += t
-            beta[k] = 0.0 if t == bk else beta[k] - t
-            z = z + t * diff
-            Pz = Pz + t * xp.matmul(P, diff)
-        self.z = z
-        return phi
-
-
 class _Solution:
-    """The solution of (7) for one partition E at one λ (see the module docstring)."""
+    """The solution of (7) for one partition E at one λ (docs/path.md, "Derivation")."""
 
     __slots__ = ("lam", "c", "idx", "L", "w", "b", "margins", "q", "Ssy", "sigma", "n_active",
                  "size", "nu", "alpha_E")
@@ -315,8 +104,9 @@ class _Solution:
 class _PathState:
     """Partition E, the incrementally updated ``G = R_Eᵀ R_E``, and the solves of (7)–(13).
 
-    With weights (all positive here), ``R_E`` stands for the scaled rows ``√sᵢ rᵢ`` (module
-    notes): ``G = Σ_E sᵢ pᵢ pᵢᵀ``, ``q`` is ``q̃`` and α the unscaled multipliers."""
+    With weights (all positive here), ``R_E`` stands for the scaled rows ``√sᵢ rᵢ``
+    (docs/path.md, "Sample weights"): ``G = Σ_E sᵢ pᵢ pᵢᵀ``, ``q`` is ``q̃`` and α the
+    unscaled multipliers."""
 
     def __init__(self, P, y, *, xp, eps, tol, max_corrections, sample_weight=None):
         self.xp = xp
@@ -345,7 +135,7 @@ class _PathState:
         return xp.matmul(xp.matrix_transpose(Pr), Ps)
 
     def _scaled(self, v, idx):
-        """``√s_idx ⊙ v`` (v without weights): the scaled variables of the module notes."""
+        """``√s_idx ⊙ v`` (v without weights): the scaled variables (docs/path.md, "Sample weights")."""
         return v if self.rs is None else v * self.xp.take(self.rs, idx)
 
     def alpha_E(self, sol):
@@ -697,9 +487,10 @@ def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambd
         The array namespace of ``P`` and ``y``.
     sample_weight : array of shape (m,), optional
         Non-negative weights ``sᵢ`` of the loss terms: Problem 1 becomes
-        ``min Σ sᵢ ξᵢ² + λ/2 ‖h̄‖²`` (see the module notes for (1), (7), (13), (14), (20) and
-        the radius-margin bound with weights); ``P Pᵀ`` then stands for ``K + ε/2 D⁻¹``. Rows
-        of weight 0 are left out of the path, as if removed. None: 1 each (the paper).
+        ``min Σ sᵢ ξᵢ² + λ/2 ‖h̄‖²`` ((1), (7), (13), (14), (20) and the radius-margin bound
+        with weights: docs/path.md, "Derivation"); ``P Pᵀ`` then stands for
+        ``K + ε/2 D⁻¹``. Rows of weight 0 are left out of the path, as if removed. None: 1
+        each (the paper).
     eps : float
         The paper's ε: the systems use ``H_EE(λ) ≈ R_E R_Eᵀ + (λ − ε)/2 I``.
     lambda_min, lambda_max : float
@@ -784,7 +575,7 @@ def l2svm_path(P, y, *, xp, sample_weight=None, eps=1e-8, lambda_min=1e-6, lambd
     st = _PathState(P, y, **opts) if gram is None else _GramPathState(P, y, gram, **opts)
     m = st.m
     s_total = float(m) if sw is None else float(xp.sum(sw))  # Σ sᵢ
-    rad = _Radius(st.P, xp=xp, weights=sw) if radius_margin else None
+    rad = EnclosingBall(st.P, xp=xp, weights=sw) if radius_margin else None
     rec = {k: [] for k in ("lambdas", "intercepts", "n_active", "loo_error", "radius_margin",
                            "radius2", "sum_alpha", "n_corrections", "kkt_violation")}
     W, alphas, objective = [], [], []

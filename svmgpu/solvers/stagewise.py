@@ -53,6 +53,18 @@ updates the whole gradient once with the ``(l, b)`` block. Every weight is still
 one-at-a-time weight (19) given the weights before it, so the loss (10) decreases at every
 selection; what changes is that a sample outside the pool cannot be chosen before the next
 stage. ``b = 1`` is the paper's algorithm.
+
+Implementation. :class:`_StagewiseState` holds the state (the keys, the budgets, the kernel's
+prepared rows) and runs the stages: :meth:`~_StagewiseState.step` (19)/(22) and (20),
+:meth:`~_StagewiseState.update` (line 6 of Algorithm 1), :meth:`~_StagewiseState.spend` and
+:meth:`~_StagewiseState.commit` (the selected rows' keys and budgets), one stage
+(:meth:`~_StagewiseState.stage_one`, or :meth:`~_StagewiseState.stage_pool` for ``batch > 1``)
+and the loop over stages (:meth:`~_StagewiseState.run`: chunks of ``check_every`` stages
+between two host reads of the rule). How a stage finds its row (21) and which rows its column
+covers is the search: :class:`_DeviceArgmin` (one argmin over all rows, full columns; every
+backend) or, on the host, :class:`_KDTreePruned` (rows in k-d tree order, the argmin from the
+block minima, and columns restricted to the row blocks within the kernel's negligible
+distance).
 """
 
 from __future__ import annotations
@@ -180,6 +192,372 @@ def _sum_by_row(rows, values, *, xp):
     return xp.take(uniq, back), xp.take(total, back)
 
 
+class _DeviceArgmin:
+    """The search of a stage on every backend: the argmin (21) over all rows (ties: the lowest
+    index) and kernel columns evaluated on every row. All on the device, no host read."""
+
+    perm = None  # the rows keep the caller's order
+
+    def __init__(self, n_rows):
+        self._all = ((0, n_rows),)
+
+    def start(self, S):
+        """Nothing to prepare."""
+
+    def select(self, S, *, xp):
+        """The row of smallest key ``S`` (21), shape (1,)."""
+        return xp.reshape(xp.argmin(S), (1,))
+
+    def ranges(self, C):
+        """Row ranges of the column of ``C`` that the update (line 6) evaluates: all rows."""
+        return self._all
+
+    def refresh(self, S, ranges, C):
+        """Nothing to maintain."""
+
+
+class _KDTreePruned:
+    """The search of a stage on the host (``batch=1``, dense X, a kernel that decays with
+    distance): the rows in k-d tree order (:class:`~svmgpu.kernels.RowPartition`), the argmin
+    (21) from the minimum of the keys per block, and each kernel column evaluated only on the
+    row blocks within the distance ``r_cut`` beyond which every kernel value is negligible
+    (below ``2⁻¹⁰ ε``): the gradient differs from the full update at the rounding level only.
+
+    Parameters
+    ----------
+    part : RowPartition
+        The k-d tree of the rows (``perm``: partitioned row k is the caller's row ``perm[k]``).
+    X : array of shape (l, n_features)
+        The rows in the partitioned order (dense, NumPy).
+    r_cut : float
+        The negligible distance of the kernel.
+    xp : namespace
+        The (NumPy) namespace of the state.
+    """
+
+    def __init__(self, part, X, r_cut, *, xp):
+        self.part, self.X, self.r_cut, self.xp = part, X, r_cut, xp
+        self.perm, self.starts = part.perm, part.starts
+        self.bmin = None
+
+    def start(self, S):
+        """The minimum of the keys ``S`` per block."""
+        self.bmin = self.xp.minimum.reduceat(S, self.starts[:-1])
+
+    def select(self, S, *, xp):
+        """(21) over the permuted rows from the block minima: the row with the smallest key,
+        ties to the lowest original index (rows inside a block keep their original order).
+        Shape (1,)."""
+        bmin, starts = self.bmin, self.starts
+        v = bmin.min()
+        cand = xp.nonzero(bmin == v)[0]
+        if cand.shape[0] == 1:
+            b = int(cand[0])
+            s0 = int(starts[b])
+            i = s0 + int(xp.argmin(S[s0:int(starts[b + 1])]))
+        else:
+            ties = xp.nonzero(S == v)[0]
+            i = int(ties[xp.argmin(xp.take(self.perm, ties))])
+        return xp.asarray([i])
+
+    def ranges(self, C):
+        """The row ranges whose blocks may hold a row within ``r_cut`` of the row ``C``."""
+        return self.part.near(self.X[int(C[0])], self.r_cut)
+
+    def refresh(self, S, ranges, C):
+        """The block minima of the blocks where a column (``ranges``) or a commit (``C``)
+        changed the keys."""
+        xp, starts, i = self.xp, self.starts, int(C[0])
+        for r0, r1 in list(ranges) + [(i, i + 1)]:
+            b0 = int(xp.searchsorted(starts, r0, side="right")) - 1
+            b1 = int(xp.searchsorted(starts, r1, side="left"))
+            self.bmin[b0:b1] = xp.minimum.reduceat(S[starts[b0]:starts[b1]],
+                                                   starts[b0:b1] - starts[b0])
+
+
+class _StagewiseState:
+    """The state of GS-SVM on one binary problem, and its stages (Algorithm 1).
+
+    The state is the scaled gradient ``S_β = g_β/√K_ββ`` (15) (= ``g_β`` for ``K(x, x) = 1``),
+    +inf on rows whose budget is spent. Its argmin is the argmin of ``h_β`` (20)–(21) over
+    ``g_β < 0``; the weight (19) is ``α = −S_β/√K_ββ`` and the loss change (20) is
+    ``h_β = −S_β²/2``. With weights, ``S_β`` is the key ``φ_β g_β/√K_ββ`` (``φ = √(t(2 − t))``
+    for the unit ``t = min(budget, 1)`` the next selection takes; ``yk`` carries φ so that the
+    updates keep the keys), +inf once the budget is spent. No kernel column is kept: a stage
+    evaluates the column (block) of its selection once.
+
+    Parameters
+    ----------
+    X, y, kernel, xp, sample_weight, batch, memory_budget, prune
+        As for :func:`greedy_stagewise` (validated there; ``y`` already of X's dtype).
+    tol : float
+        The stopping rule's tolerance: a key must be below ``−tol`` to be selected.
+
+    Attributes
+    ----------
+    S : array of shape (l,)
+        The keys, in the row order of the search (k-d tree order when pruned).
+    budget_left, yk, yk_unit : array of shape (l,) or None
+        The remaining budgets, ``y ⊙ φ/√K`` and ``y/√K`` (None without weights; ``yk`` is
+        ``y/√K`` then).
+    search : _DeviceArgmin or _KDTreePruned
+        How a stage finds its row and which rows its column covers.
+    step_dtype : dtype
+        The dtype of the arithmetic of :meth:`step` and of the unit factor of :meth:`spend`.
+    n_total : int
+        Selections the budgets allow (``l`` without weights).
+    """
+
+    def __init__(self, X, y, kernel, *, xp, sample_weight, tol, batch, memory_budget, prune):
+        l, d = int(X.shape[0]), int(X.shape[1])
+        self.xp, self.l, self.dt = xp, l, X.dtype
+        self.sparse = sparse = is_sparse(X)
+        self.dev = getattr(y, "device", None)
+        # reading a value costs nothing on the host: leave a stage once the rule holds
+        self.host = is_numpy(xp)
+        self.neg_tol = -float(tol)
+        # The weights and loss changes of the host's one-column stages are computed in float64
+        # and rounded once (host scalars cost nothing); pools and device stages compute in the
+        # dtype of X. (Only float32 X tells them apart, at the rounding level.)
+        self.step_dtype = xp.float64 if self.host and batch == 1 else X.dtype
+
+        # The search: on the host with one column per stage, the k-d tree order when a column
+        # can skip row blocks (dense X, a kernel negligible beyond r_cut shorter than the extent).
+        r_cut = kernel.negligible_distance(_negligible(X.dtype, xp)) if prune and not sparse \
+            else None
+        self.search = _DeviceArgmin(l)
+        if self.host and batch == 1 and RowPartition.worthwhile(X, r_cut):
+            part = RowPartition(X)
+            X, y = X[part.perm], y[part.perm]
+            if sample_weight is not None:
+                sample_weight = sample_weight[part.perm]
+            self.search = _KDTreePruned(part, X, r_cut, xp=xp)
+        self.X, self.y, self.kernel = X, y, kernel
+        # kernel columns: dense X prepared once against its centre; sparse X as it is
+        self.PX = None if sparse else kernel.prepare(X, kernel.center_of(X, xp=xp), xp=xp)
+
+        self.unit_diag = isinstance(kernel, (RBF, Laplacian))  # K(x, x) = 1: (23)
+        if self.unit_diag:
+            self.isk = None
+            self.yk = y
+        else:
+            kd = kernel.diag(X)
+            ok = kd > 0
+            self.isk = xp.where(ok, 1.0 / xp.sqrt(xp.where(ok, kd, xp.ones_like(kd))),
+                                xp.zeros_like(kd))
+            self.yk = y * self.isk  # rows with K(x, x) = 0 get S = 0 forever: never selected
+        itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
+        budget = resolve_budget(memory_budget, array_device(y))
+        cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and self.host else None
+        self.rows_per_block = block_rows(batch + (0 if sparse else d) + 2, itemsize, budget,
+                                         n_buffers=_COLUMN_BUFFERS, max_rows=cap)
+
+        dt, dev = self.dt, self.dev
+        self.S = -xp.ones((l,), dtype=dt, device=dev) if self.unit_diag else -self.isk  # g⁰ = −1
+        self.inf = xp.asarray(math.inf, dtype=dt, device=dev)
+        self.budget_left = self.yk_unit = None
+        self.n_total = l
+        if sample_weight is not None:
+            self.budget_left = xp.astype(sample_weight, dt)
+            phi0 = _unit_factor(self.budget_left, xp=xp)
+            self.S = xp.where(self.budget_left > 0, self.S * phi0, xp.full_like(self.S, math.inf))
+            self.yk_unit, self.yk = self.yk, self.yk * phi0
+            self.n_total = int(xp.sum(xp.ceil(self.budget_left)))
+        self.search.start(self.S)
+
+    # ------------------------------------------------------------- kernel columns
+    def chosen(self, C):
+        """The rows ``C`` as the kernel columns need them (sparse X: dense rows)."""
+        if self.sparse:
+            return dense_rows(self.X, C, xp=self.xp)
+        return self.PX.take(C, xp=self.xp)
+
+    def _column(self, Z):
+        """``(s, e) ↦ K(X[s:e], Z)`` for the chosen rows ``Z``."""
+        xp, X, kernel = self.xp, self.X, self.kernel
+        if self.sparse:  # sparse · dense products against the chosen rows, taken dense
+            sq_z = row_sq_norms(Z, xp=xp)
+            return lambda s, e: kernel.sparse_block(X[s:e], Z, xp=xp, sq_z=sq_z)
+        column = kernel.against(Z, xp=xp)
+        return lambda s, e: column(self.PX.rows(s, e))
+
+    def _pool_block(self, Z):
+        """The ``b × b`` kernel block of the chosen rows ``Z``."""
+        return self.kernel.block(Z, Z) if self.sparse else \
+            self.kernel.evaluate(Z, Z, xp=self.xp)
+
+    # ------------------------------------------------------------- one selection
+    def step(self, C, s_C, on, b_C):
+        """The weight (19)/(22) of one selection of each row of ``C`` (key ``s_C``, budget
+        ``b_C``; weight 0 where ``on`` is False) and its loss change (20), shape (|C|,),
+        computed in ``step_dtype`` and rounded once to the dtype of X."""
+        xp, sd = self.xp, self.step_dtype
+        s_on = xp.astype(xp.where(on, s_C, xp.zeros_like(s_C)), sd, copy=False)
+        a = -s_on if self.unit_diag else -s_on * xp.astype(xp.take(self.isk, C), sd, copy=False)
+        if b_C is not None:  # a last fractional unit t: the fraction t of the step
+            t = xp.minimum(xp.astype(b_C, sd, copy=False), 1.0)
+            a = a * xp.sqrt(t / (2.0 - t))
+        h = -0.5 * s_on * s_on
+        return xp.astype(a, self.dt, copy=False), xp.astype(h, self.dt, copy=False)
+
+    def spend(self, C, on, s_C, b_C, yk_C):
+        """After a selection of the rows ``C`` (where ``on``): their keys, budgets and ``yk``
+        entries (one unit of budget spent; +inf once none is left)."""
+        xp = self.xp
+        if b_C is None:
+            return xp.where(on, self.inf, s_C), None, None
+        left = b_C - xp.where(on, xp.minimum(b_C, 1.0), xp.zeros_like(b_C))
+        phi = xp.astype(_unit_factor(xp.astype(left, self.step_dtype, copy=False), xp=xp),
+                        self.dt, copy=False)
+        more = on & (left > 0)
+        s_C = xp.where(more, s_C * phi, xp.where(on, self.inf, s_C))
+        return s_C, left, xp.where(more, xp.take(self.yk_unit, C) * phi, yk_C)
+
+    def update(self, PC, v, ranges):
+        """``S ← S + yk ⊙ K(X, X_C) v``: Algorithm 1, line 6, for the chosen rows ``PC`` (row
+        blocks of the row ``ranges``; the rows outside them have negligible kernel values)."""
+        xp, S, yk, rpb = self.xp, self.S, self.yk, self.rows_per_block
+        column = self._column(PC)
+        for r0, r1 in ranges:
+            for s in range(r0, r1, rpb):
+                e = min(s + rpb, r1)
+                blk = column(s, e)
+                if v.shape[0] == 1:  # one column: in place, no matrix-vector product
+                    col = blk[:, 0]
+                    col *= yk[s:e]
+                    col *= v
+                    S[s:e] += col
+                else:
+                    S[s:e] += yk[s:e] * xp.matmul(blk, v)
+
+    def commit(self, C, on, s_C, b_C, yk_C):
+        """Write the keys, budgets and ``yk`` of the rows ``C`` after their selections."""
+        xp = self.xp
+        self.S = set_rows(self.S, C, s_C, xp=xp)
+        if b_C is not None:
+            self.budget_left = set_rows(self.budget_left, C, b_C, xp=xp)
+            self.yk = set_rows(self.yk, C, yk_C, xp=xp)
+
+    def _take_budget(self, C):
+        return None if self.budget_left is None else self.xp.take(self.budget_left, C)
+
+    # ------------------------------------------------------------- stages
+    def stage(self, b):
+        """One stage: ``b`` selections at most (:meth:`stage_one` for ``b = 1``, else
+        :meth:`stage_pool`). Returns the rows, weights and loss changes of the stage's steps,
+        each of shape (b,) (weight 0 for a step that selected nothing; such steps form a
+        suffix), and the kernel evaluations it took."""
+        return self.stage_one() if b == 1 else self.stage_pool(b)
+
+    def stage_one(self):
+        """One stage of Algorithm 1: the search's row (21), its weight (22) and the update of
+        the gradient by its column (line 6). With weight 0 when the rule (20) holds (nothing
+        selected: on the host the stage stops there, on a device it runs as a no-op)."""
+        xp = self.xp
+        C = self.search.select(self.S, xp=xp)  # (21)
+        s_C = xp.take(self.S, C)
+        on = s_C < self.neg_tol  # only g_β < 0 lowers the loss (20)
+        if self.host and not bool(on[0]):
+            zero = xp.zeros((1,), dtype=self.dt, device=self.dev)
+            return C, zero, zero, 0
+        b_C = self._take_budget(C)
+        a, h = self.step(C, s_C, on, b_C)  # (19)/(22), (20)
+        ranges = self.search.ranges(C)
+        self.update(self.chosen(C), a * xp.take(self.y, C), ranges)
+        yk_C = None if b_C is None else xp.take(self.yk, C)
+        self.commit(C, on, *self.spend(C, on, xp.take(self.S, C), b_C, yk_C))
+        self.search.refresh(self.S, ranges, C)
+        return C, a, h, sum(e - s for s, e in ranges)
+
+    def stage_pool(self, b):
+        """One stage of the ``batch`` variation: Algorithm 1 on the pool of the ``b`` best
+        candidates, then one block update (the pool's own gradients kept exact by the b × b
+        block)."""
+        xp, dt, dev = self.xp, self.dt, self.dev
+        C = xp.argsort(self.S, stable=True)[:b]
+        S_C, y_C, yk_C = xp.take(self.S, C), xp.take(self.y, C), xp.take(self.yk, C)
+        b_C = self._take_budget(C)
+        PC = self.chosen(C)
+        K_CC = self._pool_block(PC)
+        w_C = xp.zeros((b,), dtype=dt, device=dev)  # weights of the pool members
+        pos = xp.zeros((b,), dtype=xp.int64, device=dev)
+        a_rec = xp.zeros((b,), dtype=dt, device=dev)
+        d_rec = xp.zeros((b,), dtype=dt, device=dev)
+        for j in range(b):
+            i = xp.reshape(xp.argmin(S_C), (1,))
+            s_i = xp.take(S_C, i)
+            on = s_i < self.neg_tol
+            if self.host and not bool(on[0]):
+                break  # the pool is spent (on a GPU the remaining steps are no-ops instead)
+            b_i = None if b_C is None else xp.take(b_C, i)  # the pool's own budgets
+            a, h = self.step(xp.take(C, i), s_i, on, b_i)
+            pos[j:j + 1] = xp.astype(i, xp.int64)
+            a_rec[j:j + 1] = a
+            d_rec[j:j + 1] = h
+            w_C = set_rows(w_C, i, xp.take(w_C, i) + a, xp=xp)
+            # the pool's gradients after this selection, from the b × b block
+            S_C = S_C + (a * xp.take(y_C, i)) * yk_C * xp.take(K_CC, i, axis=1)[:, 0]
+            s_i, b_i, yk_i = self.spend(xp.take(C, i), on, xp.take(S_C, i), b_i,
+                                        xp.take(yk_C, i))
+            S_C = set_rows(S_C, i, s_i, xp=xp)
+            if b_C is not None:
+                b_C, yk_C = set_rows(b_C, i, b_i, xp=xp), set_rows(yk_C, i, yk_i, xp=xp)
+        self.update(PC, w_C * y_C, ((0, self.l),))
+        sel = w_C > 0  # the selected members keep the pool's keys (+inf once spent)
+        self.commit(C, sel, xp.where(sel, S_C, xp.take(self.S, C)), b_C, yk_C)
+        return xp.take(C, pos), a_rec, d_rec, b * self.l + b * b
+
+    def run(self, limit, batch, check_every, bar):
+        """Stages until the rule (20) holds or ``limit`` selections are made, read on the host
+        once per chunk of ``check_every`` stages (the stages of a chunk after the rule holds
+        select nothing). Returns the selected rows (in the caller's order), weights and loss
+        changes in the order selected, the stages that selected, the kernel evaluations and
+        the reason of the stop (``"rule"`` or ``"max_support"``)."""
+        xp, dt, dev = self.xp, self.dt, self.dev
+        chunks_idx, chunks_a, chunks_delta = [], [], []
+        n_sel = n_stages = n_evals = 0
+        stop = None
+        while stop is None:
+            remaining = limit - n_sel
+            if remaining <= 0:
+                stop = "max_support"
+                break
+            b = min(batch, remaining)
+            n_chunk = max(1, min(check_every, remaining // b))
+            rec_idx = xp.zeros((n_chunk, b), dtype=xp.int64, device=dev)
+            rec_a = xp.zeros((n_chunk, b), dtype=dt, device=dev)
+            rec_delta = xp.zeros((n_chunk, b), dtype=dt, device=dev)
+            for s in range(n_chunk):
+                rec_idx[s, :], rec_a[s, :], rec_delta[s, :], evals = self.stage(b)
+                n_evals += evals
+            # One synchronization per chunk: which steps selected a sample.
+            keep = rec_a > 0
+            on_stages = int(xp.sum(xp.astype(keep[:, 0], xp.int32)))
+            chunks_idx.append(rec_idx[keep])
+            chunks_a.append(rec_a[keep])
+            chunks_delta.append(rec_delta[keep])
+            n_sel += int(xp.sum(xp.astype(keep, xp.int32)))
+            n_stages += on_stages
+            if on_stages < n_chunk:
+                stop = "rule"  # a stage whose best candidate has g >= −tol: (20) says stop
+            bar.update(on_stages, selected=n_sel)
+            if _log.isEnabledFor(logging.DEBUG):
+                _log.debug(fields(stages=n_stages, selected=n_sel))
+        selected = xp.concat(chunks_idx)
+        if self.search.perm is not None:  # back to the caller's row order
+            selected = xp.take(xp.asarray(self.search.perm), selected)
+        return (selected, xp.concat(chunks_a), xp.concat(chunks_delta), n_sel, n_stages,
+                n_evals, stop)
+
+    def scores(self):
+        """The keys ``S`` in the caller's row order."""
+        if self.search.perm is None:
+            return self.S
+        out = self.xp.empty_like(self.S)
+        out[self.search.perm] = self.S
+        return out
+
+
 @honours_verbose
 def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, tol=0.0,
                      batch=1, memory_budget=None, check_every=DEFAULT_CHECK_EVERY, prune=True,
@@ -273,285 +651,24 @@ def greedy_stagewise(X, y, kernel, *, xp, sample_weight=None, max_support=None, 
         raise ValueError(f"prune must be True or False, got {prune!r}")
     _check_input(X, y, sample_weight, xp=xp)
     t_start = time.perf_counter()
-    l, d = int(X.shape[0]), int(X.shape[1])
-    sparse = is_sparse(X)
-    dt, dev = X.dtype, getattr(y, "device", None)
-    y = xp.astype(y, dt)
+    l = int(X.shape[0])
+    y = xp.astype(y, X.dtype)
     batch = min(int(batch), l)
-
-    host = is_numpy(xp)  # reading a value costs nothing on the host: leave the pool early
-    # Pruning (host, dense, one column per stage): rows in a k-d tree order, and a column skips
-    # the row blocks where every kernel value is below the rounding level of the gradient.
-    r_cut = kernel.negligible_distance(_negligible(dt, xp)) if prune and not sparse else None
-    part = None
-    if host and batch == 1 and RowPartition.worthwhile(X, r_cut):
-        part = RowPartition(X)
-        X, y = X[part.perm], y[part.perm]
-        if sample_weight is not None:
-            sample_weight = sample_weight[part.perm]
-
-    # Kernel columns: ``chosen(C)`` holds the rows C as the kernel needs them, ``columns(Z)``
-    # evaluates row blocks of X against them, ``pool_block(Z)`` the b × b block of the pool.
-    if sparse:  # sparse · dense products against the chosen rows, taken dense
-        def chosen(C):
-            return dense_rows(X, C, xp=xp)
-
-        def columns(Z):
-            sq_z = row_sq_norms(Z, xp=xp)
-            return lambda s, e: kernel.sparse_block(X[s:e], Z, xp=xp, sq_z=sq_z)
-
-        def pool_block(Z):
-            return kernel.block(Z, Z)
-    else:  # rows prepared once against the centre of X
-        PX = kernel.prepare(X, kernel.center_of(X, xp=xp), xp=xp)
-
-        def chosen(C):
-            return PX.take(C, xp=xp)
-
-        def columns(PC):
-            column = kernel.against(PC, xp=xp)
-            return lambda s, e: column(PX.rows(s, e))
-
-        def pool_block(PC):
-            return kernel.evaluate(PC, PC, xp=xp)
-
-    unit_diag = isinstance(kernel, (RBF, Laplacian))  # K(x, x) = 1: (23)
-    if unit_diag:
-        isk = None
-        yk = y
-    else:
-        kd = kernel.diag(X)
-        ok = kd > 0
-        isk = xp.where(ok, 1.0 / xp.sqrt(xp.where(ok, kd, xp.ones_like(kd))), xp.zeros_like(kd))
-        yk = y * isk  # rows with K(x, x) = 0 get S = 0 forever: never selected
-    itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
-    budget = resolve_budget(memory_budget, array_device(y))
-    cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and is_numpy(xp) else None
-    rows_per_block = block_rows(batch + (0 if sparse else d) + 2, itemsize, budget,
-                                n_buffers=_COLUMN_BUFFERS, max_rows=cap)
-
-    # The state is the scaled gradient S_β = g_β / √K_ββ (= g_β for K(x, x) = 1), +inf on
-    # selected rows. Its argmin is the argmin of h_β (20)-(21) over g_β < 0; the weight (19) is
-    # α = −S_β/√K_ββ and the loss change (20) is h_β = −S_β²/2. With weights, S_β is the key
-    # φ_β g_β/√K_ββ (φ = √(t(2 − t)) for the unit t = min(budget, 1) the next selection takes;
-    # ``yk`` carries φ so that the updates keep the keys), +inf once the budget is spent.
-    S = -xp.ones((l,), dtype=dt, device=dev) if unit_diag else -isk  # g⁰ = −1 (15)
-    inf = xp.asarray(math.inf, dtype=dt, device=dev)
-    neg_tol = -float(tol)
-    budget_left = yk_unit = None
-    n_total = l  # selections the budgets allow
-    if sample_weight is not None:
-        budget_left = xp.astype(sample_weight, dt)
-        phi0 = _unit_factor(budget_left, xp=xp)
-        S = xp.where(budget_left > 0, S * phi0, xp.full_like(S, math.inf))
-        yk_unit, yk = yk, yk * phi0
-        n_total = int(xp.sum(xp.ceil(budget_left)))
+    state = _StagewiseState(X, y, kernel, xp=xp, sample_weight=sample_weight, tol=tol,
+                            batch=batch, memory_budget=memory_budget, prune=prune)
+    n_total = state.n_total
     limit = n_total if max_support is None else min(int(max_support), n_total)
 
-    def step(C, s_C, on, b_C):
-        """The weight (19)/(22) of one selection of each row of ``C`` (key ``s_C``, budget
-        ``b_C``; weight 0 where ``on`` is False) and its loss change (20), shape (|C|,)."""
-        s_on = xp.where(on, s_C, xp.zeros_like(s_C))
-        a = -s_on if unit_diag else -s_on * xp.take(isk, C)
-        if b_C is not None:  # a last fractional unit t: the fraction t of the step
-            t = xp.minimum(b_C, 1.0)
-            a = a * xp.sqrt(t / (2.0 - t))
-        return a, -0.5 * s_on * s_on
-
-    def spend(C, on, s_C, b_C, yk_C):
-        """After a selection of the rows ``C`` (where ``on``): their keys, budgets and ``yk``
-        entries (one unit of budget spent; +inf once none is left)."""
-        if b_C is None:
-            return xp.where(on, inf, s_C), None, None
-        left = b_C - xp.where(on, xp.minimum(b_C, 1.0), xp.zeros_like(b_C))
-        phi = _unit_factor(left, xp=xp)
-        more = on & (left > 0)
-        s_C = xp.where(more, s_C * phi, xp.where(on, inf, s_C))
-        return s_C, left, xp.where(more, xp.take(yk_unit, C) * phi, yk_C)
-
-    def update(PC, v, ranges=((0, l),)):
-        """``S ← S + yk ⊙ K(X, X_C) v``: Algorithm 1, line 6, for the chosen rows ``PC`` (row
-        blocks of the row ``ranges``; the rows outside them have negligible kernel values)."""
-        column = columns(PC)
-        for r0, r1 in ranges:
-            for s in range(r0, r1, rows_per_block):
-                e = min(s + rows_per_block, r1)
-                blk = column(s, e)
-                if v.shape[0] == 1:  # one column: in place, no matrix-vector product
-                    col = blk[:, 0]
-                    col *= yk[s:e]
-                    col *= v
-                    S[s:e] += col
-                else:
-                    S[s:e] += yk[s:e] * xp.matmul(blk, v)
-
-    def commit(C, on, s_C, b_C, yk_C):
-        """Write the keys, budgets and ``yk`` of the rows ``C`` after their selections."""
-        nonlocal S, budget_left, yk
-        S = set_rows(S, C, s_C, xp=xp)
-        if b_C is not None:
-            budget_left = set_rows(budget_left, C, b_C, xp=xp)
-            yk = set_rows(yk, C, yk_C, xp=xp)
-
-    def stage_one(_b):
-        """One stage of Algorithm 1, all on the device; returns (row, weight, loss change),
-        each of shape (1,), with weight 0 when the rule (20) holds (nothing selected)."""
-        C = xp.reshape(xp.argmin(S), (1,))  # (21); ties: the lowest index
-        s_C = xp.take(S, C)
-        on = s_C < neg_tol  # only g_β < 0 lowers the loss (20)
-        b_C = None if budget_left is None else xp.take(budget_left, C)
-        a, h = step(C, s_C, on, b_C)  # (19)/(22), (20)
-        update(chosen(C), a * xp.take(y, C))
-        yk_C = None if budget_left is None else xp.take(yk, C)
-        commit(C, on, *spend(C, on, xp.take(S, C), b_C, yk_C))
-        return C, a, h
-
-    def stage_pool(b):
-        """One stage of the ``batch`` variation: Algorithm 1 on the pool of the ``b`` best
-        candidates, then one block update. Returns the selected rows, weights and loss changes
-        of the ``b`` inner steps, each of shape (b,) (weight 0 for a step that selects nothing;
-        such steps form a suffix)."""
-        C = xp.argsort(S, stable=True)[:b]
-        S_C, y_C, yk_C = xp.take(S, C), xp.take(y, C), xp.take(yk, C)
-        b_C = None if budget_left is None else xp.take(budget_left, C)
-        PC = chosen(C)
-        K_CC = pool_block(PC)
-        w_C = xp.zeros((b,), dtype=dt, device=dev)  # weights of the pool members
-        pos = xp.zeros((b,), dtype=xp.int64, device=dev)
-        a_rec = xp.zeros((b,), dtype=dt, device=dev)
-        d_rec = xp.zeros((b,), dtype=dt, device=dev)
-        for j in range(b):
-            i = xp.reshape(xp.argmin(S_C), (1,))
-            s_i = xp.take(S_C, i)
-            on = s_i < neg_tol
-            if host and not bool(on[0]):
-                break  # the pool is spent (on a GPU the remaining steps are no-ops instead)
-            b_i = None if b_C is None else xp.take(b_C, i)  # the pool's own budgets
-            a, h = step(xp.take(C, i), s_i, on, b_i)
-            pos[j:j + 1] = xp.astype(i, xp.int64)
-            a_rec[j:j + 1] = a
-            d_rec[j:j + 1] = h
-            w_C = set_rows(w_C, i, xp.take(w_C, i) + a, xp=xp)
-            # the pool's gradients after this selection, from the b × b block
-            S_C = S_C + (a * xp.take(y_C, i)) * yk_C * xp.take(K_CC, i, axis=1)[:, 0]
-            s_i, b_i, yk_i = spend(xp.take(C, i), on, xp.take(S_C, i), b_i, xp.take(yk_C, i))
-            S_C = set_rows(S_C, i, s_i, xp=xp)
-            if b_C is not None:
-                b_C, yk_C = set_rows(b_C, i, b_i, xp=xp), set_rows(yk_C, i, yk_i, xp=xp)
-        update(PC, w_C * y_C)
-        sel = w_C > 0  # the selected members keep the pool's keys (+inf once spent)
-        commit(C, sel, xp.where(sel, S_C, xp.take(S, C)), b_C, yk_C)
-        return xp.take(C, pos), a_rec, d_rec
-
-    def run_host():
-        """Algorithm 1 on the host (``batch=1``): the same stages as ``stage_one`` with host
-        scalars, an exit at the rule, and the pruned row ranges of each column."""
-        idx, weights, drops, evals = [], [], [], 0
-        full = ((0, l),)
-        if part is not None:  # the minimum of S per block, refreshed where a column changed S
-            starts = part.starts
-            bmin = xp.minimum.reduceat(S, starts[:-1])
-        while len(idx) < limit:
-            if part is None:
-                i = int(xp.argmin(S))  # (21); ties: the lowest index
-            else:
-                i = argmin_blocks(bmin)
-            s_i = float(S[i])
-            if not s_i < neg_tol:
-                return idx, weights, drops, evals, "rule"  # (20): no g_β < 0 left
-            a = -s_i if unit_diag else -s_i * float(isk[i])  # (19)/(22)
-            if budget_left is not None:  # a last fractional unit t: the fraction t of the step
-                t = min(float(budget_left[i]), 1.0)
-                a *= math.sqrt(t / (2.0 - t))
-                budget_left[i] -= t
-            C = xp.asarray([i])
-            ranges = full if part is None else part.near(X[i], r_cut)
-            update(chosen(C), a * xp.take(y, C), ranges)
-            if budget_left is None or not budget_left[i] > 0:
-                S[i] = math.inf  # the row's budget is spent (the paper: selected once)
-            else:  # a whole unit was taken (t = 1, φ was 1): the next unit's φ
-                u = min(float(budget_left[i]), 1.0)
-                phi = math.sqrt(u * (2.0 - u))
-                S[i] *= phi
-                yk[i] = yk_unit[i] * phi
-            if part is not None:
-                for r0, r1 in ranges + [(i, i + 1)]:
-                    b0 = int(xp.searchsorted(starts, r0, side="right")) - 1
-                    b1 = int(xp.searchsorted(starts, r1, side="left"))
-                    bmin[b0:b1] = xp.minimum.reduceat(S[starts[b0]:starts[b1]],
-                                                     starts[b0:b1] - starts[b0])
-            evals += sum(e - s for s, e in ranges)
-            idx.append(i)
-            weights.append(a)
-            drops.append(-0.5 * s_i * s_i)  # h_β (20)
-            bar.update(1)
-            if len(idx) % check_every == 0 and _log.isEnabledFor(logging.DEBUG):
-                _log.debug(fields(stages=len(idx), selected=len(idx)))
-        return idx, weights, drops, evals, "max_support"
-
-    def argmin_blocks(bmin):
-        """(21) over permuted rows from the block minima: the row with the smallest score,
-        ties to the lowest original index (rows inside a block keep their original order)."""
-        v = bmin.min()
-        cand = xp.nonzero(bmin == v)[0]
-        if cand.shape[0] == 1:
-            b = int(cand[0])
-            s0 = int(part.starts[b])
-            return s0 + int(xp.argmin(S[s0:int(part.starts[b + 1])]))
-        ties = xp.nonzero(S == v)[0]
-        return int(ties[xp.argmin(xp.take(part.perm, ties))])
-
-    chunks_idx, chunks_a, chunks_delta = [], [], []
-    n_sel, n_stages, n_evals, stop = 0, 0, 0, None
     bar = progress("GS-SVM stages", unit="stage")
-    if host and batch == 1:
-        idx, weights, drops, n_evals, stop = run_host()
-        chunks_idx.append(xp.asarray(idx, dtype=xp.int64))
-        chunks_a.append(xp.asarray(weights, dtype=dt))
-        chunks_delta.append(xp.asarray(drops, dtype=dt))
-        n_sel = n_stages = len(idx)
-    stage = stage_one if batch == 1 else stage_pool
-    while stop is None:
-        remaining = limit - n_sel
-        if remaining <= 0:
-            stop = "max_support"
-            break
-        b = min(batch, remaining)
-        n_chunk = max(1, min(check_every, remaining // b))
-        rec_idx = xp.zeros((n_chunk, b), dtype=xp.int64, device=dev)
-        rec_a = xp.zeros((n_chunk, b), dtype=dt, device=dev)
-        rec_delta = xp.zeros((n_chunk, b), dtype=dt, device=dev)
-        for s in range(n_chunk):
-            rec_idx[s, :], rec_a[s, :], rec_delta[s, :] = stage(b)
-        n_evals += n_chunk * (b * l + (b * b if b > 1 else 0))
-        # One synchronization per chunk: which steps selected a sample.
-        keep = rec_a > 0
-        on_stages = int(xp.sum(xp.astype(keep[:, 0], xp.int32)))
-        chunks_idx.append(rec_idx[keep])
-        chunks_a.append(rec_a[keep])
-        chunks_delta.append(rec_delta[keep])
-        n_sel += int(xp.sum(xp.astype(keep, xp.int32)))
-        n_stages += on_stages
-        if on_stages < n_chunk:
-            stop = "rule"  # a stage whose best candidate has g >= −tol: (20) says stop
-        bar.update(on_stages, selected=n_sel)
-        if _log.isEnabledFor(logging.DEBUG):
-            _log.debug(fields(stages=n_stages, selected=n_sel))
-
-    selected = xp.concat(chunks_idx)
-    alpha = xp.concat(chunks_a)
+    selected, alpha, deltas, n_sel, n_stages, n_evals, stop = state.run(limit, batch,
+                                                                         check_every, bar)
+    S = state.scores()
     dual_coef = alpha * xp.take(y, selected)
-    if part is not None:  # back to the caller's row order
-        selected = xp.take(xp.asarray(part.perm), selected)
-        scores = xp.empty_like(S)
-        scores[part.perm] = S
-        S = scores
     # a row selected several times (weight > 1) is one support vector: its α y summed
     support, sv_coef = (selected, dual_coef) if sample_weight is None else \
         _sum_by_row(selected, dual_coef, xp=xp)
-    deltas = xp.concat(chunks_delta)
     if stop == "max_support":  # the rule may hold all the same (one more read of the scores)
-        converged = n_sel == n_total or not bool(xp.min(S) < neg_tol)
+        converged = n_sel == n_total or not bool(xp.min(S) < -float(tol))
     else:
         converged = True
     history = [0.0] + [float(v) for v in to_host(
