@@ -15,6 +15,8 @@ Cases (CPU, float64, the library defaults otherwise):
                   binary features with 14 ones each (a9a's shape and sparsity), label from a
                   nonlinear rule of the active features with 10 % of labels flipped; made here
                   from a seed, so it is the same in both trees
+``greedy``        GreedySVC (GS-SVM, batch 1, γ = 1024 as tuned in bench_greedy.py), Checkerboard
+                  100,000 train / 200,000 test
 ``covtype``       UniSVC squared hinge, the UniSVM Covtype set-up (class 2 vs rest, 381,012 /
                   200,000, features scaled to [0, 1], γ = 2⁻², λ = 1e-8, r = 1000); needs
                   ``--covtype PATH``
@@ -45,7 +47,7 @@ def run_case(case: dict) -> dict:
 
     import numpy as np
 
-    from svmgpu import ReducedSVC, UniSVC
+    from svmgpu import GreedySVC, ReducedSVC, UniSVC
 
     name = case["name"]
     cb = CHECKERBOARD
@@ -56,6 +58,9 @@ def run_case(case: dict) -> dict:
         else:
             est = ReducedSVC(C=cb.C_gsvm(), gamma=cb.gamma, rank=cb.rank, random_state=0,
                              device="cpu")
+    elif name == "greedy":
+        X, y, Xt, yt = checkerboard_split(100_000, cb.m_test)
+        est = GreedySVC(gamma=1024.0, device="cpu")
     elif name == "a9a_like":
         X, y = a9a_like(A9A_ROWS[0], 0)
         Xt, yt = a9a_like(A9A_ROWS[1], 1)
