@@ -21,7 +21,7 @@ from svmgpu.estimators._tags import SVMTags
 CLASSES = estimator_classes()
 
 #: Small, fast configurations (the defaults where they are fast already).
-FAST = {"UniSVC": {}, "UniSVR": {}, "ReducedSVC": {"rank": 30}, "GreedySVC": {},
+FAST = {"SVC": {}, "UniSVC": {}, "UniSVR": {}, "ReducedSVC": {"rank": 30}, "GreedySVC": {},
         "L2SVMPath": {"rank": 30}, "LSSVC": {"rank": 30}, "PSVC": {}, "WPSVC": {}}
 
 
@@ -106,7 +106,7 @@ INVALID = [("gamma", -1, {"kernel": "linear"}), ("gamma", "bogus", {"kernel": "l
            ("degree", 2.5, {}), ("coef0", float("nan"), {}), ("lowrank_tol", -1, {}),
            ("accelerate", "yes", {}), ("random_state", "x", {}), ("verbose", "x", {}),
            ("loss_params", "a=2", {}), ("C", 0.0, {}), ("C", float("inf"), {}),
-           ("tol", -1.0, {}), ("max_iter", 0, {}), ("rank", 0, {}), ("probability", "yes", {}),
+           ("tol", -1.0, {}), ("max_iter", -2, {}), ("rank", 0, {}), ("probability", "yes", {}),
            ("class_weight", "some", {}), ("multi_class", "ova", {}), ("dtype", "float16", {}),
            ("kernel", "sigmoid", {}), ("memory_budget", -5, {})]
 
@@ -147,9 +147,9 @@ def test_capabilities_are_tags(name):
     tags = get_tags(_make(name))
     assert isinstance(tags, SVMTags)
     assert tags.input_tags.sparse  # every estimator takes CSR input
-    dask = name not in ("GreedySVC", "L2SVMPath")
+    dask = name not in ("SVC", "GreedySVC", "L2SVMPath")
     assert tags.svm.dask is dask
     if not dask:
         assert tags.svm.dask_refusal and name not in tags.svm.dask_refusal
-    full = name in ("UniSVC", "UniSVR", "LSSVC", "L2SVMPath")
+    full = name in ("SVC", "UniSVC", "UniSVR", "LSSVC", "L2SVMPath")
     assert tags.svm.full_kernel_form is full

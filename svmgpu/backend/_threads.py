@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 
 from svmgpu.backend._device import is_numpy
 
 _SERIAL_ORDER = 2048
+
+#: Whether BLAS already runs on one thread here (an enclosing :func:`small_blas`): the nested
+#: ones then cost nothing (each threadpoolctl switch costs tens of microseconds, which a solver
+#: of many small systems would pay per step).
+_SERIAL = contextvars.ContextVar("svmgpu_serial_blas", default=False)
 
 
 def small_blas(n, *, xp):
@@ -18,11 +24,21 @@ def small_blas(n, *, xp):
     for the cores: on a 2-core machine a 300 × 300 Cholesky took 0.5–0.8 s instead of 2 ms.
     Small factorizations gain nothing from threads, so they run on one.
     """
-    if n <= _SERIAL_ORDER and is_numpy(xp):
+    if n <= _SERIAL_ORDER and is_numpy(xp) and not _SERIAL.get():
         controller = _blas_controller()
         if controller is not None:
-            return controller.limit(limits=1, user_api="blas")
+            return _one_thread(controller)
     return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _one_thread(controller):
+    token = _SERIAL.set(True)
+    try:
+        with controller.limit(limits=1, user_api="blas"):
+            yield
+    finally:
+        _SERIAL.reset(token)
 
 
 def serial_blas(*, xp):

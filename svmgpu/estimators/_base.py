@@ -517,7 +517,9 @@ class SVCBase(ClassifierMixin, SVMBase):
                         detail={"problem": f"{k + 1}/{n_problems}"})
             for k, (rows, yb, w) in enumerate(problems())]
         self.pairs_ = pairs
+        self._y_idx = y_idx  # (each training row's class index, for _after_fit: never saved)
         self._after_fit(shared)
+        del self._y_idx
         support = getattr(self, "support_", None)
         if support is not None and not isinstance(support, list):  # (a path per class: its own)
             self.n_support_ = (dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
@@ -706,6 +708,10 @@ class SVCBase(ClassifierMixin, SVMBase):
         else:
             S = xp.stack(scores, axis=1) if self.pairs_ is None else self._ovo_votes(scores, xp=xp)
             idx = xp.argmax(S, axis=1)
+        return self._labels_of(idx, X, xp=xp)
+
+    def _labels_of(self, idx, X, *, xp):
+        """The labels of the class indices ``idx``, in the caller's kind (see :meth:`predict`)."""
         if is_device_array(self.classes_):  # classes live with the model: map on the device
             return self._to_caller(xp.take(self.classes_, idx), X)
         labels = self.classes_[to_host(idx, why="host labels (any hashable values) are "

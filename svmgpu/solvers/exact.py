@@ -1,0 +1,237 @@
+"""The exact kernel SVM in the kernel's own coordinates: primal Newton with an unpenalized
+intercept (Chapelle 2007).
+
+O. Chapelle, "Training a support vector machine in the primal", Neural Computation 19(5), 2007,
+Sections 3-4: with ``f = K α + b``, the primal objective
+
+    F(α, b) = ½ αᵀ K α + C Σᵢ sᵢ ψ(rᵢ),   rᵢ = 1 − yᵢ fᵢ (classification),  rᵢ = yᵢ − fᵢ (regression)
+
+for a convex piecewise-quadratic loss ψ (the Huber hinge that stands in for the hinge, the
+squared hinge, ...) is minimized by Newton steps that solve a linear system over the rows in the
+loss's quadratic pieces only. On the current pieces ψ'(r) = aᵢ + cᵢ r (cᵢ = ψ''); stationarity
+``α = C s σ ψ'(r)`` (σᵢ = yᵢ for classification, 1 for regression) and ``Σ α = 0`` (the
+intercept) give, with Q the rows of positive curvature and F the others:
+
+    α_F = C s_F σ_F a_F                                  (bounded or zero: fixed by their piece)
+    (K_QQ + diag(1 / (C s_Q c_Q))) α_Q + b 1 = σ_Q (a_Q / c_Q + t_Q) − K_QF α_F,   1ᵀα_Q = −1ᵀα_F
+
+(t = 1 for classification, y for regression): an LS-SVM system of size |Q| + 1, Chapelle's
+(12) with the bias row. Its solution is the semi-smooth Newton step; a backtracking line search
+on F keeps every step a descent, and the iteration ends, typically in a handful of steps, when
+the pieces stop changing. With the Huber hinge of a small corner, Q holds the points near the
+margin only, so a step costs |Q|³/3 for the factorization and one m × m product ``K d``.
+
+The start: α = 0 (b by a one-dimensional search), or, for more than ``subset`` rows, the solution
+on a seeded subset of rows extended by zeros (Chapelle's advice of growing the working set),
+which keeps the first steps' systems small.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+from svmgpu._log import fields, get_logger
+from svmgpu.backend import cho_factor, cho_solve, fetch_scalars, set_rows, small_blas
+from svmgpu.solvers._result import SolverResult
+
+_log = get_logger("exact")
+
+#: Rows up to which the Newton iteration starts from the LS-SVM solution (one m × m
+#: factorization; above, from α = 0).
+LS_START_MAX = 3000
+
+#: Steps of the line search's halving at most (a Newton step of a convex piecewise-quadratic
+#: problem is accepted whole almost always).
+_MAX_HALVINGS = 30
+
+
+def _objective(alpha_K_alpha, r, s, loss, C, *, xp):
+    return 0.5 * alpha_K_alpha + C * float(xp.sum(s * loss.value(r, xp=xp)))
+
+
+def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
+    """The intercept minimizing ``C Σ s ψ(t − σ (Kα + b))`` for fixed α, by bisection on its
+    derivative ``−C Σ s σ ψ'(r(b))`` (non-decreasing in b; the loss is convex)."""
+    def slope(b):
+        return -float(xp.sum(s * sig * loss.grad(t - sig * (Ka + b), xp=xp)))
+
+    lo, hi = b0 - 1.0, b0 + 1.0
+    while slope(lo) > 0 and lo > -1e300:
+        lo = b0 - 2.0 * (b0 - lo)
+    while slope(hi) < 0 and hi < 1e300:
+        hi = b0 + 2.0 * (hi - b0)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if slope(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * max(1.0, abs(mid)):
+            break
+    return 0.5 * (lo + hi)
+
+
+def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
+                 max_iter=200, start=None):
+    """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
+
+    Parameters
+    ----------
+    K : array of shape (m, m)
+        The kernel matrix of the training rows (symmetric positive semi-definite).
+    y : array of shape (m,)
+        Labels in {−1, +1} (classification) or real targets (regression).
+    loss : Loss
+        A convex piecewise-quadratic loss of the registry (``loss.piecewise_quadratic``).
+    C : float
+        The loss weight.
+    xp : namespace
+    task : {"classification", "regression"}
+    sample_weight : array of shape (m,), optional
+        Non-negative weights ``sᵢ``; rows of weight 0 get ``αᵢ = 0``.
+    tol : float
+        Stop when ``max |α − C s σ ψ'(r)| ≤ tol · C · max(s)`` (the stationarity of α; ``Σα = 0``
+        holds at every iterate).
+    max_iter : int
+        Newton steps at most.
+    start : tuple (alpha, b), optional
+        A starting point (``Σ alpha`` must be 0).
+
+    Returns
+    -------
+    SolverResult
+        ``coef`` is α (shape (m,), float64, the decision function ``f = K α + b``);
+        ``info["intercept"]`` is b, ``info["margins"]`` the decision values on the training
+        rows, ``info["active"]`` |Q| per step, ``info["stalled"]`` whether it stopped because
+        no step along the Newton direction lowered F (too few rows in quadratic pieces for
+        the curvature to guide it: a wider smoothing, then the narrow one from its solution,
+        helps; :class:`svmgpu.SVC` does that).
+    """
+    with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
+        return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
+                             tol=tol, max_iter=max_iter, start=start)
+
+
+def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start):
+    if not loss.piecewise_quadratic or not loss.convex:
+        raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
+                         f"{loss.name!r}")
+    t0 = time.perf_counter()
+    f64 = xp.float64
+    dev = getattr(K, "device", None)
+    K = xp.astype(K, f64, copy=False)
+    m = K.shape[0]
+    y = xp.astype(y, f64)
+    cls = task == "classification"
+    ones = xp.ones((m,), dtype=f64, device=dev)
+    sig, tgt = (y, ones) if cls else (ones, y)
+    s = ones if sample_weight is None else xp.astype(sample_weight, f64)
+    s_max = float(xp.max(s))
+    C = float(C)
+    if start is None:  # the LS-SVM solution: every row on one quadratic piece
+        alpha, b = _ls_svm(K, tgt * sig, C * s, xp=xp) if m <= LS_START_MAX else \
+            (xp.zeros((m,), dtype=f64, device=dev), 0.0)
+    else:
+        alpha, b = xp.astype(start[0], f64), float(start[1])
+    Ka = xp.matmul(K, alpha)
+    history, active = [], []
+    converged, stalled, n_iter = False, False, 0
+    prev_Q = -1
+    for n_iter in range(1, max_iter + 1):
+        r = tgt - sig * (Ka + b)
+        g = loss.grad(r, xp=xp)
+        c = loss.curvature(r, xp=xp) * xp.astype(s > 0, f64)
+        residual, obj = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)),
+                                      0.5 * xp.sum(alpha * Ka) + C * xp.sum(s * loss.value(r, xp=xp)),
+                                      xp=xp)
+        history.append(obj)
+        if residual <= tol * C * s_max:
+            converged = True
+            n_iter -= 1
+            break
+        a = g - c * r  # ψ'(r) = a + c r on the current pieces
+        inQ = c > 0
+        Q = xp.nonzero(inQ)[0]
+        alpha_new = xp.where(inQ, xp.zeros_like(alpha), C * s * sig * a)
+        nQ = int(Q.shape[0])
+        active.append(nQ)
+        if nQ:
+            KQ = xp.take(K, Q, axis=0)
+            cQ, sQ = xp.take(c, Q), xp.take(s, Q)
+            M = xp.take(KQ, Q, axis=1)
+            M = M + xp.eye(nQ, dtype=f64, device=dev) * (1.0 / (C * sQ * cQ))[None, :]
+            rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + xp.take(tgt, Q)) \
+                - xp.matmul(KQ, alpha_new)
+            L = cho_factor(M, lower=True, xp=xp)
+            x = cho_solve(L, xp.stack([xp.ones((nQ,), dtype=f64, device=dev), rhs], axis=1),
+                          xp=xp)
+            sum1, sum2, sumF = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]),
+                                             xp.sum(alpha_new), xp=xp)
+            b_new = (sum2 + sumF) / sum1
+            alpha_new = alpha_new + _scatter(Q, x[:, 1] - b_new * x[:, 0], m, xp=xp, dev=dev)
+            d = alpha_new - alpha
+            Kd = xp.matmul(K, d)
+        else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
+            d = alpha_new - alpha
+            Kd = xp.matmul(K, d)
+            b_new = _intercept_search(Ka + Kd, tgt, sig, s, loss, C, xp=xp, b0=b)
+        db = b_new - b
+        q1, q2 = fetch_scalars(xp.sum(d * Ka), xp.sum(d * Kd), xp=xp)
+        aKa = obj - C * float(xp.sum(s * loss.value(r, xp=xp)))
+        step = 1.0
+        for _ in range(_MAX_HALVINGS):
+            r_t = r - step * sig * (Kd + db)
+            quad = 2.0 * aKa + 2.0 * step * q1 + step * step * q2
+            if _objective(quad, r_t, s, loss, C, xp=xp) <= obj + 1e-12 * abs(obj):
+                break
+            step *= 0.5
+        else:  # no decrease along the step: the pieces' curvature says too little here
+            stalled = True
+            break
+        alpha = alpha + step * d
+        Ka = Ka + step * Kd
+        b = b + step * db
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug(fields(it=n_iter, objective=obj, residual=residual, active=nQ,
+                              step=step))
+        if step == 1.0 and nQ == prev_Q and residual <= 1e-12 * C * s_max:
+            converged = True
+            break
+        prev_Q = nQ
+    margins = Ka + b
+    if not math.isfinite(b):
+        raise FloatingPointError("the exact solver's intercept is not finite: scale the "
+                                 "features or lower C")
+    return SolverResult(coef=alpha, n_iter=n_iter, converged=converged,
+                        objective_history=history,
+                        timings={"solve": time.perf_counter() - t0},
+                        info={"intercept": b, "margins": margins, "active": active,
+                              "stalled": stalled})
+
+
+def _ls_svm(K, target, w, *, xp):
+    """``(α, b)`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0`` (Suykens): the
+    Newton start with every row on one quadratic piece (rows of weight 0 get α = 0)."""
+    m = K.shape[0]
+    keep = w > 0
+    inv = xp.where(keep, 1.0 / xp.where(keep, w, xp.ones_like(w)), xp.zeros_like(w))
+    M = K + xp.eye(m, dtype=K.dtype, device=getattr(K, "device", None)) * inv[None, :]
+    rhs = xp.where(keep, target, xp.zeros_like(target))
+    if not bool(xp.all(keep)):  # a zero-weight row: its equation is α_i = 0
+        M = xp.where(keep[:, None] & keep[None, :], M,
+                     xp.eye(m, dtype=K.dtype, device=getattr(K, "device", None)))
+    L = cho_factor(M, lower=True, xp=xp)
+    x = cho_solve(L, xp.stack([xp.astype(keep, K.dtype), rhs], axis=1), xp=xp)
+    s1, s2 = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]), xp=xp)
+    b = s2 / s1
+    return x[:, 1] - b * x[:, 0], b
+
+
+def _scatter(idx, values, m, *, xp, dev):
+    """An (m,) float64 vector with ``values`` at ``idx`` and zeros elsewhere."""
+    return set_rows(xp.zeros((m,), dtype=xp.float64, device=dev), idx, values, xp=xp)
+
+
+__all__ = ["exact_newton"]

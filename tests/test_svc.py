@@ -1,0 +1,146 @@
+"""svmgpu.SVC (the front door under scikit-learn's name) and its exact path, the primal Newton
+of Chapelle 2007 on the full kernel (svmgpu.solvers.exact)."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC as SklearnSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from svmgpu import SVC
+from svmgpu.backend import to_device
+from svmgpu.losses import get_loss
+from svmgpu.solvers.exact import exact_newton
+from svmgpu.testing import assert_allclose, host
+
+
+def _objective(K, y, loss, C, s, task):
+    """F(α, b) for scipy.optimize: the exact solver's objective, written out plainly."""
+    def F(z):
+        a, b = z[:-1], z[-1]
+        f = K @ a + b
+        r = 1.0 - y * f if task == "classification" else y - f
+        return 0.5 * a @ K @ a + C * np.sum(s * loss.value(r))
+    return F
+
+
+@pytest.mark.parametrize("task,loss", [("classification", get_loss("huber_hinge", delta=0.3)),
+                                       ("classification", get_loss("squared_hinge")),
+                                       ("regression", get_loss("huber", task="regression"))])
+def test_exact_newton_reaches_the_minimum_scipy_finds(task, loss, device):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(30)) if task == "classification" else \
+        np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(30)
+    s = rng.uniform(0.5, 2.0, 30)
+    K = rbf_kernel(X, gamma=0.5) + 1e-10 * np.eye(30)
+    res = exact_newton(to_device(K, device), to_device(y, device), loss, C=3.0, task=task,
+                       sample_weight=to_device(s, device), tol=1e-10, xp=device.xp)
+    assert res.converged
+    F = _objective(K, y, loss, 3.0, s, task)
+    ref = scipy.optimize.minimize(F, np.zeros(31), method="L-BFGS-B",
+                                  options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-11})
+    z = np.concatenate([host(res.coef), [res.info["intercept"]]])
+    assert F(z) <= ref.fun * (1 + 1e-7) + 1e-9
+    assert abs(float(np.sum(host(res.coef)))) < 1e-8  # the intercept's condition Σα = 0
+
+
+def test_weights_are_repetitions_exactly():
+    """The exact problem: a weight of 2 is a repeated row (both give the same f)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    w = np.ones(60)
+    w[:20] = 2.0
+    a = SVC(C=5.0, gamma=0.7, tol=1e-10).fit(X, y, sample_weight=w)
+    b = SVC(C=5.0, gamma=0.7, tol=1e-10).fit(np.vstack([X, X[:20]]), np.r_[y, y[:20]])
+    assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-7)
+
+
+def _split(loader):
+    X, y = loader(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    return train_test_split(X, y, test_size=0.25, random_state=0)
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_wine, load_breast_cancer, load_digits])
+def test_the_accuracy_of_scikit_learns_svc_with_defaults(loader):
+    """Defaults against defaults: the same test accuracy, the same predictions on ≥ 99 %."""
+    Xtr, Xte, ytr, yte = _split(loader)
+    ours, ref = SVC().fit(Xtr, ytr), SklearnSVC().fit(Xtr, ytr)
+    assert ours.score(Xte, yte) >= ref.score(Xte, yte) - 1.0 / len(yte) - 1e-12
+    assert np.mean(ours.predict(Xte) == ref.predict(Xte)) >= 0.99
+    assert ours.solver_ == "exact" and bool(np.all(ours.converged_))
+
+
+def test_fitted_attributes_follow_libsvms_layout():
+    Xtr, Xte, ytr, _ = _split(load_iris)
+    clf = SVC(decision_function_shape="ovo").fit(Xtr, ytr)
+    k, n_sv = 3, clf.support_.shape[0]
+    assert clf.dual_coef_.shape == (k - 1, n_sv) and clf.intercept_.shape == (3,)
+    assert clf.n_support_.sum() == n_sv
+    assert np.all(np.diff(ytr[clf.support_]) >= 0)  # grouped by class
+    np.testing.assert_array_equal(clf.support_vectors_, Xtr[clf.support_])
+    # the pairwise decision values from dual_coef_ in LIBSVM's layout, as scikit-learn's doc
+    Kt = rbf_kernel(Xte, clf.support_vectors_, gamma=clf.kernel_.gamma)
+    start = np.r_[0, np.cumsum(clf.n_support_)]
+    dec, q = np.empty((len(Xte), 3)), 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            dec[:, q] = (Kt[:, si] @ clf.dual_coef_[j - 1, si] + Kt[:, sj] @ clf.dual_coef_[i, sj]
+                         + clf.intercept_[q])
+            q += 1
+    assert_allclose(clf.decision_function(Xte), dec, rtol=1e-10, atol=1e-10)
+    # "ovr": votes plus squashed confidences, argmax = predict with break_ties
+    ovr = clf.set_params(decision_function_shape="ovr", break_ties=True)
+    np.testing.assert_array_equal(ovr.classes_[np.argmax(ovr.decision_function(Xte), 1)],
+                                  ovr.predict(Xte))
+
+
+def test_binary_dual_coef_gives_the_decision_function():
+    Xtr, Xte, ytr, _ = _split(load_breast_cancer)
+    clf = SVC(C=3.0).fit(Xtr, ytr)
+    Kt = rbf_kernel(Xte, clf.support_vectors_, gamma=clf.kernel_.gamma)
+    assert_allclose(clf.decision_function(Xte), Kt @ clf.dual_coef_[0] + clf.intercept_[0],
+                    rtol=1e-10, atol=1e-10)
+    assert clf.dual_coef_.shape == (1, clf.support_.shape[0])
+
+
+def test_deterministic_and_a_stalled_newton_continues_from_wider_corners():
+    """Two fits give the same model; on scikit-learn's idempotence data (a linear kernel on
+    features around 100) no row starts in the hinge's corner and the Newton step does not
+    descend: SVC continues from a wider corner and agrees with scikit-learn."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100, size=(80, 2))
+    y = rng.randint(0, 2, size=80)
+    a = SVC(kernel="linear", C=10.0).fit(X, y)
+    b = SVC(kernel="linear", C=10.0).fit(X, y)
+    assert bool(np.all(a.converged_))
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    ref = SklearnSVC(kernel="linear", C=10.0).fit(X, y)
+    assert np.mean(a.predict(X) == ref.predict(X)) >= 0.95
+
+
+def test_a_kernel_matrix_over_the_budget_is_refused_up_front():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(MemoryError, match="kernel matrix of 150 samples.*UniSVC"):
+        SVC(memory_budget="50KB").fit(X, y)
+
+
+@parametrize_with_checks(
+    [SVC(), SVC(kernel="linear", C=10.0), SVC(probability=True)],
+    expected_failed_checks=lambda est: {
+        # scikit-learn exempts its own SVC (BaseLibSVM) from this part of the check
+        "check_classifiers_train": "break_ties=False is LIBSVM's vote, ties to the first "
+                                   "class, not the argmax of decision_function",
+        **({} if not est.probability else {
+            f"check_sample_weight_equivalence_on_{data}_data":
+                "Platt's cross-validation deals rows to folds: a repeated row lands in two folds"
+            for data in ("dense", "sparse")})})
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
