@@ -143,9 +143,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         r = tgt - sig * (Ka + b)
         g = loss.grad(r, xp=xp)
         c = loss.curvature(r, xp=xp) * xp.astype(s > 0, f64)
-        residual, obj = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)),
-                                      0.5 * xp.sum(alpha * Ka) + C * xp.sum(s * loss.value(r, xp=xp)),
-                                      xp=xp)
+        residual, aKa, loss_sum = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)),
+                                                xp.sum(alpha * Ka),
+                                                xp.sum(s * loss.value(r, xp=xp)), xp=xp)
+        obj = 0.5 * aKa + C * loss_sum
         history.append(obj)
         if residual <= tol * C * s_max:
             converged = True
@@ -179,11 +180,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             b_new = _intercept_search(Ka + Kd, tgt, sig, s, loss, C, xp=xp, b0=b)
         db = b_new - b
         q1, q2 = fetch_scalars(xp.sum(d * Ka), xp.sum(d * Kd), xp=xp)
-        aKa = obj - C * float(xp.sum(s * loss.value(r, xp=xp)))
         step = 1.0
         for _ in range(_MAX_HALVINGS):
             r_t = r - step * sig * (Kd + db)
-            quad = 2.0 * aKa + 2.0 * step * q1 + step * step * q2
+            quad = aKa + 2.0 * step * q1 + step * step * q2
             if _objective(quad, r_t, s, loss, C, xp=xp) <= obj + 1e-12 * abs(obj):
                 break
             step *= 0.5
