@@ -1,0 +1,88 @@
+"""Issue 27: ``svmgpu.SVC()`` against ``sklearn.svm.SVC()``, both with all defaults, features
+standardized, on the data most users have, in the same run.
+
+Small sets (the exact path's domain): iris, wine, breast cancer, digits (75 % / 25 % split, seed
+0); medium: ``make_classification(25000, n_features=20, n_informative=10)`` at 5,000, 10,000
+and 20,000 training rows (5,000 test rows). Each fit is timed ``--repeats`` times after one
+warm-up fit (the first fit of a process pays its imports and BLAS start-up); the test accuracy,
+the agreement of the predictions and the number of support vectors are recorded.
+
+Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--out NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from _common import machine_info, print_table, repeat_timed, timing_fields, write_results
+
+
+def _sets(medium):
+    from sklearn.datasets import (
+        load_breast_cancer,
+        load_digits,
+        load_iris,
+        load_wine,
+        make_classification,
+    )
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    for name, loader in (("iris", load_iris), ("wine", load_wine),
+                         ("breast_cancer", load_breast_cancer), ("digits", load_digits)):
+        X, y = loader(return_X_y=True)
+        X = StandardScaler().fit_transform(X)
+        yield (name, *train_test_split(X, y, test_size=0.25, random_state=0))
+    X, y = make_classification(25000, n_features=20, n_informative=10, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=5000, random_state=0)
+    for m in medium:
+        yield f"make_classification_{m}", Xtr[:m], Xte, ytr[:m], yte
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--medium", default="5000,10000,20000")
+    ap.add_argument("--out", default="svc_cpu")
+    args = ap.parse_args()
+    from sklearn.svm import SVC as SklearnSVC
+
+    from svmgpu import SVC
+
+    medium = [int(m) for m in args.medium.split(",") if m]
+    rows = []
+    for name, Xtr, Xte, ytr, yte in _sets(medium):
+        preds = {}
+        for method, make in (("sklearn SVC()", SklearnSVC), ("svmgpu SVC()", SVC)):
+            repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
+            est, fit = repeat_timed(lambda make=make, X=Xtr, y=ytr: make().fit(X, y), repeats,
+                                    warmup=1)
+            pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
+            preds[method] = pred
+            row = {"data": name, "m": int(Xtr.shape[0]), "method": method,
+                   **timing_fields("fit_seconds", fit),
+                   **timing_fields("predict_seconds", predict),
+                   "test_accuracy": float(np.mean(pred == yte)),
+                   "n_support": int(np.sum(est.n_support_))}
+            if method.startswith("svmgpu"):
+                row["solver"] = est.solver_
+                row["newton_steps"] = int(np.sum(est.n_iter_))
+            rows.append(row)
+            print(row, flush=True)
+        ref, ours = rows[-2], rows[-1]
+        ours["fit_ratio_to_sklearn"] = ours["fit_seconds"] / ref["fit_seconds"]
+        ours["accuracy_minus_sklearn"] = ours["test_accuracy"] - ref["test_accuracy"]
+        ours["agreement_with_sklearn"] = float(np.mean(preds["svmgpu SVC()"]
+                                                       == preds["sklearn SVC()"]))
+    print_table(rows, ["data", "m", "method", "fit_seconds", "predict_seconds", "test_accuracy",
+                       "n_support", "fit_ratio_to_sklearn", "agreement_with_sklearn"])
+    path = write_results(args.out, {"benchmark": "svmgpu.SVC() vs sklearn.svm.SVC(), defaults",
+                                    "machine": machine_info("cpu"), "repeats": args.repeats,
+                                    "results": rows})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
