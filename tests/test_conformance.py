@@ -46,6 +46,8 @@ from svmgpu.testing import assert_allclose, assert_array_equal, backend_device, 
 #: converges in ~400 iterations at 1e-8 and does not reach 1e-10 in 5,000).
 CASES = [
     ("SVC", lambda: SVC(C=10.0, gamma=4.0, tol=1e-10), "clf", True, False),
+    ("SVC-lowrank", lambda: SVC(C=10.0, gamma=4.0, solver="lowrank", rank=40, tol=1e-10),
+     "clf", True, False),
     ("UniSVC-newton", lambda: UniSVC(C=10.0, gamma=4.0, rank=40, tol=1e-10, random_state=0),
      "clf", True, True),
     ("UniSVC-dca-truncated", lambda: UniSVC(loss="truncated_squared_hinge", C=10.0, gamma=4.0,
@@ -159,9 +161,9 @@ def test_backend_matches_numpy(device, case, classes):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[2] == "clf" and "Greedy" not in c[0]
-                                  and "Path" not in c[0] and c[0] != "SVC"],
+                                  and "Path" not in c[0] and not c[0].startswith("SVC")],
                          ids=[c[0] for c in CASES if c[2] == "clf" and "Greedy" not in c[0]
-                              and "Path" not in c[0] and c[0] != "SVC"])
+                              and "Path" not in c[0] and not c[0].startswith("SVC")])
 def test_backend_matches_numpy_one_vs_one(device, case):
     name, make, task, _sw, _ = case
     X, y = _data(task, 3)

@@ -126,14 +126,41 @@ def test_deterministic_and_a_stalled_newton_continues_from_wider_corners():
     assert np.mean(a.predict(X) == ref.predict(X)) >= 0.95
 
 
-def test_a_kernel_matrix_over_the_budget_is_refused_up_front():
+def test_a_kernel_matrix_over_the_budget_is_refused_up_front_or_avoided():
     X, y = load_iris(return_X_y=True)
-    with pytest.raises(MemoryError, match="kernel matrix of 150 samples.*UniSVC"):
-        SVC(memory_budget="50KB").fit(X, y)
+    with pytest.raises(MemoryError, match="kernel matrix of 150 samples.*solver='lowrank'"):
+        SVC(solver="exact", memory_budget="50KB").fit(X, y)
+    clf = SVC(rank=20, memory_budget="150KB").fit(X, y)  # "auto": the low-rank path fits
+    assert clf.solver_ == "lowrank" and clf.score(X, y) > 0.9
+
+
+def test_the_low_rank_path_with_every_row_a_landmark_is_the_exact_svm():
+    """rank = m: the landmarks span every kernel column, the RKHS penalty is the SVM's norm and
+    the intercept is all but free, so the two paths solve the same problem."""
+    Xtr, Xte, ytr, _ = _split(load_iris)
+    exact = SVC(tol=1e-6).fit(Xtr, ytr)
+    low = SVC(solver="lowrank", rank=len(Xtr), tol=1e-6).fit(Xtr, ytr)
+    assert exact.solver_ == "exact" and low.solver_ == "lowrank" and low.rank_ == len(Xtr)
+    assert_allclose(low.decision_function(Xte), exact.decision_function(Xte), atol=2e-3)
+
+
+def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
+    import svmgpu.estimators.svc as svc_module
+
+    Xtr, Xte, ytr, yte = _split(load_breast_cancer)
+    monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 100)
+    a, b = SVC(rank=60).fit(Xtr, ytr), SVC(rank=60).fit(Xtr, ytr)
+    assert a.solver_ == "lowrank" and a.rank_ == 60 and a.support_vectors_.shape == (60, 30)
+    np.testing.assert_array_equal(a.decision_function(Xte), b.decision_function(Xte))  # seeded
+    assert a.score(Xte, yte) >= SklearnSVC().fit(Xtr, ytr).score(Xte, yte) - 0.02
+    assert SVC(rank=None).fit(Xtr, ytr).solver_ == "exact"
+    with pytest.raises(ValueError, match="solver='lowrank' needs a rank"):
+        SVC(solver="lowrank", rank=None).fit(Xtr, ytr)
 
 
 @parametrize_with_checks(
-    [SVC(), SVC(kernel="linear", C=10.0), SVC(probability=True)],
+    [SVC(), SVC(kernel="linear", C=10.0), SVC(probability=True),
+     SVC(solver="lowrank", rank=20)],
     expected_failed_checks=lambda est: {
         # scikit-learn exempts its own SVC (BaseLibSVM) from this part of the check
         "check_classifiers_train": "break_ties=False is LIBSVM's vote, ties to the first "

@@ -42,8 +42,9 @@ def reduced_set_size(rank, n_candidates):
     return n_candidates if size is None else size
 
 
-def rkhs_matrix(kernel, Z, *, xp, intercept=False):
-    """``K_JJ`` (float64) for the RKHS regularizer, extended by a diagonal 1 for the offset."""
+def rkhs_matrix(kernel, Z, *, xp, intercept=False, intercept_penalty=1.0):
+    """``K_JJ`` (float64) for the RKHS regularizer, extended by the diagonal
+    ``intercept_penalty`` for the offset (``½ b²`` by default, Zhou 2013's regularized offset)."""
     K = xp.astype(kernel.block(Z, Z), xp.float64)
     K = 0.5 * (K + xp.matrix_transpose(K))
     if not intercept:
@@ -51,7 +52,7 @@ def rkhs_matrix(kernel, Z, *, xp, intercept=False):
     r = K.shape[0]
     B = xp.zeros((r + 1, r + 1), dtype=xp.float64, device=getattr(K, "device", None))
     B[:r, :r] = K
-    B[r, r] = 1.0
+    B[r, r] = intercept_penalty
     return B
 
 

@@ -8,11 +8,18 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
 ``"exact"``
     The full kernel matrix in the kernel's own coordinates, primal Newton over the rows near
     the margin only (Chapelle 2007; :func:`svmgpu.solvers.exact.exact_newton`), one kernel
-    matrix shared by every pair of classes. Taken when the kernel matrix fits the memory budget.
+    matrix shared by every pair of classes.
+``"lowrank"``
+    ``f = K(·, X_J) z + b`` over ``rank`` landmark rows J (drawn with ``random_state``, 0 when
+    None, so the fit is deterministic) with the RKHS penalty ``½ zᵀ K_JJ z`` (the SVM's own
+    norm restricted to the landmarks' span) and a nearly unpenalized intercept, solved by the
+    reduced Newton method of Zhou 2013 (:func:`svmgpu.solvers.reduced.newton_reduced`, whose
+    Huber-hinge continuation ends at the same smoothing).
 
-Larger data is the next step of this front door (low-rank and partitioned paths); until then a
-fit whose kernel matrix does not fit the budget raises a ``MemoryError`` that names the
-estimators for that scale.
+``solver="auto"`` takes the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix
+fits the memory budget, else the low-rank one at ``rank`` (``"auto"``: :data:`AUTO_RANK`, a
+constant until the rank is chosen by the data). The choice and its reason are logged at
+``verbose=1``.
 """
 
 from __future__ import annotations
@@ -22,12 +29,22 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from svmgpu.backend import check_fits, dense_rows, host_array, set_rows
+from svmgpu.backend import (
+    check_fits,
+    dense_rows,
+    format_bytes,
+    host_array,
+    numpy_dtype,
+    set_rows,
+)
 from svmgpu.estimators._base import SVCBase, store_parameters
-from svmgpu.estimators._params import constraints
+from svmgpu.estimators._params import POSITIVE_INT, constraints
+from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
+from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.exact import exact_newton
+from svmgpu.solvers.reduced import newton_reduced
 
 #: The half-width δ of the Huber hinge that stands in for the hinge. Measured against
 #: scikit-learn's SVC (bench/bench_svc.py): δ = 0.1 gives its test accuracy on digits, breast
@@ -39,6 +56,18 @@ HINGE_SMOOTHING = 0.1
 #: of half-width 1 holds every row the LS-SVM start leaves near the margin; each stage starts
 #: from the last stage's solution and ends at HINGE_SMOOTHING).
 _CONTINUATION = (1.0, 0.3, HINGE_SMOOTHING)
+
+#: Rows up to which ``solver="auto"`` takes the exact path (when the kernel matrix fits the
+#: budget): on this 2-core CPU (bench/bench_svc.py) the exact path took 0.4 s at 5,000 rows and
+#: 8 s at 20,000 (m² kernel entries, |Q|³ factorizations).
+EXACT_MAX_ROWS = 20_000
+
+#: ``rank="auto"`` of the low-rank path.
+AUTO_RANK = 1000
+
+#: The penalty ``½ ε b²`` of the low-rank path's intercept: small enough to leave b free, large
+#: enough to keep the Newton system positive definite.
+_INTERCEPT_PENALTY = 1e-8
 
 #: Newton steps per binary problem when ``max_iter=-1`` (no limit, as in scikit-learn): a
 #: safeguard; the semi-smooth Newton method ends in tens of steps.
@@ -80,9 +109,12 @@ class SVC(SVCBase):
         Newton steps per pair of classes; -1: no limit (a safeguard of 1,000).
     random_state : int, Generator or None, default None
         The folds of ``probability=True`` (the fit itself is deterministic).
-    solver : {"auto", "exact"}, default "auto"
-        The path (``solver_``): "exact" is the full-kernel primal Newton; "auto" takes it when
-        the kernel matrix fits the memory budget.
+    rank : "auto", int or None, default "auto"
+        The landmarks of the low-rank path ("auto": :data:`AUTO_RANK`, at most the rows); None
+        asks for the exact path.
+    solver : {"auto", "exact", "lowrank"}, default "auto"
+        The path (``solver_``; see the module notes): "auto" takes the exact one up to
+        :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget.
     device : {"auto", "cpu", "cuda", "cuda:N"}, default "auto"
         Where the fit runs and the fitted arrays live.
     dtype : {None, "float32", "float64"}, default None
@@ -97,18 +129,23 @@ class SVC(SVCBase):
     ----------
     classes_ : ndarray of shape (n_classes,)
     support_ : array of shape (n_SV,)
-        Indices of the support vectors (the rows with ``αᵢ ≠ 0``), grouped by class.
+        Exact path: the support vectors (the rows with ``αᵢ ≠ 0``), grouped by class.
+        Low-rank path: the landmark rows.
     support_vectors_ : array of shape (n_SV, n_features)
     n_support_ : ndarray of shape (n_classes,)
     dual_coef_ : array of shape (n_classes − 1, n_SV)
         ``yᵢ αᵢ`` in LIBSVM's layout (the coefficient of a support vector of class c in the
-        problem (c, j) stands in row ``j − 1`` if ``j > c`` else ``j``).
+        problem (c, j) stands in row ``j − 1`` if ``j > c`` else ``j``). Low-rank path: the
+        landmarks' coefficients z, shape (1, rank), for two classes only (the landmarks are
+        shared by every pair: see ``pair_coef_``).
     intercept_ : array of shape (n_classes · (n_classes − 1) / 2,)
     pair_coef_ : array of shape (n_SV, n_classes · (n_classes − 1) / 2)
         The coefficient of each support vector in each pair's decision function (0 where it
         is not a support vector of that pair): prediction is one pass over kernel blocks.
     solver_ : str
-        The path that ran ("exact").
+        The path that ran ("exact" or "lowrank").
+    rank_ : int or None
+        The landmarks of the low-rank path (None on the exact path).
     n_iter_ : ndarray of shape (n_pairs,)
         Newton steps per pair.
     fit_timings_ : dict
@@ -128,11 +165,13 @@ class SVC(SVCBase):
         "random_state", "device", "dtype", "memory_budget", "verbose",
         decision_function_shape=[StrOptions({"ovr", "ovo"})], break_ties=["boolean"],
         max_iter=[Interval(Integral, -1, None, closed="left")],
-        solver=[StrOptions({"auto", "exact"})])
+        rank=[StrOptions({"auto"}), POSITIVE_INT, None],
+        solver=[StrOptions({"auto", "exact", "lowrank"})])
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  class_weight=None, probability=False, decision_function_shape="ovr",
-                 break_ties=False, max_iter=-1, random_state=None, *, solver="auto",
+                 break_ties=False, max_iter=-1, random_state=None, *, rank="auto",
+                 solver="auto",
                  device="auto", dtype=None, memory_budget=None, verbose=0):
         store_parameters(self, locals())
 
@@ -144,25 +183,70 @@ class SVC(SVCBase):
         return tags
 
     # ------------------------------------------------------------------ fit hooks
+    def _choose_solver(self, m, budget):
+        """``(solver_, why)`` of this fit (see the module notes)."""
+        exact_bytes = 2 * m * m * 8 + m * self.n_features_in_ * 8
+        if self.solver != "auto":
+            return self.solver, f"solver={self.solver!r}"
+        if self.rank is None:
+            return "exact", "rank=None"
+        if m > EXACT_MAX_ROWS:
+            return "lowrank", f"{m:,} rows > EXACT_MAX_ROWS={EXACT_MAX_ROWS:,}"
+        if exact_bytes > budget:
+            return "lowrank", (f"the kernel matrix ({format_bytes(exact_bytes)}) exceeds the "
+                               f"memory budget ({format_bytes(budget)})")
+        return "exact", f"{m:,} rows, and the kernel matrix fits the budget"
+
     def _prepare_fit(self, X, *, ctx, sample_weight):
-        m = X.shape[0]
-        check_fits(2 * m * m * 8 + m * self.n_features_in_ * 8, ctx.budget_bytes,
-                   what=f"SVC's exact path: the kernel matrix of {m:,} samples",
-                   hint="fit UniSVC(loss='huber_hinge', rank=...) or GreedySVC for this many "
-                        "samples (SVC's low-rank path is not built yet)")
-        self.solver_ = "exact"
+        m, xp = X.shape[0], ctx.xp
+        self.solver_, why = self._choose_solver(m, ctx.budget_bytes)
+        if self.solver_ == "lowrank" and self.rank is None:
+            raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
+                             "the exact path")
+        self._log.info("solver %s: %s", self.solver_, why)
         self.kernel_ = self._make_kernel(X, sample_weight)
-        X_fit = dense_rows(X, slice(None), xp=ctx.xp)
-        self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
-        return {"K": self.kernel_.block(X_fit, X_fit)}
+        if self.solver_ == "exact":
+            check_fits(2 * m * m * 8 + m * self.n_features_in_ * 8, ctx.budget_bytes,
+                       what=f"SVC's exact path: the kernel matrix of {m:,} samples",
+                       hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
+            self.rank_ = None
+            X_fit = dense_rows(X, slice(None), xp=xp)
+            self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
+            return {"K": self.kernel_.block(X_fit, X_fit)}
+        cand = positive_rows(sample_weight, xp=xp)
+        n_cand = m if cand is None else int(cand.shape[0])
+        self.rank_ = min(AUTO_RANK if self.rank == "auto" else int(self.rank), n_cand)
+        seed = 0 if self.random_state is None else self.random_state  # deterministic
+        J = select_reduced_set(X, self.kernel_, self.rank_, "random", candidates=cand,
+                               random_state=seed, memory_budget=ctx.budget_bytes)
+        Z = dense_rows(X, J, xp=xp)
+        self._landmarks = (J, Z)
+        in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
+                                               itemsize=numpy_dtype(X.dtype).itemsize)
+        P = reduced_kernel_features(X, self.kernel_, Z, intercept=True, in_memory=in_memory,
+                                    memory_budget=blocks)
+        B = rkhs_matrix(self.kernel_, Z, xp=xp, intercept=True,
+                        intercept_penalty=_INTERCEPT_PENALTY)
+        return {"P": P, "B": B}
 
     def _fit_binary(self, shared, rows, y, sample_weight):
         xp = self._ctx.xp
+        max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
+        if "P" in shared:  # the low-rank path: z over the landmarks, b the last coefficient
+            P = shared["P"] if rows is None else shared["P"].take(rows)
+            check_two_classes(y, sample_weight, xp=xp)
+            res = newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=shared["B"],
+                                 sample_weight=sample_weight, tol=float(self.tol),
+                                 max_iter=max_iter, delta_min=HINGE_SMOOTHING,
+                                 verbose=self.verbose, xp=xp)
+            coef = xp.astype(res.coef, xp.float64)
+            r = int(coef.shape[0]) - 1
+            return {"alpha": coef[:r], "intercept": float(coef[r]), "n_iter": res.n_iter,
+                    "converged": res.converged, "objective_history": res.objective_history}
         K = shared["K"]
         if rows is not None:
             K = xp.take(xp.take(K, rows, axis=0), rows, axis=1)
-        kw = dict(C=self.C, xp=xp, sample_weight=sample_weight, tol=self.tol,
-                  max_iter=_MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter)
+        kw = dict(C=self.C, xp=xp, sample_weight=sample_weight, tol=self.tol, max_iter=max_iter)
         res = exact_newton(K, y, get_loss("huber_hinge", delta=HINGE_SMOOTHING), **kw)
         n_iter = res.n_iter
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
@@ -183,6 +267,8 @@ class SVC(SVCBase):
         return f"raise max_iter (max_iter={self.max_iter}) or tol, or scale the features"
 
     def _after_fit(self, shared):
+        if self.solver_ == "lowrank":
+            return self._after_lowrank_fit()
         xp, dev = self._ctx.xp, self._ctx.native_device
         models, y_idx, m = self.models_, self._y_idx, int(self._X_fit.shape[0])
         k = int(self.classes_.shape[0])
@@ -208,12 +294,28 @@ class SVC(SVCBase):
         self.support_vectors_ = xp.take(self._X_fit, support, axis=0)
         self.pair_coef_ = W
         self.dual_coef_ = dual
+        self._finish_models()
+        del self._X_fit
+
+    def _after_lowrank_fit(self):
+        xp, models = self._ctx.xp, self.models_
+        J, Z = self._landmarks
+        W = xp.stack([mod.pop("alpha") for mod in models], axis=1)
+        for q, mod in enumerate(models):
+            mod["column"] = q
+        self.support_, self.support_vectors_, self.pair_coef_ = J, Z, W
+        if len(models) == 1:
+            self.dual_coef_ = xp.reshape(W[:, 0], (1, -1))
+        self._finish_models()
+        del self._landmarks
+
+    def _finish_models(self):
+        xp, models = self._ctx.xp, self.models_
         self.intercept_ = xp.asarray([mod["intercept"] for mod in models], dtype=xp.float64,
-                                     device=dev)
+                                     device=self._ctx.native_device)
         self.n_iter_ = host_array([mod["n_iter"] for mod in models], "int64")
         self.converged_ = host_array([mod["converged"] for mod in models], "bool")
         self.objective_history_ = [mod["objective_history"] for mod in models]
-        del self._X_fit
 
     def _prepare_predict(self, X, *, ctx):
         xp = ctx.xp
