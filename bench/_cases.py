@@ -39,6 +39,8 @@ from pathlib import Path
 
 #: Where the project's checkouts keep the Covtype file (scripts still take ``--covtype PATH``).
 COVTYPE_DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "covtype.data.gz"
+#: LIBSVM's ijcnn1 (49,990 training / 91,701 test rows, 22 features), bzip2 svmlight files.
+IJCNN1_DEFAULT_DIR = COVTYPE_DEFAULT_PATH.parent
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,18 @@ def covtype_like(n, seed, dtype="float64"):
 # ----------------------------------------------------------------------------- a9a / Adult
 #: a9a's (LIBSVM's encoding of Adult) training and test sizes.
 A9A_SIZES = (32_561, 16_281)
+
+
+def ijcnn1_split(directory=IJCNN1_DEFAULT_DIR):
+    """``(X, y, Xt, yt)`` of LIBSVM's ijcnn1 (``ijcnn1.bz2`` / ``ijcnn1.t.bz2`` in
+    ``directory``), dense float64, labels ±1, features as LIBSVM ships them (in [-1, 1])."""
+    import numpy as np
+
+    from svmgpu.datasets import load_svmlight
+
+    X, y = load_svmlight(Path(directory) / "ijcnn1.bz2")
+    Xt, yt = load_svmlight(Path(directory) / "ijcnn1.t.bz2", n_features=X.shape[1])
+    return np.asarray(X), y, np.asarray(Xt), yt
 
 
 def a9a_like(n, seed):

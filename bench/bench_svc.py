@@ -3,11 +3,14 @@ standardized, on the data most users have, in the same run.
 
 Small sets (the exact path's domain): iris, wine, breast cancer, digits (75 % / 25 % split, seed
 0); medium: ``make_classification(25000, n_features=20, n_informative=10)`` at 5,000, 10,000
-and 20,000 training rows (5,000 test rows). Each fit is timed ``--repeats`` times after one
-warm-up fit (the first fit of a process pays its imports and BLAS start-up); the test accuracy,
-the agreement of the predictions and the number of support vectors are recorded.
+and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701, as shipped;
+``--ijcnn1 DIR``, default ../shared/data; ``--ijcnn1 ''`` leaves it out). Each fit is timed
+``--repeats`` times after one warm-up fit (the first fit of a process pays its imports and BLAS
+start-up), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
+number of support vectors are recorded.
 
-Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--out NAME]
+Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--ijcnn1 DIR]
+       [--out NAME]
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from _cases import IJCNN1_DEFAULT_DIR, ijcnn1_split
 from _common import machine_info, print_table, repeat_timed, timing_fields, write_results
 
 
-def _sets(medium):
+def _sets(medium, ijcnn1):
     from sklearn.datasets import (
         load_breast_cancer,
         load_digits,
@@ -39,12 +43,16 @@ def _sets(medium):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=5000, random_state=0)
     for m in medium:
         yield f"make_classification_{m}", Xtr[:m], Xte, ytr[:m], yte
+    if ijcnn1:
+        X, y, Xt, yt = ijcnn1_split(ijcnn1)
+        yield "ijcnn1", X, Xt, y, yt
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--medium", default="5000,10000,20000")
+    ap.add_argument("--ijcnn1", default=str(IJCNN1_DEFAULT_DIR))
     ap.add_argument("--out", default="svc_cpu")
     args = ap.parse_args()
     from sklearn.svm import SVC as SklearnSVC
@@ -53,7 +61,7 @@ def main():
 
     medium = [int(m) for m in args.medium.split(",") if m]
     rows = []
-    for name, Xtr, Xte, ytr, yte in _sets(medium):
+    for name, Xtr, Xte, ytr, yte in _sets(medium, args.ijcnn1):
         preds = {}
         for method, make in (("sklearn SVC()", SklearnSVC), ("svmgpu SVC()", SVC)):
             repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
@@ -68,6 +76,7 @@ def main():
                    "n_support": int(np.sum(est.n_support_))}
             if method.startswith("svmgpu"):
                 row["solver"] = est.solver_
+                row["rank"] = est.rank_
                 row["newton_steps"] = int(np.sum(est.n_iter_))
             rows.append(row)
             print(row, flush=True)
