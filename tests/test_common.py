@@ -21,7 +21,7 @@ from svmgpu.estimators._tags import SVMTags
 CLASSES = estimator_classes()
 
 #: Small, fast configurations (the defaults where they are fast already).
-FAST = {"SVC": {}, "UniSVC": {}, "UniSVR": {}, "ReducedSVC": {"rank": 30}, "GreedySVC": {},
+FAST = {"SVC": {}, "SVR": {}, "UniSVC": {}, "UniSVR": {}, "ReducedSVC": {"rank": 30}, "GreedySVC": {},
         "L2SVMPath": {"rank": 30}, "LSSVC": {"rank": 30}, "PSVC": {}, "WPSVC": {}}
 
 
@@ -147,9 +147,9 @@ def test_capabilities_are_tags(name):
     tags = get_tags(_make(name))
     assert isinstance(tags, SVMTags)
     assert tags.input_tags.sparse  # every estimator takes CSR input
-    dask = name not in ("SVC", "GreedySVC", "L2SVMPath")
+    dask = name not in ("SVC", "SVR", "GreedySVC", "L2SVMPath")
     assert tags.svm.dask is dask
     if not dask:
         assert tags.svm.dask_refusal and name not in tags.svm.dask_refusal
-    full = name in ("SVC", "UniSVC", "UniSVR", "LSSVC", "L2SVMPath")
+    full = name in ("SVC", "SVR", "UniSVC", "UniSVR", "LSSVC", "L2SVMPath")
     assert tags.svm.full_kernel_form is full

@@ -69,7 +69,7 @@ def test_registry_names():
         "huber_hinge", "smooth_hinge", "smooth_ramp", "smooth_ramp_log", "nonconvex_exp"}
     assert set(LOSSES["regression"]) == {
         "least_squares", "truncated_least_squares", "smooth_epsilon_insensitive", "huber",
-        "smooth_absolute", "truncated_huber"}
+        "smooth_absolute", "truncated_huber", "huber_epsilon_insensitive"}
     for task, names in LOSSES.items():
         for name, cls in names.items():
             loss = get_loss(name, task)
@@ -219,6 +219,10 @@ def test_A_validation():
     ("regression", "truncated_huber", {"delta": 0.1, "a": 2.0}, 2.04, 1.99, 1.0),
     ("regression", "truncated_huber", {"delta": 0.1, "a": 2.0}, 3.0, 2.0, 0.0),
     ("regression", "truncated_huber", {"delta": 0.1, "a": 2.0}, 0.05, 0.0125, 0.5),
+    # (|u| − ε)₊ with Huber corners: flat, the corner's middle, beyond (ε = 0.2, δ = 0.1)
+    ("regression", "huber_epsilon_insensitive", {"epsilon": 0.2, "delta": 0.1}, 0.05, 0.0, 0.0),
+    ("regression", "huber_epsilon_insensitive", {"epsilon": 0.2, "delta": 0.1}, 0.2, 0.025, 0.5),
+    ("regression", "huber_epsilon_insensitive", {"epsilon": 0.2, "delta": 0.1}, -1.0, 0.8, -1.0),
 ])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_hand_computed_values(task, name, params, u, value, grad, dtype):

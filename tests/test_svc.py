@@ -4,14 +4,22 @@ of Chapelle 2007 on the full kernel (svmgpu.solvers.exact)."""
 import numpy as np
 import pytest
 import scipy.optimize
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_friedman1,
+)
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC as SklearnSVC
+from sklearn.svm import SVR as SklearnSVR
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu import SVC
+from svmgpu import SVC, SVR
 from svmgpu.backend import to_device
 from svmgpu.losses import get_loss
 from svmgpu.solvers.exact import exact_newton
@@ -28,9 +36,12 @@ def _objective(K, y, loss, C, s, task):
     return F
 
 
-@pytest.mark.parametrize("task,loss", [("classification", get_loss("huber_hinge", delta=0.3)),
-                                       ("classification", get_loss("squared_hinge")),
-                                       ("regression", get_loss("huber", task="regression"))])
+@pytest.mark.parametrize("task,loss", [
+    ("classification", get_loss("huber_hinge", delta=0.3)),
+    ("classification", get_loss("squared_hinge")),
+    ("regression", get_loss("huber", task="regression")),
+    ("regression", get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.2,
+                            delta=0.1))])
 def test_exact_newton_reaches_the_minimum_scipy_finds(task, loss, device):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 2))
@@ -156,6 +167,46 @@ def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     assert SVC(rank=None).fit(Xtr, ytr).solver_ == "exact"
     with pytest.raises(ValueError, match="solver='lowrank' needs a rank"):
         SVC(solver="lowrank", rank=None).fit(Xtr, ytr)
+
+
+def _regression(name):
+    if name == "diabetes":
+        X, y = load_diabetes(return_X_y=True)
+    else:
+        X, y = make_friedman1(1500, noise=1.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    return train_test_split(X, y, test_size=0.25, random_state=0)
+
+
+@pytest.mark.parametrize("name", ["diabetes", "friedman1"])
+@pytest.mark.parametrize("offset", [0.0, 10.0])
+def test_svr_reaches_scikit_learns_r2_targets_with_an_offset_too(name, offset):
+    """Defaults against defaults (the diabetes targets need C: both at C=100); an offset of
+    the targets is the intercept's (UniSVR has none: x0² + 10 gave R² −1.66 there)."""
+    Xtr, Xte, ytr, yte = _regression(name)
+    C = 100.0 if name == "diabetes" else 1.0
+    ours = SVR(C=C).fit(Xtr, ytr + offset)
+    ref = SklearnSVR(C=C).fit(Xtr, ytr + offset)
+    assert ours.score(Xte, yte + offset) >= ref.score(Xte, yte + offset) - 0.01
+    assert ours.solver_ == "exact" and ours.dual_coef_.shape == (1, ours.support_.shape[0])
+    Kt = rbf_kernel(Xte, ours.support_vectors_, gamma=ours.kernel_.gamma)
+    assert_allclose(ours.predict(Xte), Kt @ ours.dual_coef_[0] + ours.intercept_[0],
+                    rtol=1e-10, atol=1e-9)
+
+
+def test_svr_epsilon_zero_and_the_low_rank_path():
+    Xtr, Xte, ytr, yte = _regression("friedman1")
+    exact = SVR(tol=1e-6).fit(Xtr, ytr)
+    low = SVR(solver="lowrank", rank=len(Xtr), tol=1e-6).fit(Xtr, ytr)
+    assert_allclose(low.predict(Xte), exact.predict(Xte), atol=5e-3)
+    assert SVR(epsilon=0.0).fit(Xtr, ytr).score(Xte, yte) > 0.8
+    with pytest.raises(ValueError, match="delta <= epsilon"):
+        get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.05, delta=0.1)
+
+
+@parametrize_with_checks([SVR(), SVR(solver="lowrank", rank=20)])
+def test_svr_sklearn_compatible(estimator, check):
+    check(estimator)
 
 
 @parametrize_with_checks(

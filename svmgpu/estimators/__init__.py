@@ -34,6 +34,7 @@ class EstimatorEntry:
 #: Every public estimator, by class name, in the order the documentation lists them.
 REGISTRY: dict[str, EstimatorEntry] = {e.name: e for e in (
     EstimatorEntry("SVC", "svmgpu.estimators.svc", "svc"),
+    EstimatorEntry("SVR", "svmgpu.estimators.svc", "svr"),
     EstimatorEntry("UniSVC", "svmgpu.estimators.unisvm", "uni"),
     EstimatorEntry("UniSVR", "svmgpu.estimators.unisvm", "unisvr"),
     EstimatorEntry("ReducedSVC", "svmgpu.estimators.reduced", "reduced"),

@@ -1,6 +1,11 @@
-"""``svmgpu.SVC``: scikit-learn's ``SVC`` under its own name and parameters, solved by svmgpu.
+"""``svmgpu.SVC`` and ``svmgpu.SVR``: scikit-learn's ``SVC`` and ``SVR`` under their own names
+and parameters, solved by svmgpu.
 
-The loss is the hinge of LIBSVM's C-SVC, approximated for Newton by the Huber hinge of
+SVR's loss is LIBSVM's ε-insensitive loss with Huber corners of the same half-width (at most ε/2;
+:class:`svmgpu.losses.HuberEpsilonInsensitive`; ``epsilon=0``: the Huber loss, a smoothed
+absolute value), with an unpenalized intercept, on the same two paths.
+
+SVC's loss is the hinge of LIBSVM's C-SVC, approximated for Newton by the Huber hinge of
 half-width :data:`HINGE_SMOOTHING` (``ψ(u) = (u + δ)²/(4δ)`` for ``|u| < δ``, the hinge
 ``u`` beyond; :class:`svmgpu.losses.HuberHinge`), with an unpenalized intercept, and the classes
 split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
@@ -24,7 +29,7 @@ constant until the rank is chosen by the data). The choice and its reason are lo
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -37,13 +42,14 @@ from svmgpu.backend import (
     numpy_dtype,
     set_rows,
 )
-from svmgpu.estimators._base import SVCBase, store_parameters
+from svmgpu.estimators._base import SVCBase, SVRBase, store_parameters
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
 from svmgpu.kernels import kernel_matvec
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.exact import exact_newton
+from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 from svmgpu.solvers.reduced import newton_reduced
 
 #: The half-width δ of the Huber hinge that stands in for the hinge. Measured against
@@ -69,12 +75,170 @@ AUTO_RANK = 1000
 #: enough to keep the Newton system positive definite.
 _INTERCEPT_PENALTY = 1e-8
 
+#: The ridge added to the low-rank path's RKHS penalty ``K_JJ`` (as the reduced SVM's): keeps
+#: the Newton systems positive definite where landmarks are nearly dependent.
+_RIDGE = 1e-8
+
 #: Newton steps per binary problem when ``max_iter=-1`` (no limit, as in scikit-learn): a
 #: safeguard; the semi-smooth Newton method ends in tens of steps.
 _MAX_NEWTON_STEPS = 1000
 
 
-class SVC(SVCBase):
+class _FrontDoor:
+    """What SVC and SVR share: the choice of the path, the kernel matrix or the landmarks, the
+    two solvers, the support vectors and one prediction pass over kernel blocks. Subclasses
+    give the losses (:meth:`_losses`) and the low-rank solve (:meth:`_lowrank_solve`)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.svm.full_kernel_form = True  # (the exact path is the full kernel)
+        tags.svm.dask_refusal = ("solves in one process (the exact path's kernel matrix is "
+                                 "m × m); the UniSVM estimators take Dask input")
+        return tags
+
+    def _choose_solver(self, m, budget):
+        """``(solver_, why)`` of this fit (see the module notes)."""
+        exact_bytes = 2 * m * m * 8 + m * self.n_features_in_ * 8
+        if self.solver != "auto":
+            return self.solver, f"solver={self.solver!r}"
+        if self.rank is None:
+            return "exact", "rank=None"
+        if m > EXACT_MAX_ROWS:
+            return "lowrank", f"{m:,} rows > EXACT_MAX_ROWS={EXACT_MAX_ROWS:,}"
+        if exact_bytes > budget:
+            return "lowrank", (f"the kernel matrix ({format_bytes(exact_bytes)}) exceeds the "
+                               f"memory budget ({format_bytes(budget)})")
+        return "exact", f"{m:,} rows, and the kernel matrix fits the budget"
+
+    def _prepare_fit(self, X, *, ctx, sample_weight):
+        m, xp = X.shape[0], ctx.xp
+        self.solver_, why = self._choose_solver(m, ctx.budget_bytes)
+        if self.solver_ == "lowrank" and self.rank is None:
+            raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
+                             "the exact path")
+        self._log.info("solver %s: %s", self.solver_, why)
+        self.kernel_ = self._make_kernel(X, sample_weight)
+        if self.solver_ == "exact":
+            check_fits(2 * m * m * 8 + m * self.n_features_in_ * 8, ctx.budget_bytes,
+                       what=f"SVC's exact path: the kernel matrix of {m:,} samples",
+                       hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
+            self.rank_ = None
+            X_fit = dense_rows(X, slice(None), xp=xp)
+            self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
+            return {"K": self.kernel_.block(X_fit, X_fit)}
+        cand = positive_rows(sample_weight, xp=xp)
+        n_cand = m if cand is None else int(cand.shape[0])
+        self.rank_ = min(AUTO_RANK if self.rank == "auto" else int(self.rank), n_cand)
+        seed = 0 if self.random_state is None else self.random_state  # deterministic
+        J = select_reduced_set(X, self.kernel_, self.rank_, "random", candidates=cand,
+                               random_state=seed, memory_budget=ctx.budget_bytes)
+        Z = dense_rows(X, J, xp=xp)
+        self._landmarks = (J, Z)
+        in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
+                                               itemsize=numpy_dtype(X.dtype).itemsize)
+        P = reduced_kernel_features(X, self.kernel_, Z, intercept=True, in_memory=in_memory,
+                                    memory_budget=blocks)
+        B = rkhs_matrix(self.kernel_, Z, xp=xp, intercept=True,
+                        intercept_penalty=_INTERCEPT_PENALTY)
+        return {"P": P, "B": B}
+
+    def _fit_binary(self, shared, rows, y, sample_weight):
+        xp = self._ctx.xp
+        max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
+        if "P" in shared:  # the low-rank path: z over the landmarks, b the last coefficient
+            P = shared["P"] if rows is None else shared["P"].take(rows)
+            res = self._lowrank_solve(P, y, sample_weight, shared["B"], max_iter)
+            coef = xp.astype(res.coef, xp.float64)
+            r = int(coef.shape[0]) - 1
+            return {"alpha": coef[:r], "intercept": float(coef[r]), "n_iter": res.n_iter,
+                    "converged": res.converged, "objective_history": res.objective_history}
+        K = shared["K"]
+        if rows is not None:
+            K = xp.take(xp.take(K, rows, axis=0), rows, axis=1)
+        kw = dict(C=self.C, xp=xp, sample_weight=sample_weight, tol=self.tol, max_iter=max_iter)
+        kw["task"] = self._task
+        res = exact_newton(K, y, self._losses()[-1], **kw)
+        n_iter = res.n_iter
+        if res.info["stalled"]:  # continuation: wider corners first, each from the last
+            res = None
+            for loss in self._losses(continuation=True):
+                start = None if res is None else (res.coef, res.info["intercept"])
+                res = exact_newton(K, y, loss, start=start, **kw)
+                n_iter += res.n_iter
+        alpha = res.coef
+        nonzero = xp.nonzero(alpha != 0)[0]
+        support = nonzero if rows is None else xp.take(rows, nonzero)
+        return {"alpha": xp.take(alpha, nonzero), "support": support,
+                "intercept": res.info["intercept"], "n_iter": n_iter,
+                "converged": res.converged, "objective_history": res.objective_history}
+
+    def _convergence_advice(self):
+        return f"raise max_iter (max_iter={self.max_iter}) or tol, or scale the features"
+
+    def _after_fit(self, shared):
+        if self.solver_ == "lowrank":
+            return self._after_lowrank_fit()
+        xp, dev = self._ctx.xp, self._ctx.native_device
+        models, m = self.models_, int(self._X_fit.shape[0])
+        # (each row's class for SVC: LIBSVM groups the support vectors by class; 0 for SVR)
+        y_idx = getattr(self, "_y_idx", xp.zeros((m,), dtype=xp.int64, device=dev))
+        k = int(self.classes_.shape[0]) if self._task == "classification" else 2
+        # the support vectors of every pair, grouped by class (LIBSVM's order): sorted keys
+        union = xp.unique_values(xp.concat([mod["support"] for mod in models]))
+        key = xp.sort(xp.take(y_idx, union) * m + union)
+        support = key % m
+        W = xp.zeros((int(support.shape[0]), len(models)), dtype=xp.float64, device=dev)
+        for q, mod in enumerate(models):  # each pair's α at its support vectors' positions
+            pos = xp.searchsorted(key, xp.take(y_idx, mod["support"]) * m + mod["support"])
+            W[:, q] = set_rows(W[:, q], pos, mod.pop("alpha"), xp=xp)
+            del mod["support"]
+            mod["column"] = q  # (prediction reads the column q of pair_coef_)
+        if k == 2:
+            dual = xp.reshape(W[:, 0], (1, -1))
+        else:  # LIBSVM: in pair (i, j), the SVs of class i in row j − 1, those of j in row i
+            cls = xp.take(y_idx, support)
+            dual = xp.zeros((k - 1, int(support.shape[0])), dtype=xp.float64, device=dev)
+            for q, (i, j) in enumerate(self.pairs_):
+                dual[j - 1, :] = xp.where(cls == i, W[:, q], dual[j - 1, :])
+                dual[i, :] = xp.where(cls == j, W[:, q], dual[i, :])
+        self.support_ = support
+        self.support_vectors_ = xp.take(self._X_fit, support, axis=0)
+        self.pair_coef_ = W
+        self.dual_coef_ = dual
+        self._finish_models()
+        del self._X_fit
+
+    def _after_lowrank_fit(self):
+        xp, models = self._ctx.xp, self.models_
+        J, Z = self._landmarks
+        W = xp.stack([mod.pop("alpha") for mod in models], axis=1)
+        for q, mod in enumerate(models):
+            mod["column"] = q
+        self.support_, self.support_vectors_, self.pair_coef_ = J, Z, W
+        if len(models) == 1:
+            self.dual_coef_ = xp.reshape(W[:, 0], (1, -1))
+        self._finish_models()
+        del self._landmarks
+
+    def _finish_models(self):
+        xp, models = self._ctx.xp, self.models_
+        self.intercept_ = xp.asarray([mod["intercept"] for mod in models], dtype=xp.float64,
+                                     device=self._ctx.native_device)
+        self.n_iter_ = host_array([mod["n_iter"] for mod in models], "int64")
+        self.converged_ = host_array([mod["converged"] for mod in models], "bool")
+        self.objective_history_ = [mod["objective_history"] for mod in models]
+
+    def _prepare_predict(self, X, *, ctx):
+        xp = ctx.xp
+        W = xp.astype(self.pair_coef_, X.dtype)
+        return kernel_matvec(self.kernel_, X, self.support_vectors_, W,
+                             memory_budget=ctx.budget_bytes) \
+            + xp.astype(self.intercept_, X.dtype)[None, :]
+
+    def _decision_binary(self, model, feats, *, xp):
+        return feats[:, model["column"]]
+
+class SVC(_FrontDoor, SVCBase):
     """C-support vector classification: scikit-learn's ``SVC`` parameters and meanings.
 
     Minimizes ``½‖f‖² + C Σᵢ sᵢ ψ(1 − yᵢ f(xᵢ))`` with ``f = Σ αⱼ k(·, xⱼ) + b`` for each pair of
@@ -175,157 +339,18 @@ class SVC(SVCBase):
                  device="auto", dtype=None, memory_budget=None, verbose=0):
         store_parameters(self, locals())
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.svm.full_kernel_form = True  # (the exact path is the full kernel)
-        tags.svm.dask_refusal = ("solves the exact kernel problem in one process (its kernel "
-                                 "matrix is m × m)")
-        return tags
+    def _losses(self, continuation=False):
+        """The Huber hinges of the fit: the last is the one solved; the wider ones before it
+        are the continuation of a Newton iteration that cannot descend."""
+        widths = _CONTINUATION if continuation else (HINGE_SMOOTHING,)
+        return [get_loss("huber_hinge", delta=d) for d in widths]
 
-    # ------------------------------------------------------------------ fit hooks
-    def _choose_solver(self, m, budget):
-        """``(solver_, why)`` of this fit (see the module notes)."""
-        exact_bytes = 2 * m * m * 8 + m * self.n_features_in_ * 8
-        if self.solver != "auto":
-            return self.solver, f"solver={self.solver!r}"
-        if self.rank is None:
-            return "exact", "rank=None"
-        if m > EXACT_MAX_ROWS:
-            return "lowrank", f"{m:,} rows > EXACT_MAX_ROWS={EXACT_MAX_ROWS:,}"
-        if exact_bytes > budget:
-            return "lowrank", (f"the kernel matrix ({format_bytes(exact_bytes)}) exceeds the "
-                               f"memory budget ({format_bytes(budget)})")
-        return "exact", f"{m:,} rows, and the kernel matrix fits the budget"
-
-    def _prepare_fit(self, X, *, ctx, sample_weight):
-        m, xp = X.shape[0], ctx.xp
-        self.solver_, why = self._choose_solver(m, ctx.budget_bytes)
-        if self.solver_ == "lowrank" and self.rank is None:
-            raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
-                             "the exact path")
-        self._log.info("solver %s: %s", self.solver_, why)
-        self.kernel_ = self._make_kernel(X, sample_weight)
-        if self.solver_ == "exact":
-            check_fits(2 * m * m * 8 + m * self.n_features_in_ * 8, ctx.budget_bytes,
-                       what=f"SVC's exact path: the kernel matrix of {m:,} samples",
-                       hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
-            self.rank_ = None
-            X_fit = dense_rows(X, slice(None), xp=xp)
-            self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
-            return {"K": self.kernel_.block(X_fit, X_fit)}
-        cand = positive_rows(sample_weight, xp=xp)
-        n_cand = m if cand is None else int(cand.shape[0])
-        self.rank_ = min(AUTO_RANK if self.rank == "auto" else int(self.rank), n_cand)
-        seed = 0 if self.random_state is None else self.random_state  # deterministic
-        J = select_reduced_set(X, self.kernel_, self.rank_, "random", candidates=cand,
-                               random_state=seed, memory_budget=ctx.budget_bytes)
-        Z = dense_rows(X, J, xp=xp)
-        self._landmarks = (J, Z)
-        in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
-                                               itemsize=numpy_dtype(X.dtype).itemsize)
-        P = reduced_kernel_features(X, self.kernel_, Z, intercept=True, in_memory=in_memory,
-                                    memory_budget=blocks)
-        B = rkhs_matrix(self.kernel_, Z, xp=xp, intercept=True,
-                        intercept_penalty=_INTERCEPT_PENALTY)
-        return {"P": P, "B": B}
-
-    def _fit_binary(self, shared, rows, y, sample_weight):
-        xp = self._ctx.xp
-        max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
-        if "P" in shared:  # the low-rank path: z over the landmarks, b the last coefficient
-            P = shared["P"] if rows is None else shared["P"].take(rows)
-            check_two_classes(y, sample_weight, xp=xp)
-            res = newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=shared["B"],
-                                 sample_weight=sample_weight, tol=float(self.tol),
-                                 max_iter=max_iter, delta_min=HINGE_SMOOTHING,
-                                 verbose=self.verbose, xp=xp)
-            coef = xp.astype(res.coef, xp.float64)
-            r = int(coef.shape[0]) - 1
-            return {"alpha": coef[:r], "intercept": float(coef[r]), "n_iter": res.n_iter,
-                    "converged": res.converged, "objective_history": res.objective_history}
-        K = shared["K"]
-        if rows is not None:
-            K = xp.take(xp.take(K, rows, axis=0), rows, axis=1)
-        kw = dict(C=self.C, xp=xp, sample_weight=sample_weight, tol=self.tol, max_iter=max_iter)
-        res = exact_newton(K, y, get_loss("huber_hinge", delta=HINGE_SMOOTHING), **kw)
-        n_iter = res.n_iter
-        if res.info["stalled"]:  # continuation: wider corners first, each from the last
-            res = None
-            for delta in _CONTINUATION:
-                start = None if res is None else (res.coef, res.info["intercept"])
-                res = exact_newton(K, y, get_loss("huber_hinge", delta=delta), start=start,
-                                   **kw)
-                n_iter += res.n_iter
-        alpha = res.coef
-        nonzero = xp.nonzero(alpha != 0)[0]
-        support = nonzero if rows is None else xp.take(rows, nonzero)
-        return {"alpha": xp.take(alpha, nonzero), "support": support,
-                "intercept": res.info["intercept"], "n_iter": n_iter,
-                "converged": res.converged, "objective_history": res.objective_history}
-
-    def _convergence_advice(self):
-        return f"raise max_iter (max_iter={self.max_iter}) or tol, or scale the features"
-
-    def _after_fit(self, shared):
-        if self.solver_ == "lowrank":
-            return self._after_lowrank_fit()
-        xp, dev = self._ctx.xp, self._ctx.native_device
-        models, y_idx, m = self.models_, self._y_idx, int(self._X_fit.shape[0])
-        k = int(self.classes_.shape[0])
-        # the support vectors of every pair, grouped by class (LIBSVM's order): sorted keys
-        union = xp.unique_values(xp.concat([mod["support"] for mod in models]))
-        key = xp.sort(xp.take(y_idx, union) * m + union)
-        support = key % m
-        W = xp.zeros((int(support.shape[0]), len(models)), dtype=xp.float64, device=dev)
-        for q, mod in enumerate(models):  # each pair's α at its support vectors' positions
-            pos = xp.searchsorted(key, xp.take(y_idx, mod["support"]) * m + mod["support"])
-            W[:, q] = set_rows(W[:, q], pos, mod.pop("alpha"), xp=xp)
-            del mod["support"]
-            mod["column"] = q  # (prediction reads the column q of pair_coef_)
-        if k == 2:
-            dual = xp.reshape(W[:, 0], (1, -1))
-        else:  # LIBSVM: in pair (i, j), the SVs of class i in row j − 1, those of j in row i
-            cls = xp.take(y_idx, support)
-            dual = xp.zeros((k - 1, int(support.shape[0])), dtype=xp.float64, device=dev)
-            for q, (i, j) in enumerate(self.pairs_):
-                dual[j - 1, :] = xp.where(cls == i, W[:, q], dual[j - 1, :])
-                dual[i, :] = xp.where(cls == j, W[:, q], dual[i, :])
-        self.support_ = support
-        self.support_vectors_ = xp.take(self._X_fit, support, axis=0)
-        self.pair_coef_ = W
-        self.dual_coef_ = dual
-        self._finish_models()
-        del self._X_fit
-
-    def _after_lowrank_fit(self):
-        xp, models = self._ctx.xp, self.models_
-        J, Z = self._landmarks
-        W = xp.stack([mod.pop("alpha") for mod in models], axis=1)
-        for q, mod in enumerate(models):
-            mod["column"] = q
-        self.support_, self.support_vectors_, self.pair_coef_ = J, Z, W
-        if len(models) == 1:
-            self.dual_coef_ = xp.reshape(W[:, 0], (1, -1))
-        self._finish_models()
-        del self._landmarks
-
-    def _finish_models(self):
-        xp, models = self._ctx.xp, self.models_
-        self.intercept_ = xp.asarray([mod["intercept"] for mod in models], dtype=xp.float64,
-                                     device=self._ctx.native_device)
-        self.n_iter_ = host_array([mod["n_iter"] for mod in models], "int64")
-        self.converged_ = host_array([mod["converged"] for mod in models], "bool")
-        self.objective_history_ = [mod["objective_history"] for mod in models]
-
-    def _prepare_predict(self, X, *, ctx):
-        xp = ctx.xp
-        W = xp.astype(self.pair_coef_, X.dtype)
-        return kernel_matvec(self.kernel_, X, self.support_vectors_, W,
-                             memory_budget=ctx.budget_bytes) \
-            + xp.astype(self.intercept_, X.dtype)[None, :]
-
-    def _decision_binary(self, model, feats, *, xp):
-        return feats[:, model["column"]]
+    def _lowrank_solve(self, P, y, sample_weight, B, max_iter):
+        check_two_classes(y, sample_weight, xp=self._ctx.xp)
+        return newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=B,
+                              sample_weight=sample_weight, tol=float(self.tol),
+                              max_iter=max_iter, delta_min=HINGE_SMOOTHING,
+                              verbose=self.verbose, xp=self._ctx.xp)
 
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -355,4 +380,72 @@ class SVC(SVCBase):
         return self._labels_of(xp.argmax(votes, axis=1), X, xp=xp)
 
 
-__all__ = ["HINGE_SMOOTHING", "SVC"]
+class SVR(_FrontDoor, SVRBase):
+    """Epsilon-support vector regression: scikit-learn's ``SVR`` parameters and meanings.
+
+    Minimizes ``½‖f‖² + C Σᵢ sᵢ ψ(yᵢ − f(xᵢ))`` with ``f = Σ αⱼ k(·, xⱼ) + b``, ψ LIBSVM's
+    ε-insensitive loss ``(|u| − ε)₊`` with Huber corners of half-width
+    ``min(HINGE_SMOOTHING, ε/2)`` (so residuals below ε/2 cost nothing and their rows are no
+    support vectors; :class:`svmgpu.losses.HuberEpsilonInsensitive`; ``epsilon=0``:
+    the Huber loss of half-width :data:`HINGE_SMOOTHING`), the intercept ``b`` unpenalized; on
+    the exact or the low-rank path as :class:`SVC`.
+
+    Parameters
+    ----------
+    kernel, degree, gamma, coef0, tol, C, max_iter, rank, solver, random_state, device, dtype,
+    memory_budget, verbose
+        As in :class:`SVC`.
+    epsilon : float, default 0.1
+        Half-width of the tube in which errors cost nothing.
+
+    Attributes
+    ----------
+    support_ : array of shape (n_SV,)
+        The rows with ``αᵢ ≠ 0`` (outside the tube's flat part), or the landmarks (low rank).
+    support_vectors_ : array of shape (n_SV, n_features)
+    n_support_ : ndarray of shape (1,)
+    dual_coef_ : array of shape (1, n_SV)
+        ``αᵢ``: ``f(x) = Σ dual_coef_ k(x, support_vectors_) + intercept_``.
+    intercept_ : array of shape (1,)
+    solver_ : {"exact", "lowrank"}
+    rank_ : int or None
+    n_iter_, converged_, fit_timings_
+        As in :class:`SVC`.
+    """
+
+    _parameter_constraints = constraints(
+        "kernel", "degree", "gamma", "coef0", "tol", "C", "random_state", "device", "dtype",
+        "memory_budget", "verbose", epsilon=[Interval(Real, 0, None, closed="left")],
+        max_iter=[Interval(Integral, -1, None, closed="left")],
+        rank=[StrOptions({"auto"}), POSITIVE_INT, None],
+        solver=[StrOptions({"auto", "exact", "lowrank"})])
+
+    def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
+                 epsilon=0.1, max_iter=-1, *, rank="auto", solver="auto", random_state=None,
+                 device="auto", dtype=None, memory_budget=None, verbose=0):
+        store_parameters(self, locals())
+
+    def _losses(self, continuation=False):
+        """The ε-insensitive loss with Huber corners (a continuation from wider tubes' corners
+        is not possible: the corners must stay within ε), or the Huber loss for ε = 0."""
+        eps = float(self.epsilon)
+        if eps == 0.0:
+            return [get_loss("huber", task="regression", delta=HINGE_SMOOTHING)]
+        return [get_loss("huber_epsilon_insensitive", task="regression", epsilon=eps,
+                         delta=min(HINGE_SMOOTHING, eps / 2))]
+
+    def _lowrank_solve(self, P, y, sample_weight, B, max_iter):
+        xp = self._ctx.xp
+        r = B.shape[0]
+        B = B + _RIDGE * xp.eye(r, dtype=B.dtype, device=self._ctx.native_device)
+        return semismooth_newton(P, y, self._losses(), C=float(self.C), B=B, task="regression",
+                                 sample_weight=sample_weight, verbose=self.verbose, xp=xp,
+                                 options=NewtonOptions(tol=float(self.tol), max_iter=max_iter))
+
+    def _after_fit(self, shared):
+        super()._after_fit(shared)
+        if self.solver_ == "lowrank":
+            self.dual_coef_ = self._ctx.xp.reshape(self.pair_coef_[:, 0], (1, -1))
+
+
+__all__ = ["HINGE_SMOOTHING", "SVC", "SVR"]

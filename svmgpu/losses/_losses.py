@@ -33,6 +33,7 @@ from svmgpu.backend import clip
 __all__ = [
     "LOSSES",
     "Huber",
+    "HuberEpsilonInsensitive",
     "HuberHinge",
     "LeastSquares",
     "Loss",
@@ -707,6 +708,59 @@ class SmoothEpsilonInsensitive(Loss):
         return _sigmoids(u - epsilon, p, xp)[0] - _sigmoids(u + epsilon, p, xp)[1]
 
 
+class HuberEpsilonInsensitive(Loss):
+    """The ε-insensitive loss ``(|u| − ε)₊`` of LIBSVM's ε-SVR with Huber corners,
+    ``u = y − f(x)`` (not in UniSVM's Table 5: :class:`svmgpu.SVR`'s loss).
+
+    ``psi(u) = h(|u| − ε)`` with the Huber hinge ``h(v) = (v + δ)²/(4δ)`` for ``|v| < δ``, ``v``
+    for ``v ≥ δ`` and 0 below: 0 inside the tube ``|u| ≤ ε − δ``, quadratic in the corners
+    ``||u| − ε| < δ``, ``|u| − ε`` beyond. Convex and piecewise quadratic (semi-smooth Newton
+    applies, :func:`svmgpu.solvers.exact.exact_newton`); ``psi'' = 1/(2δ)`` in the corners, so
+    LS-DC with ``A >= 1/(4δ)``. The corners must not meet at ``u = 0``: ``δ <= ε``.
+
+    Parameters
+    ----------
+    epsilon : float, default 0.1
+        Half-width of the tube, ``epsilon > 0`` (LIBSVM's and scikit-learn's default).
+    delta : float, default 0.1
+        Half-width of the corners, ``0 < delta <= epsilon``.
+    """
+
+    name = "huber_epsilon_insensitive"
+    tasks = ("regression",)
+    convex = True
+    piecewise_quadratic = True
+    _params = {"epsilon": _Param(0.1, doc="tube half-width"),
+               "delta": _Param(0.1, doc="corner half-width")}
+
+    def __init__(self, task=None, **params):
+        super().__init__(task, **params)
+        if self.params["delta"] > self.params["epsilon"]:
+            raise ValueError(
+                f"loss {self.name!r} needs delta <= epsilon (its corners must not meet at "
+                f"u = 0), got delta={self.params['delta']!r} > epsilon="
+                f"{self.params['epsilon']!r}; lower delta, or use the loss 'huber' for "
+                "epsilon = 0")
+
+    @staticmethod
+    def _A_min(epsilon, delta):
+        return 0.25 / delta
+
+    def _value(self, u, xp, epsilon, delta):
+        v = xp.abs(u) - epsilon
+        q = clip(v, min=-delta, max=delta, xp=xp)
+        w = q + delta
+        return w * w * (0.25 / delta) + clip(v - q, min=0.0, xp=xp)
+
+    def _grad(self, u, xp, epsilon, delta):
+        v = xp.abs(u) - epsilon
+        return xp.sign(u) * ((clip(v, min=-delta, max=delta, xp=xp) + delta) * (0.5 / delta))
+
+    def _curvature(self, u, xp, epsilon, delta):
+        v = xp.abs(u) - epsilon
+        return xp.where(xp.abs(v) < delta, _full(u, 0.5 / delta, xp), _zeros(u, xp))
+
+
 def _huber(u, xp, delta):
     """Huber loss as ``q^2 / (2 delta) + |u| - |q|``, ``q = clip(u, -delta, delta)``."""
     q = clip(u, min=-delta, max=delta, xp=xp)
@@ -846,6 +900,7 @@ LOSSES = {
         LeastSquares,
         TruncatedLeastSquares,
         SmoothEpsilonInsensitive,
+        HuberEpsilonInsensitive,
         Huber,
         SmoothAbsolute,
         TruncatedHuber,
