@@ -162,7 +162,7 @@ class _FrontDoor:
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
             res = None
             for loss in self._losses(continuation=True):
-                start = None if res is None else (res.coef, res.info["intercept"])
+                start = "ls_svm" if res is None else (res.coef, res.info["intercept"])
                 res = exact_newton(K, y, loss, start=start, **kw)
                 n_iter += res.n_iter
         alpha = res.coef

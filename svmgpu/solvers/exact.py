@@ -21,9 +21,9 @@ on F keeps every step a descent, and the iteration ends, typically in a handful 
 the pieces stop changing. With the Huber hinge of a small corner, Q holds the points near the
 margin only, so a step costs |Q|³/3 for the factorization and one m × m product ``K d``.
 
-The start: α = 0 (b by a one-dimensional search), or, for more than ``subset`` rows, the solution
-on a seeded subset of rows extended by zeros (Chapelle's advice of growing the working set),
-which keeps the first steps' systems small.
+The start: α = 0 and b = 0 by default (the first step's system holds only the rows whose margin
+falls in a quadratic piece), or the LS-SVM solution (every row on one quadratic piece), which a
+continuation from wide corners starts from.
 """
 
 from __future__ import annotations
@@ -37,10 +37,6 @@ from svmgpu.backend import cho_factor, cho_solve, fetch_scalars, set_rows, small
 from svmgpu.solvers._result import SolverResult
 
 _log = get_logger("exact")
-
-#: Rows up to which the Newton iteration starts from the LS-SVM solution (one m × m
-#: factorization; above, from α = 0).
-LS_START_MAX = 3000
 
 #: Steps of the line search's halving at most (a Newton step of a convex piecewise-quadratic
 #: problem is accepted whole almost always).
@@ -96,8 +92,12 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         holds at every iterate).
     max_iter : int
         Newton steps at most.
-    start : tuple (alpha, b), optional
-        A starting point (``Σ alpha`` must be 0).
+    start : None, "ls_svm" or tuple (alpha, b)
+        The starting point: None is ``α = 0, b = 0`` (the first step puts every row on the
+        piece its margin says); "ls_svm" the LS-SVM solution, every row on one quadratic piece
+        (an m × m factorization: measured, a 2,500-row fit took 0.55 s from it and 0.11 s from
+        zero, but it is the start a continuation needs); a tuple ``(alpha, b)`` with
+        ``Σ alpha = 0``.
 
     Returns
     -------
@@ -130,9 +130,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     s = ones if sample_weight is None else xp.astype(sample_weight, f64)
     s_max = float(xp.max(s))
     C = float(C)
-    if start is None:  # the LS-SVM solution: every row on one quadratic piece
-        alpha, b = _ls_svm(K, tgt * sig, C * s, xp=xp) if m <= LS_START_MAX else \
-            (xp.zeros((m,), dtype=f64, device=dev), 0.0)
+    if start is None:
+        alpha, b = xp.zeros((m,), dtype=f64, device=dev), 0.0
+    elif isinstance(start, str) and start == "ls_svm":
+        alpha, b = _ls_svm(K, tgt * sig, C * s, xp=xp)
     else:
         alpha, b = xp.astype(start[0], f64), float(start[1])
     Ka = xp.matmul(K, alpha)
