@@ -1,10 +1,11 @@
-"""Issue 27: ``svmgpu.SVC()`` against ``sklearn.svm.SVC()``, both with all defaults, features
-standardized, on the data most users have, in the same run.
+"""Issue 27: ``svmgpu.SVC()`` / ``SVR()`` against ``sklearn.svm.SVC()`` / ``SVR()``, both with all
+defaults, features standardized, on the data most users have, in the same run.
 
 Small sets (the exact path's domain): iris, wine, breast cancer, digits (75 % / 25 % split, seed
 0); medium: ``make_classification(25000, n_features=20, n_informative=10)`` at 5,000, 10,000
 and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701, as shipped;
-``--ijcnn1 DIR``, default ../shared/data; ``--ijcnn1 ''`` leaves it out). Each fit is timed
+``--ijcnn1 DIR``, default ../shared/data; ``--ijcnn1 ''`` leaves it out). Regression:
+``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows (5,000 test rows), R². Each fit is timed
 ``--repeats`` times after one warm-up fit (the first fit of a process pays its imports and BLAS
 start-up), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
 number of support vectors are recorded.
@@ -48,22 +49,40 @@ def _sets(medium, ijcnn1):
         yield "ijcnn1", X, Xt, y, yt
 
 
+def _regression_sets(sizes):
+    from sklearn.datasets import make_friedman1
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_friedman1(25000, noise=1.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    for m in sizes:
+        yield f"friedman1_{m}", X[:m], X[20000:], y[:m], y[20000:]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--medium", default="5000,10000,20000")
     ap.add_argument("--ijcnn1", default=str(IJCNN1_DEFAULT_DIR))
+    ap.add_argument("--regression", default="2000,20000")
     ap.add_argument("--out", default="svc_cpu")
     args = ap.parse_args()
+    from sklearn.metrics import r2_score
     from sklearn.svm import SVC as SklearnSVC
+    from sklearn.svm import SVR as SklearnSVR
 
-    from svmgpu import SVC
+    from svmgpu import SVC, SVR
 
     medium = [int(m) for m in args.medium.split(",") if m]
     rows = []
-    for name, Xtr, Xte, ytr, yte in _sets(medium, args.ijcnn1):
+    regression = [int(m) for m in args.regression.split(",") if m]
+    cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1)] + \
+        [(*case, "regression") for case in _regression_sets(regression)]
+    for name, Xtr, Xte, ytr, yte, task in cases:
         preds = {}
-        for method, make in (("sklearn SVC()", SklearnSVC), ("svmgpu SVC()", SVC)):
+        peers = (("sklearn SVC()", SklearnSVC), ("svmgpu SVC()", SVC)) if task == \
+            "classification" else (("sklearn SVR()", SklearnSVR), ("svmgpu SVR()", SVR))
+        for method, make in peers:
             repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
             est, fit = repeat_timed(lambda make=make, X=Xtr, y=ytr: make().fit(X, y), repeats,
                                     warmup=1)
@@ -72,7 +91,9 @@ def main():
             row = {"data": name, "m": int(Xtr.shape[0]), "method": method,
                    **timing_fields("fit_seconds", fit),
                    **timing_fields("predict_seconds", predict),
-                   "test_accuracy": float(np.mean(pred == yte)),
+                   "test_accuracy": float(np.mean(pred == yte)) if task == "classification"
+                   else None,
+                   "test_r2": float(r2_score(yte, pred)) if task == "regression" else None,
                    "n_support": int(np.sum(est.n_support_))}
             if method.startswith("svmgpu"):
                 row["solver"] = est.solver_
@@ -82,12 +103,16 @@ def main():
             print(row, flush=True)
         ref, ours = rows[-2], rows[-1]
         ours["fit_ratio_to_sklearn"] = ours["fit_seconds"] / ref["fit_seconds"]
-        ours["accuracy_minus_sklearn"] = ours["test_accuracy"] - ref["test_accuracy"]
-        ours["agreement_with_sklearn"] = float(np.mean(preds["svmgpu SVC()"]
-                                                       == preds["sklearn SVC()"]))
+        if task == "classification":
+            ours["accuracy_minus_sklearn"] = ours["test_accuracy"] - ref["test_accuracy"]
+            ours["agreement_with_sklearn"] = float(np.mean(preds["svmgpu SVC()"]
+                                                           == preds["sklearn SVC()"]))
+        else:
+            ours["r2_minus_sklearn"] = ours["test_r2"] - ref["test_r2"]
     print_table(rows, ["data", "m", "method", "fit_seconds", "predict_seconds", "test_accuracy",
-                       "n_support", "fit_ratio_to_sklearn", "agreement_with_sklearn"])
-    path = write_results(args.out, {"benchmark": "svmgpu.SVC() vs sklearn.svm.SVC(), defaults",
+                       "test_r2", "n_support", "fit_ratio_to_sklearn", "agreement_with_sklearn"])
+    path = write_results(args.out, {"benchmark": "svmgpu.SVC()/SVR() vs sklearn.svm.SVC()/SVR(), "
+                                                 "defaults",
                                     "machine": machine_info("cpu"), "repeats": args.repeats,
                                     "results": rows})
     print(f"wrote {path}")
