@@ -34,10 +34,8 @@ def _scipy_matmul(a, b, out):
     pool's threads spin for a while after each call. The CPU hot loops need SciPy's library
     (``trmm`` for the Nyström features, ``syrk`` and the factorizations for the Newton
     Hessian); a NumPy product between two of its calls finds the cores busy with SciPy's
-    spinning threads, and the other way round. On 2 cores a pass ``P v`` over 381,012 × 1000
-    features took 0.15 s after a SciPy call against 0.10 s after a NumPy one, and Covtype's
-    features took 5.5–10 s with the kernel products on NumPy against 4.2–4.6 s with all of
-    them on SciPy (bench/README.md, issue 15). So the hot products all run on SciPy's BLAS.
+    spinning threads, and the other way round (measured in bench/README.md, "Measured
+    reasons"). So the hot products all run on SciPy's BLAS.
     """
     import numpy as np  # noqa: PLC0415
     from scipy.linalg import blas  # noqa: PLC0415
@@ -202,9 +200,8 @@ class BlockScratch:
     A pass over the m × r features gathers rows, converts them to float64 and weights them,
     block by block. On NumPy each of those would be a new array of up to tens of MiB; glibc
     returns such arrays to the system when they are freed, so every block page-faults its
-    memory again (on the 2-core machines of bench/README.md, first-touched memory fills at
-    about 1.5 GB/s: the Covtype Hessian of 270,000 rows took 3.1–3.7 s against about 2 s for
-    its flops). Here they are written into buffers allocated once per pass. Other namespaces
+    memory again (first-touched memory fills slowly: bench/README.md, "Measured reasons").
+    Here they are written into buffers allocated once per pass. Other namespaces
     allocate as usual (a GPU's memory pool already reuses the blocks).
 
     A block returned by :meth:`rows` or :meth:`weighted` is valid until the next call of the

@@ -21,8 +21,8 @@ def small_blas(n, *, xp):
 
     NumPy and SciPy wheels each bundle their own OpenBLAS. Right after a NumPy product the
     NumPy BLAS threads still spin, and a small multi-threaded SciPy ``potrf`` then fights them
-    for the cores: on a 2-core machine a 300 × 300 Cholesky took 0.5–0.8 s instead of 2 ms.
-    Small factorizations gain nothing from threads, so they run on one.
+    for the cores, slowing a small factorization by orders of magnitude (bench/README.md,
+    "Measured reasons"). Small factorizations gain nothing from threads, so they run on one.
     """
     if n <= _SERIAL_ORDER and is_numpy(xp) and not _SERIAL.get():
         controller = _blas_controller()
@@ -45,16 +45,15 @@ def serial_blas(*, xp):
     """Context running BLAS on one thread on NumPy (no-op elsewhere); see :func:`small_blas`.
 
     For loops of small products (kernel blocks of ~1 MiB whose inner dimension is the number
-    of features) thread start-up and spinning cost far more than the flops: on the 2-core
-    test machine under load a (873 × 4) @ (4 × 300) product took 3–13 ms on two threads and
-    0.5 ms on one.
+    of features) thread start-up and spinning cost far more than the flops (bench/README.md,
+    "Measured reasons").
     """
     return small_blas(0, xp=xp)
 
 
 @functools.lru_cache(maxsize=1)
 def _blas_controller():
-    """A cached ``threadpoolctl.ThreadpoolController`` (scanning the libraries costs ~0.5 ms)."""
+    """A cached ``threadpoolctl.ThreadpoolController`` (scanning the libraries is not free)."""
     try:
         from threadpoolctl import ThreadpoolController  # noqa: PLC0415 - scikit-learn dependency
     except ImportError:  # pragma: no cover

@@ -52,10 +52,9 @@ from svmgpu.solvers.exact import exact_newton
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 from svmgpu.solvers.reduced import newton_reduced
 
-#: The half-width δ of the Huber hinge that stands in for the hinge. Measured against
-#: scikit-learn's SVC (bench/bench_svc.py): δ = 0.1 gives its test accuracy on digits, breast
-#: cancer and a 7,000-row make_classification (predictions agree on 99.5–100 % of the test
-#: rows) in the fewest Newton steps; δ = 0.5 loses up to 0.7 points, δ ≤ 0.05 only adds steps.
+#: The half-width δ of the Huber hinge that stands in for the hinge: the widest that gave
+#: scikit-learn's SVC test accuracy on digits, breast cancer and make_classification (a wider
+#: corner lost accuracy, a narrower one only added Newton steps; docs/svc.md).
 HINGE_SMOOTHING = 0.1
 
 #: The smoothings of the continuation that a stalled Newton iteration falls back on (a corner
@@ -64,8 +63,9 @@ HINGE_SMOOTHING = 0.1
 _CONTINUATION = (1.0, 0.3, HINGE_SMOOTHING)
 
 #: Rows up to which ``solver="auto"`` takes the exact path (when the kernel matrix fits the
-#: budget): on this 2-core CPU (bench/bench_svc.py) the exact path took 0.4 s at 5,000 rows and
-#: 8 s at 20,000 (m² kernel entries, |Q|³ factorizations).
+#: budget): its cost grows as m² kernel entries plus |Q|³ factorizations; at 20,000 rows it
+#: is still as accurate as scikit-learn's SVC where 1,000 landmarks lose up to 0.6 points
+#: (bench/results/svc_cpu.json, docs/svc.md).
 EXACT_MAX_ROWS = 20_000
 
 #: ``rank="auto"`` of the low-rank path.

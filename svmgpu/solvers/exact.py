@@ -95,8 +95,8 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
     start : None, "ls_svm" or tuple (alpha, b)
         The starting point: None is ``α = 0, b = 0`` (the first step puts every row on the
         piece its margin says); "ls_svm" the LS-SVM solution, every row on one quadratic piece
-        (an m × m factorization: measured, a 2,500-row fit took 0.55 s from it and 0.11 s from
-        zero, but it is the start a continuation needs); a tuple ``(alpha, b)`` with
+        (an m × m factorization, several times the cost of the zero start on thousands of
+        rows, but the start a continuation needs); a tuple ``(alpha, b)`` with
         ``Σ alpha = 0``.
 
     Returns
