@@ -20,7 +20,6 @@ predictions in the caller's array kind.
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import math
 import os
@@ -62,6 +61,7 @@ from svmgpu.backend import (
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._input import check_sample_weight, check_X, check_y, is_device_array
+from svmgpu.estimators._multiclass import binary_problems, class_pairs, ovo_votes
 from svmgpu.estimators._params import ignored_parameters
 from svmgpu.estimators._probability import class_probabilities, fit_platt
 from svmgpu.estimators._rank import resolve_rank
@@ -492,30 +492,13 @@ class SVCBase(ClassifierMixin, SVMBase):
         shared = self._phase("features", self._prepare_fit, X, ctx=ctx, sample_weight=sw,
                              detail={"rows": X.shape[0], "columns": X.shape[1]})
 
-        def labels(mask):
-            if self._dask_fit:
-                return 2.0 * mask.astype(X.dtype) - 1.0
-            return 2.0 * xp.astype(mask, X.dtype) - 1.0
-
-        def problems():  # (rows or None, labels ±1, weights) of each binary problem
-            if n_classes == 2:
-                yield None, labels(y_idx == 1), sw
-            elif multi == "ovr":
-                for k in range(n_classes):
-                    yield None, labels(y_idx == k), sw
-            else:
-                for i, j in pairs:
-                    rows = xp.nonzero((y_idx == i) | (y_idx == j))[0]
-                    yield (rows, labels(xp.take(y_idx, rows) == i),
-                           None if sw is None else xp.take(sw, rows, axis=0))
-
-        pairs = (list(itertools.combinations(range(n_classes), 2))
-                 if multi == "ovo" and n_classes > 2 else None)
+        pairs = class_pairs(n_classes, multi)
         n_problems = 1 if n_classes == 2 else len(pairs) if pairs else n_classes
         self.models_ = [
             self._phase("solve", self._fit_binary, shared, rows, yb, w,
                         detail={"problem": f"{k + 1}/{n_problems}"})
-            for k, (rows, yb, w) in enumerate(problems())]
+            for k, (rows, yb, w) in enumerate(binary_problems(
+                y_idx, n_classes, pairs, sw, xp=xp, dtype=X.dtype, dask=self._dask_fit))]
         self.pairs_ = pairs
         self._y_idx = y_idx  # (each training row's class index, for _after_fit: never saved)
         self._after_fit(shared)
@@ -680,21 +663,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         elif self.pairs_ is None:
             out = xp.stack(scores, axis=1)
         else:
-            out = self._ovo_votes(scores, xp=xp)
+            out = ovo_votes(scores, self.pairs_, int(self.classes_.shape[0]), xp=xp)
         return self._to_caller(out, X)
-
-    def _ovo_votes(self, scores, *, xp):
-        n, k = scores[0].shape[0], int(self.classes_.shape[0])
-        votes = xp.zeros((n, k), dtype=scores[0].dtype, device=getattr(scores[0], "device", None))
-        conf = xp.zeros_like(votes)
-        one, zero = xp.ones_like(scores[0]), xp.zeros_like(scores[0])
-        for (i, j), s in zip(self.pairs_, scores):
-            pos = xp.where(s > 0, one, zero)
-            votes[:, i] += pos
-            votes[:, j] += 1 - pos
-            conf[:, i] += s
-            conf[:, j] -= s
-        return votes + conf / (3 * (xp.abs(conf) + 1))
 
     def predict(self, X):
         """Predicted class labels, array of shape (n_samples,) in the caller's kind
@@ -706,7 +676,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         if len(scores) == 1:
             idx = xp.astype(scores[0] > 0, xp.int64)
         else:
-            S = xp.stack(scores, axis=1) if self.pairs_ is None else self._ovo_votes(scores, xp=xp)
+            S = xp.stack(scores, axis=1) if self.pairs_ is None else \
+                ovo_votes(scores, self.pairs_, int(self.classes_.shape[0]), xp=xp)
             idx = xp.argmax(S, axis=1)
         return self._labels_of(idx, X, xp=xp)
 
