@@ -153,3 +153,47 @@ def test_capabilities_are_tags(name):
         assert tags.svm.dask_refusal and name not in tags.svm.dask_refusal
     full = name in ("SVC", "SVR", "UniSVC", "UniSVR", "LSSVC", "L2SVMPath")
     assert tags.svm.full_kernel_form is full
+
+
+def test_one_instance_fitted_from_two_threads_is_refused_not_mixed():
+    """Different instances fit in parallel threads freely; a fit of an instance that another
+    thread is fitting raises instead of mixing the two fits (issue 26, item 8)."""
+    import threading
+
+    X, y = _data(200)
+    est = svmgpu.UniSVC(rank=20, random_state=0)
+    entered, release = threading.Event(), threading.Event()
+    prepare = est._prepare_fit
+
+    def slow_prepare(*args, **kwargs):
+        entered.set()
+        assert release.wait(30)
+        return prepare(*args, **kwargs)
+
+    est._prepare_fit = slow_prepare  # (an instance attribute: not a parameter)
+    errors = []
+    worker = threading.Thread(target=lambda: errors.append(None) if est.fit(X, y) else None)
+    worker.start()
+    assert entered.wait(30)
+    try:
+        with pytest.raises(RuntimeError, match="being fitted by another thread"):
+            est.fit(X[:100], y[:100])
+    finally:
+        release.set()
+        worker.join(60)
+    del est._prepare_fit
+    assert est.n_features_in_ == 3 and "_fit_owner" not in vars(est)
+    ref = svmgpu.UniSVC(rank=20, random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X),
+                               rtol=1e-9, atol=1e-12)
+    # threads fitting their own instances: the same models as one thread
+    models = [svmgpu.UniSVC(rank=20, random_state=k) for k in range(4)]
+    threads = [threading.Thread(target=m.fit, args=(X, y)) for m in models]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    for k, m in enumerate(models):  # (to rounding: BLAS may block a concurrent call otherwise)
+        one = svmgpu.UniSVC(rank=20, random_state=k).fit(X, y)
+        np.testing.assert_allclose(m.decision_function(X), one.decision_function(X),
+                                   rtol=1e-9, atol=1e-12)

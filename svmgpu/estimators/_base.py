@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 from numbers import Real
@@ -101,6 +102,10 @@ def store_parameters(estimator, values):
             setattr(estimator, name, value)
 
 
+#: Guards the claim of an instance by the thread that fits it (:func:`fit_method`).
+_FIT_OWNER_LOCK = threading.Lock()
+
+
 def fit_method(fit):
     """``fit`` made atomic and checked: the parameters are validated first (scikit-learn's
     ``_parameter_constraints``; a parameter the configuration ignores gets a warning), the fit
@@ -108,13 +113,27 @@ def fit_method(fit):
     (:meth:`SVMBase._phase`) becoming ``fit_timings_``, and a fit that raises leaves the
     estimator exactly as it was before the call (unfitted after a failed first fit): the new
     fitted attributes replace the old ones only when the whole fit succeeded. A ``fit`` that
-    calls its base class's decorated ``fit`` is decorated too; the inner call runs plainly."""
+    calls its base class's decorated ``fit`` is decorated too; the inner call runs plainly.
+
+    One instance is fitted by one thread at a time (as in scikit-learn): a ``fit`` called while
+    another thread fits the same instance raises ``RuntimeError`` instead of mixing two fits
+    (different instances fit in parallel threads freely)."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
-        if "_timings" in vars(self):  # the decorated fit of a subclass is running
+        me = threading.get_ident()
+        with _FIT_OWNER_LOCK:  # (check and claim at once: two threads cannot both claim it)
+            owner = vars(self).get("_fit_owner")
+            if owner is None:
+                self._fit_owner = me
+        if owner == me:  # the decorated fit of a subclass is running: this call runs plainly
             return fit(self, *args, **kwargs)
+        if owner is not None:
+            raise RuntimeError(
+                f"this {type(self).__name__} is being fitted by another thread; fit one "
+                "instance from one thread at a time (sklearn.base.clone it for parallel fits)")
         before = dict(vars(self))
+        del before["_fit_owner"]
         self._timings = {}
         try:
             self._validate_params()
@@ -129,7 +148,7 @@ def fit_method(fit):
             vars(self).clear()
             vars(self).update(before)
             raise
-        del self._timings
+        del self._timings, self._fit_owner
         return out
 
     return wrapper
