@@ -180,3 +180,24 @@ def test_probabilities_survive_save_and_load(tmp_path):
     save_model(clf, tmp_path / "m.npz")
     again = load_model(tmp_path / "m.npz")
     assert_allclose(again.predict_proba(Xt), clf.predict_proba(Xt), rtol=1e-12)
+
+
+def test_a_one_sample_class_is_refused_before_the_fit_and_far_points_have_finite_logs():
+    """Issue 26 item 6: probability=True with a class of one sample failed only after the
+    main fit; predict_log_proba gave -inf (with a RuntimeWarning) for far points."""
+    from svmgpu import UniSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y[0] = 2  # class 2 has one sample
+    est = UniSVC(rank=10, probability=True)
+    est._prepare_fit = lambda *a, **k: pytest.fail("the main fit ran before the check")
+    with pytest.raises(ValueError, match="class 2 has 1: use probability=False"):
+        est.fit(X, y)
+    clf = UniSVC(rank=10, probability=True, random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+    far = np.array([[1e3, 0.0], [-1e3, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no divide-by-zero in log
+        logp = clf.predict_log_proba(far)
+    assert np.all(np.isfinite(logp)) and np.all(logp >= np.log(1e-7) - 1e-9)

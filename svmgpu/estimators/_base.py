@@ -64,7 +64,7 @@ from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._input import check_sample_weight, check_X, check_y, is_device_array
 from svmgpu.estimators._multiclass import binary_problems, class_pairs, ovo_votes
 from svmgpu.estimators._params import ignored_parameters
-from svmgpu.estimators._probability import class_probabilities, fit_platt
+from svmgpu.estimators._probability import check_platt_classes, class_probabilities, fit_platt
 from svmgpu.estimators._rank import resolve_rank
 from svmgpu.estimators._tags import SVMCapabilities, SVMTags
 from svmgpu.kernels import make_kernel
@@ -507,6 +507,9 @@ class SVCBase(ClassifierMixin, SVMBase):
                 y_idx = to_device(y_idx, ctx.device)  # the labels' one upload
         self.classes_ = classes
         n_classes = int(classes.shape[0])
+        if self.probability:  # Platt's folds need 2 samples a class: said before the fit
+            check_platt_classes(fetch_scalars(
+                *[xp.count_nonzero(y_idx == c) for c in range(n_classes)], xp=xp), classes)
         sw = self._with_class_weight(sw, y_idx, ctx=ctx, X=X)
         shared = self._phase("features", self._prepare_fit, X, ctx=ctx, sample_weight=sw,
                              detail={"rows": X.shape[0], "columns": X.shape[1]})

@@ -98,13 +98,32 @@ def class_probabilities(scores, prob_a, prob_b, *, pairs, n_classes, xp):
     """Probabilities of shape (n, n_classes) from the binary problems' decision values
     ``scores`` (a list of (n,) arrays) and their sigmoids; ``pairs`` as ``SVCBase.pairs_``
     (None: one model for two classes, or one-vs-rest)."""
-    probs = [sigmoid(s, a, b, xp=xp) for s, a, b in zip(scores, prob_a, prob_b)]
+    # each sigmoid within [1e-7, 1 − 1e-7], as LIBSVM: far points get a probability of 1e-7,
+    # not 0, so predict_log_proba stays finite
+    probs = [clip(sigmoid(s, a, b, xp=xp), min=_MIN_PROB, max=1.0 - _MIN_PROB, xp=xp)
+             for s, a, b in zip(scores, prob_a, prob_b)]
     if len(probs) == 1:  # two classes: the model's positive class is classes_[1]
         return xp.stack([1.0 - probs[0], probs[0]], axis=1)
     if pairs is None:
         P = xp.stack(probs, axis=1)
         return P / xp.sum(P, axis=1, keepdims=True)
     return _couple(probs, pairs, n_classes, xp=xp)
+
+
+def check_platt_classes(counts, classes):
+    """The folds of Platt's cross-validation (at most :data:`PROBABILITY_FOLDS`, at least 2);
+    a ValueError naming the class when one has fewer than 2 samples (checked before the fit)."""
+    n_folds = min(PROBABILITY_FOLDS, int(min(counts)))
+    if n_folds < 2:
+        k = min(range(len(counts)), key=lambda c: counts[c])
+        label = classes[k]
+        label = label.item() if hasattr(label, "item") else label  # (a NumPy scalar's repr)
+        raise ValueError(
+            f"probability=True fits Platt's sigmoid on held-out decision values (a "
+            f"cross-validation within the training set) and needs at least 2 samples of "
+            f"each class; class {label!r} has {int(counts[k])}: use probability=False "
+            "or more data")
+    return n_folds
 
 
 def _couple(probs, pairs, k, *, xp):
@@ -147,13 +166,7 @@ def fit_platt(est, X, y_idx, sample_weight, *, ctx):
     xp = ctx.xp
     k, m = int(est.classes_.shape[0]), int(X.shape[0])
     counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
-    n_folds = min(PROBABILITY_FOLDS, int(min(counts)))
-    if n_folds < 2:
-        raise ValueError(
-            f"probability=True fits Platt's sigmoid on held-out decision values (a "
-            f"cross-validation within the training set) and needs at least 2 samples of "
-            f"each class; class {est.classes_[int(np.argmin(counts))]!r} has "
-            f"{int(min(counts))}: use probability=False or more data")
+    n_folds = check_platt_classes(counts, est.classes_)
     seed = est.random_state if isinstance(est.random_state, (int, np.integer)) else 0
     key = to_device(np.random.default_rng(seed).permutation(m), ctx.device)
     order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
