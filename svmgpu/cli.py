@@ -509,9 +509,7 @@ def cmd_train(args, out=print):
         params["verbose"] = args.verbose
     device = get_device(args.device)
     params["device"] = str(device)
-    model_dir = os.path.dirname(os.path.abspath(args.model))
-    if not os.path.isdir(model_dir):
-        raise CLIError(f"cannot write the model: directory {model_dir!r} does not exist")
+    _check_writable(args.model, "the model")
 
     if args.workers is not None and args.scheduler is not None:
         raise CLIError("pass --workers N (a local Dask cluster) or --scheduler ADDRESS (an "
@@ -555,6 +553,21 @@ def _format_labels(values):
     return [str(v) for v in values]
 
 
+def _check_writable(path, what):
+    """Refuse, before any reading or training, an output path that cannot be written: a
+    directory, a missing or read-only parent directory, a read-only file."""
+    target = os.path.abspath(path)
+    parent = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise CLIError(f"cannot write {what} to {path!r}: it is a directory; name a file")
+    if not os.path.isdir(parent):
+        raise CLIError(f"cannot write {what}: directory {parent!r} does not exist")
+    if not os.access(parent, os.W_OK) or (os.path.exists(target)
+                                         and not os.access(target, os.W_OK)):
+        raise CLIError(f"cannot write {what} to {path!r}: permission denied; choose a "
+                       "writable place")
+
+
 def cmd_predict(args, out=print):
     import numpy as np  # noqa: PLC0415
 
@@ -563,6 +576,8 @@ def cmd_predict(args, out=print):
 
     if not os.path.exists(args.model):
         raise CLIError(f"model file {args.model!r} does not exist")
+    if args.output not in (None, "-"):
+        _check_writable(args.output, "the predictions")
     device = get_device(args.device)
     est = load_model(args.model, device=str(device))
     n_features = getattr(est, "n_features_in_", None)
@@ -710,6 +725,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (svmgpu predict ... | head): not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (Python's own flush at exit would fail again)
+        return 0
     except Exception as exc:
         if debug:
             raise

@@ -360,3 +360,32 @@ def test_import_is_fast_and_leaves_scikit_learn_for_the_estimators():
     assert set(svmgpu.__all__) <= set(dir(svmgpu))
     with pytest.raises(AttributeError, match="no attribute 'NoSuchSVC'"):
         svmgpu.NoSuchSVC  # noqa: B018
+
+
+def test_unwritable_outputs_are_refused_before_any_work(svm_files, tmp_path, call, monkeypatch):
+    """Issue 26 item 6: a model or output path that is a directory (or not writable) failed
+    only after reading and training, naming a hidden temporary file."""
+    from svmgpu.estimators import unisvm
+
+    monkeypatch.setattr(unisvm.UniSVC, "fit", lambda *a, **k: pytest.fail("trained first"))
+    code, out, err = call("train", svm_files / "train.txt", tmp_path, "-e", "uni")
+    _assert_one_line_error(code, err, 1, "is a directory; name a file")
+    assert out == ""  # nothing read, nothing trained
+    monkeypatch.undo()
+    model = tmp_path / "m.npz"
+    assert call("train", svm_files / "train.txt", model, "-e", "uni", "--rank", 20)[0] == 0
+    code, out, err = call("predict", svm_files / "test.txt", model, "-o", tmp_path)
+    _assert_one_line_error(code, err, 1, "is a directory; name a file")
+
+
+@pytest.mark.slow
+def test_predict_into_a_closed_pipe_is_quiet(svm_files, tmp_path):
+    """``svmgpu predict ... -o - | head -1`` printed "error: [Errno 32] Broken pipe"."""
+    model = tmp_path / "m.npz"
+    assert run_cli("train", svm_files / "train.txt", model, "-e", "uni", "--rank", 20)[0] == 0
+    big = tmp_path / "big.txt"
+    X, y = make_checkerboard(200_000, random_state=3)
+    dump_svmlight(X, y, big)
+    res = subprocess.run(f"{sys.executable} -m svmgpu predict {big} {model} -o - | head -1",
+                         shell=True, capture_output=True, text=True, timeout=240)
+    assert res.stdout.strip() in ("-1", "1") and "rror" not in res.stderr, res.stderr
