@@ -516,3 +516,20 @@ def test_load_covtype_shared_uci_file(shared_covtype):
     # One-hot blocks: one wilderness area and one soil type per row.
     np.testing.assert_array_equal(X[:, 10:14].sum(axis=1), 1)
     np.testing.assert_array_equal(X[:, 14:].sum(axis=1), 1)
+
+
+def test_svmlight_files_in_a_wide_encoding_say_so_and_a_utf8_bom_is_harmless(tmp_path):
+    """Issue 26 item 6: a UTF-16 file (or one with a byte-order mark) failed with "label
+    'ÿþ1\\x00' is not a number"."""
+    text = "1 1:0.5 2:1\n-1 1:-0.25\n"
+    (tmp_path / "u16.txt").write_bytes(text.encode("utf-16"))
+    (tmp_path / "u16be.txt").write_bytes(text.encode("utf-16-be"))
+    (tmp_path / "bom8.txt").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "plain.txt").write_text(text)
+    for f in ("u16.txt", "u16be.txt"):
+        with pytest.raises(ValueError, match="UTF-16.*re-save it as ASCII or UTF-8"):
+            load_svmlight(tmp_path / f)
+    X, y = load_svmlight(tmp_path / "bom8.txt")
+    X0, y0 = load_svmlight(tmp_path / "plain.txt")
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)

@@ -445,10 +445,32 @@ def _assemble_range(parsed, name, start, n_features, dtype, zero_based):
 
 def load_svmlight_bytes(data: bytes, name: str, n_features, dense, dtype, zero_based):
     """Parse svmlight ``data`` (already decompressed) read from the file ``name``."""
+    data = _check_encoding(data, name)
     parsed = _parse_fast(data)
     if parsed is None:
         parsed = _parse_slow(data, name)
     return _assemble(parsed, name, n_features, dense, dtype, zero_based)
+
+
+#: Byte-order marks of the encodings a LIBSVM file must not be in (it is ASCII text).
+_WIDE_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
+              b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+
+
+def _check_encoding(data: bytes, name: str) -> bytes:
+    """``data`` without a UTF-8 byte-order mark (the text after it is ASCII); a ValueError that
+    names the encoding for UTF-16/32 text (a byte-order mark, or NUL bytes near the start),
+    which would otherwise fail as a label that is "not a number"."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    head = data[:4096]
+    enc = next((e for bom, e in _WIDE_BOMS.items() if head.startswith(bom)), None)
+    if enc is None and b"\x00" in head:
+        enc = "UTF-16 or UTF-32 (NUL bytes)"
+    if enc is not None:
+        raise ValueError(f"{name} is {enc} text, not the ASCII a LIBSVM/svmlight file is: "
+                         "re-save it as ASCII or UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
+    return data
 
 
 def _number_strings(a: np.ndarray) -> list[str]:
