@@ -34,9 +34,24 @@ import contextlib
 import contextvars
 import functools
 import logging
+import os
 import sys
 
-__all__ = ["FORMAT", "fields", "get_logger", "honours_verbose", "progress", "verbosity"]
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first frame outside svmgpu (the
+    user's call, however many svmgpu frames (subclass fits, decorators, solvers) are between)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+__all__ = ["FORMAT", "caller_stacklevel", "fields", "get_logger", "honours_verbose", "progress",
+           "verbosity"]
 
 #: The one format of every record shown by ``verbose``.
 FORMAT = "[%(name)s] %(message)s"

@@ -227,3 +227,25 @@ def test_row_partition_blocks_and_near(n, d, leaf):
         RowPartition(X[:, 0])
     with pytest.raises(ValueError, match="2-D"):
         RowPartition(X[:0])
+
+
+def test_gamma_scale_warning_is_right_once_and_points_at_the_caller():
+    """Issue 26 item 7: the unscaled-features warning fired on a constant column (its computed
+    variance is rounding, not 0), again in each of probability=True's folds, and pointed at a
+    library line."""
+    import warnings
+
+    from svmgpu import UniSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    X[:, 2] = 0.1  # constant: no feature scale
+    y = X[:, 0] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        UniSVC(rank=20).fit(X, y)
+    X[:, 1] *= 1e9  # a real scale gap: one warning, at this line, also with probability=True
+    with pytest.warns(UserWarning, match="gamma='scale' on features") as record:
+        UniSVC(rank=20, probability=True).fit(X, y)
+    scale = [r for r in record if "gamma='scale'" in str(r.message)]
+    assert len(scale) == 1 and scale[0].filename == __file__

@@ -22,8 +22,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import os
-import sys
 import threading
 import time
 import warnings
@@ -42,7 +40,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from svmgpu._log import fields, get_logger, verbosity
+from svmgpu._log import caller_stacklevel, fields, get_logger, verbosity
 from svmgpu.backend import (
     Device,
     array_device,
@@ -80,19 +78,6 @@ CLASSIFIER_PARAMS_DOC = """    class_weight : None, "balanced" or dict
         Fit Platt's sigmoids on held-out decision values (an internal 5-fold cross-validation:
         about five more fits) for ``predict_proba`` / ``predict_log_proba``.
 """
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _caller_stacklevel() -> int:
-    """The ``stacklevel`` of a warning that points at the first frame outside svmgpu (the
-    user's ``fit`` call, however many svmgpu frames (subclass fits, decorators) are between)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-            _PACKAGE_DIR + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
-
 
 def store_parameters(estimator, values):
     """Store an ``__init__``'s arguments (``locals()``) unchanged as the estimator's parameters,
@@ -227,7 +212,7 @@ class SVMBase(BaseEstimator):
         defaults = type(self)().get_params(deep=False)
         for name, why in ignored_parameters(params, defaults).items():
             warnings.warn(f"{type(self).__name__}: {name}={params[name]!r} is ignored: {why}",
-                          UserWarning, stacklevel=_caller_stacklevel())
+                          UserWarning, stacklevel=caller_stacklevel())
 
     def _fitted_device(self) -> Device:
         dev = getattr(self, "_device", None)
@@ -352,7 +337,7 @@ class SVMBase(BaseEstimator):
             f"{type(self).__name__}: the solver did not converge on {which} (stopped after "
             f"{iters} iterations{limit}); the model is not the optimum of its objective. "
             f"{advice}",
-            ConvergenceWarning, stacklevel=_caller_stacklevel(),
+            ConvergenceWarning, stacklevel=caller_stacklevel(),
         )
 
     def _prepare_predict(self, X, *, ctx):

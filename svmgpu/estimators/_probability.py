@@ -178,8 +178,9 @@ def fit_platt(est, X, y_idx, sample_weight, *, ctx):
     for f in range(n_folds):
         train, held = xp.nonzero(fold != f)[0], xp.nonzero(fold == f)[0]
         fold_est = clone(est).set_params(probability=False, **fold_params)
-        with warnings.catch_warnings():  # the model itself warned already, if at all
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with warnings.catch_warnings():  # the model itself warned already, if at all (the
+            warnings.simplefilter("ignore", ConvergenceWarning)  # same configuration on more
+            warnings.simplefilter("ignore", UserWarning)  # rows): no second copy per fold
             kw = {} if sample_weight is None else \
                 {"sample_weight": xp.take(sample_weight, train)}
             fold_est.fit(take_rows(X, train, xp=xp), xp.take(y_idx, train), **kw)

@@ -17,6 +17,7 @@ import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
+from svmgpu._log import caller_stacklevel
 from svmgpu.backend import (
     column_moments,
     exp_neg_clipped_inplace,
@@ -349,6 +350,14 @@ UNSCALED_RATIO = 1e4
 KERNELS = {"rbf": RBF, "poly": Polynomial, "linear": Linear, "laplacian": Laplacian}
 
 
+def _rounding_as_zero(col_var, col_mean, *, xp):
+    """Column variances with those at the rounding level of their mean set to 0: a constant
+    column's computed variance is ~(eps · mean)², not 0, and is no feature scale."""
+    eps = xp.finfo(col_var.dtype).eps
+    floor = (64.0 * eps) ** 2 * col_mean * col_mean
+    return xp.where(col_var <= floor, xp.zeros_like(col_var), col_var)
+
+
 def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
     if isinstance(gamma, str):
         if X is None:
@@ -364,11 +373,13 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
             elif sample_weight is None:
                 col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
                 total = xp.var(X)
+                col = _rounding_as_zero(col, xp.mean(X, axis=0), xp=xp)
             else:  # weighted as repetitions: a weight of 2 counts a row twice
                 w = xp.astype(sample_weight, X.dtype)[:, None]
                 sw = xp.sum(w)
                 mean_col = xp.sum(w * X, axis=0) / sw
-                col = xp.sum(w * (X - mean_col) ** 2, axis=0) / sw
+                col = _rounding_as_zero(xp.sum(w * (X - mean_col) ** 2, axis=0) / sw, mean_col,
+                                        xp=xp)
                 mean = xp.mean(mean_col)
                 total = xp.sum(w * (X - mean) ** 2) / (sw * d)
             big, small, var = fetch_scalars(
@@ -380,7 +391,7 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
                     f"{math.sqrt(big / small):.1e} (standard deviations): the largest feature "
                     "dominates every distance and an RBF model may predict at chance; "
                     "standardize the features (e.g. sklearn.preprocessing.StandardScaler)",
-                    UserWarning, stacklevel=4)
+                    UserWarning, stacklevel=caller_stacklevel())
             return 1.0 / (d * var) if var > 0 else 1.0
         if gamma == "auto":
             return 1.0 / d
