@@ -169,13 +169,21 @@ class _Bar:
             self._bar.close()
 
 
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 def progress(desc: str, *, total=None, unit="it"):
-    """A progress bar for a long phase: a tqdm bar while ``verbose == 1`` and tqdm is
-    installed, otherwise an object whose ``update(n, **fields)`` and ``close()`` do nothing.
+    """A progress bar for a long phase: a tqdm bar while ``verbose == 1``, tqdm is installed and
+    standard error is a terminal, otherwise an object whose ``update(n, **fields)`` and
+    ``close()`` do nothing (a log file gets no carriage returns).
     (``verbose >= 2`` logs each iteration instead.) Bars left open are closed when the
     outermost :func:`verbosity` block ends."""
     v, bars = _STATE.get()
-    if v != 1:
+    if v != 1 or not _is_terminal(sys.stderr):  # (a log file gets the phase lines, no \r bars)
         return _NoBar()
     try:
         from tqdm.auto import tqdm  # noqa: PLC0415 - optional, imported when a bar is shown

@@ -445,7 +445,9 @@ def _dask_client(args, out):
     try:
         from distributed import Client, LocalCluster  # noqa: PLC0415
     except ImportError:
-        raise CLIError("--workers/--scheduler need Dask: pip install 'svmgpu[dask]'") from None
+        raise CLIError("--workers/--scheduler need Dask, the `dask` extra: pip install -e "
+                       "\".[dask]\" in a checkout of svmgpu, or pip install \"dask[array]\" "
+                       "distributed") from None
     if args.scheduler is not None:
         try:
             client = Client(args.scheduler, timeout="10s")
@@ -666,8 +668,8 @@ def build_parser():
     t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
     t.add_argument("--workers", type=_positive_int, metavar="N",
                    help="fit on a local Dask cluster of N worker processes (1 thread each); "
-                        "the file is read per chunk by the workers (pip install "
-                        "'svmgpu[dask]'; uni, unisvr, reduced, lssvm, psvm, wpsvm)")
+                        "the file is read per chunk by the workers (it needs "
+                        "the dask extra; uni, unisvr, reduced, lssvm, psvm, wpsvm)")
     t.add_argument("--scheduler", metavar="ADDRESS",
                    help="fit on the Dask cluster at ADDRESS (e.g. tcp://host:8786); every "
                         "worker must be able to open the data file at the same path")

@@ -140,8 +140,11 @@ def test_fields_format_and_a_failed_fit_leaves_no_timings():
     assert not hasattr(clf, "fit_timings_") and not hasattr(clf, "_timings")
 
 
-def test_progress_bars_show_at_verbose_1_and_close(capsys):
+def test_progress_bars_show_at_verbose_1_and_close(capsys, monkeypatch):
     pytest.importorskip("tqdm")
+    import svmgpu._log
+
+    monkeypatch.setattr(svmgpu._log, "_is_terminal", lambda stream: True)  # (as on a console)
     with verbosity(1):
         bar = progress("test", total=3)
         bar.update(1, obj=1.5)
@@ -160,3 +163,16 @@ def test_regressor_and_cli_timings(capsys):
     reg.fit(X, y.astype(float))
     assert set(reg.fit_timings_) == {"features", "solve"}
     assert "[svmgpu.UniSVR] solve " in capsys.readouterr().err
+
+
+def test_no_progress_bars_when_standard_error_is_not_a_terminal(capsys):
+    """Issue 26 item 7: tqdm bars mixed carriage returns into log files; with standard error
+    not a terminal (here: captured), verbose=1 gives the phase lines and no bar."""
+    from svmgpu._log import progress, verbosity
+
+    with verbosity(1):
+        bar = progress("features", total=3)
+        bar.update(3)
+        bar.close()
+    assert type(bar).__name__ == "_NoBar"
+    assert "\r" not in capsys.readouterr().err

@@ -21,7 +21,8 @@ def require_dask(what="Dask input"):
     try:
         import dask.array  # noqa: F401, PLC0415
     except ImportError as exc:  # pragma: no cover - the test extra installs Dask
-        raise ImportError(f"{what} needs Dask: pip install 'svmgpu[dask]'") from exc
+        raise ImportError(f"{what} needs Dask, the `dask` extra: pip install -e \".[dask]\" in a "
+                          "checkout of svmgpu, or pip install \"dask[array]\" distributed") from exc
 
 
 __all__ = ["is_dask_collection", "require_dask"]

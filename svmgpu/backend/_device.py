@@ -10,7 +10,8 @@ import array_api_compat
 import numpy as np
 
 _CUPY_HINT = (
-    "install the CUDA extra with `pip install 'svmgpu[cuda]'` (CuPy for CUDA 12), "
+    "install CuPy, the `cuda` extra (in a checkout of svmgpu: `pip install -e \".[cuda]\"`; "
+    "or `pip install \"cupy-cuda12x[ctk]\"`, `cupy-cuda13x[ctk]` for a CUDA 13 driver), "
     "or pass device='cpu'"
 )
 

@@ -1,4 +1,4 @@
-"""Scale-out on Dask (``pip install 'svmgpu[dask]'``): the estimators that accept a row-chunked
+"""Scale-out on Dask (the ``dask`` extra): the estimators that accept a row-chunked
 ``dask.array`` recognise it and fit through :class:`DaskFeatures` / :class:`DaskNewtonRows`
 (see :mod:`svmgpu.distributed._engine`). Importing this package does not import Dask."""
 
