@@ -197,3 +197,34 @@ def test_one_instance_fitted_from_two_threads_is_refused_not_mixed():
         one = svmgpu.UniSVC(rank=20, random_state=k).fit(X, y)
         np.testing.assert_allclose(m.decision_function(X), one.decision_function(X),
                                    rtol=1e-9, atol=1e-12)
+
+
+KERNEL_ESTIMATORS = [n for n in REGISTRY if "kernel" in CLASSES[n]().get_params()]
+
+
+@pytest.mark.parametrize("name", KERNEL_ESTIMATORS)
+@pytest.mark.parametrize("scale,dtype,cause", [(1e300, "float64", "overflow float64"),
+                                               (1e-25, "float32", "underflow to 0 in float32"),
+                                               (1e-21, "float32", "underflow to 0 in float32")])
+def test_features_at_the_edge_of_the_dtype_are_named_not_a_constant_model(name, scale, dtype,
+                                                                          cause):
+    """Issue 26 items 1-2: float32 features ~1e-25 gave a constant model (gamma='scale''s
+    variance underflowed), ~1e-21 an overflow error, and X·1e300 blamed gamma=0.0."""
+    X, y = _data(120)
+    est = _make(name, kernel="rbf")
+    with pytest.raises(ValueError, match=f"X's largest absolute value is .*{cause}.*scale "
+                                         "the features"):
+        est.fit((X * scale).astype(dtype), _target(est, y))
+    assert not [k for k in vars(est) if k.endswith("_")]
+
+
+@pytest.mark.parametrize("name", [n for n in REGISTRY if "C" in CLASSES[n]().get_params()])
+def test_a_loss_weight_that_overflows_names_c_and_the_weights(name):
+    """Issue 26 item 2: C=1e300 reported a continuation stage's C and 'use dtype=float64' (it
+    was float64); sample_weight=1e300 blamed C."""
+    X, y = _data(120)
+    est = _make(name)
+    with pytest.raises(ValueError, match=r"C × the total sample weight is .* \(C=1e\+300\)"):
+        est.set_params(C=1e300).fit(X, _target(est, y))
+    with pytest.raises(ValueError, match=r"C=1\.0, the largest sample weight .* 1e\+300"):
+        est.set_params(C=1.0).fit(X, _target(est, y), sample_weight=np.full(120, 1e300))

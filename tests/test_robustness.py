@@ -161,8 +161,8 @@ def test_spd_systems_rounding_to_indefinite_are_jittered_with_a_warning_or_refus
                                                 "its diagonal.*StandardScaler"):
             est.fit(X + 1e8, y)
         assert np.all(np.isfinite(est.decision_function(X + 1e8)))
-    with pytest.warns(RuntimeWarning, match="dual system"):
-        clf = LSSVC(C=1e300, gamma=16.0).fit(X, y)
+    with pytest.warns(RuntimeWarning, match="dual system"):  # (C · m within the estimators'
+        clf = LSSVC(C=1e160, gamma=16.0).fit(X, y)  # limit, 1e170: 1/C below rounding)
     assert clf.score(X, y) > 0.95  # interpolation, with a shift of ~1e-14
 
 
@@ -177,13 +177,20 @@ def test_newton_hessian_that_cannot_be_factored_is_refused_on_every_backend(smw,
 
     X, y = make_checkerboard(500, random_state=0)
     Xd, yd = to_device(X, device), to_device(y, device)
-    if not smw:
-        with pytest.raises(FloatingPointError, match="lower C"):
+    xp = device.xp
+    if not smw:  # refused up front by the estimator, and by the solver itself
+        with pytest.raises(ValueError, match="lower C"):
             ReducedSVC(C=1e300, rank=50, random_state=0).fit(Xd, yd)
+        from svmgpu.kernels import RBF, kernel_columns
+        from svmgpu.solvers.reduced import newton_reduced
+
+        F = kernel_columns(RBF(gamma=1.0), Xd, Xd[:50, :])
+        labels = 2.0 * xp.astype(yd == yd[0], xp.float64) - 1.0
+        with pytest.raises(FloatingPointError, match="lower C"):
+            newton_reduced(F, labels, C=1e300, xp=xp)
         return
     # SMW: fewer active rows than features; a Gram matrix U Uᵀ of duplicated rows whose
     # λΛ⁻¹ shift is below its rounding
-    xp = device.xp
     P = xp.asarray(to_device(np.repeat(X[:3] * 1e3, 2, axis=0), device))
     yy = xp.asarray(to_device(np.array([1.0, 1.0, -1.0, -1.0, 1.0, 1.0]), device))
     P = xp.concat([P, xp.zeros((6, 8), dtype=P.dtype, device=P.device)], axis=1)

@@ -26,6 +26,7 @@ from svmgpu.backend import (
     is_sparse,
     matmul,
     native_device,
+    numpy_dtype,
     power_inplace,
     row_sq_norms,
     sparse_product_t,
@@ -350,6 +351,33 @@ UNSCALED_RATIO = 1e4
 KERNELS = {"rbf": RBF, "poly": Polynomial, "linear": Linear, "laplacian": Laplacian}
 
 
+def _check_representable_scale(X, *, xp):
+    """Refuse, with the cause and a fix, features whose squared distances cannot be computed in
+    X's dtype: they overflow (values near the largest float) or underflow to 0 (values so small
+    that every kernel value would be exp(0) = 1, a constant model)."""
+    fi = xp.finfo(X.dtype)
+    d = X.shape[1]
+    if is_sparse(X):
+        data = X.data
+        amax = float(xp.max(xp.abs(xp.asarray(data)))) if data.shape[0] else 0.0
+    else:
+        amax = float(xp.max(xp.abs(X)))
+    if amax == 0.0:
+        return
+    name = numpy_dtype(X.dtype).name
+    if not math.isfinite(amax) or amax > math.sqrt(float(fi.max) / (4.0 * d)):
+        raise ValueError(
+            f"X's largest absolute value is {amax:.3g}: its squared distances overflow {name} "
+            "(so gamma='scale' cannot be computed); scale the features (e.g. "
+            "sklearn.preprocessing.StandardScaler)")
+    if amax < math.sqrt(float(fi.smallest_normal)) * 1e3:
+        raise ValueError(
+            f"X's largest absolute value is {amax:.3g}: its squared distances underflow to 0 in "
+            f"{name}, so every kernel value would be 1 (a constant model); scale the features "
+            "(e.g. sklearn.preprocessing.StandardScaler)"
+            + ("" if name == "float64" else " or use dtype='float64'"))
+
+
 def _rounding_as_zero(col_var, col_mean, *, xp):
     """Column variances with those at the rounding level of their mean set to 0: a constant
     column's computed variance is ~(eps · mean)², not 0, and is no feature scale."""
@@ -366,6 +394,7 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
         if gamma == "scale":
             if not X.shape[0]:
                 return 1.0
+            _check_representable_scale(X, xp=xp)
             if is_sparse(X):
                 col, total = column_moments(X, None if sample_weight is None
                                             else xp.asarray(sample_weight))

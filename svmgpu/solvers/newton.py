@@ -409,8 +409,9 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
             break
         if not math.isfinite(slope):
             raise FloatingPointError(
-                f"the Newton step is not finite at iteration {n_iter + 1} (C={c:g}); lower C or "
-                "use dtype='float64'")
+                f"the Newton step is not finite at iteration {n_iter + 1} (C={c:g} at this "
+                f"stage, {C:g} in all): lower C, or scale the features (e.g. StandardScaler); "
+                "float32 features: dtype='float64'")
 
         # ---- backtracking Armijo line search (margins are linear in the step)
         def along(eta, zBz=zBz, zBd=zBd, dBd=dBd, psi=psi, c=c):
