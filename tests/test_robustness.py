@@ -328,3 +328,106 @@ def test_gsvm_zero_weight_equals_removing_the_row(device):
     Xd = to_device(X, device)
     assert_allclose(a.decision_function(Xd), host(b.decision_function(Xd)), rtol=1e-8,
                     atol=1e-8)
+
+
+_WPSVC_PEAK_SCRIPT = """
+import json, sys
+import numpy as np
+from svmgpu import WPSVC
+X = np.random.default_rng(0).standard_normal((200_000, 60))
+y = X[:, 0] > 0
+WPSVC().fit(X[:2000], y[:2000])  # imports and BLAS set up first
+def status(key):
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
+with open("/proc/self/clear_refs", "w") as fh:
+    fh.write("5")
+base = status("VmRSS:")
+est = WPSVC(memory_budget="100MB").fit(X, y)
+peak = status("VmHWM:") - base
+ref = WPSVC().fit(X, y)
+print(json.dumps({"peak": peak, "diff": float(np.max(np.abs(
+    est.decision_function(X[:2000]) - ref.decision_function(X[:2000]))))}))
+"""
+
+
+@pytest.mark.slow
+def test_memory_budget_bounds_wpsvm_weights_and_the_pivoted_reduced_set(tmp_path):
+    """Issue 26 item 3: WPSVC's class-centre distances made m x n float64 temporaries (+290 MB
+    over a 100 MB budget on 200k x 60); ReducedSVC's pivoted-Cholesky reduced set built its
+    m x r factor without a check (+500 MB over 80 MB). Now the distances go a block of rows
+    at a time (the same weights), and the factor is refused up front when it cannot fit."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "peak.py"
+    script.write_text(_WPSVC_PEAK_SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["peak"] <= 100e6 and res["diff"] < 1e-9, res
+    X = np.random.default_rng(0).standard_normal((200_000, 20))
+    with pytest.raises(MemoryError, match=r"pivoted-Cholesky reduced set \(200,000 x 300 "
+                                          r"factor\).*reduced_set='random'"):
+        ReducedSVC(reduced_set="pivoted_cholesky", memory_budget="80MB").fit(X, X[:, 0] > 0)
+
+
+def test_blocked_class_centre_weights_equal_the_whole_ones():
+    from svmgpu.solvers.closed_form import center_distance_weights
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((1000, 7))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    w = rng.uniform(0, 2, 1000)
+    whole = center_distance_weights(X, y, q=1.0, sample_weight=w, xp=np_xp())
+    blocked = center_distance_weights(X, y, q=1.0, sample_weight=w, xp=np_xp(),
+                                      memory_budget=3 * 8 * 7 * 64)  # blocks of 32 rows
+    np.testing.assert_allclose(blocked, whole, rtol=1e-13, atol=1e-15)
+
+
+def np_xp():
+    import array_api_compat.numpy as xp
+
+    return xp
+
+
+_PROBABILITY_PEAK_SCRIPT = """
+import json
+import numpy as np
+from svmgpu import UniSVC
+X = np.random.default_rng(0).standard_normal((200_000, 20))
+y = X[:, 0] > 0
+UniSVC(rank=20).fit(X[:2000], y[:2000])
+def status(key):
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
+with open("/proc/self/clear_refs", "w") as fh:
+    fh.write("5")
+base = status("VmRSS:")
+UniSVC(probability=True, memory_budget="80MB").fit(X, y)
+print(json.dumps({"peak": status("VmHWM:") - base}))
+"""
+
+
+@pytest.mark.slow
+def test_memory_budget_bounds_probability_and_prediction(tmp_path):
+    """Issue 26 item 3: UniSVC(probability=True, memory_budget="80MB") on 200k x 20 peaked
+    +170 MB: each fold predicted its held-out rows through their n x r Nystrom features. Now
+    prediction is K(x, landmarks)(L^-T beta) in kernel blocks (O(n r d), bounded), and the
+    folds' copies of X come out of the budget before the folds' fits get the rest."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "peak.py"
+    script.write_text(_PROBABILITY_PEAK_SCRIPT)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1])["peak"] <= 80e6
+    # the blocked prediction is the features' prediction, to rounding
+    X, y = make_checkerboard(3000, random_state=0)
+    clf = UniSVC(C=10.0, gamma=16.0, rank=100, random_state=0, memory_budget="3MB").fit(X, y)
+    feats = clf.factor_.transform(X[:500])
+    np.testing.assert_allclose(clf.decision_function(X[:500]), feats @ clf.coef_,
+                               rtol=1e-9, atol=1e-9)

@@ -23,7 +23,16 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from svmgpu.backend import clip, fetch_scalars, host_array, take_rows, to_device
+from svmgpu.backend import (
+    check_fits,
+    clip,
+    fetch_scalars,
+    host_array,
+    is_sparse,
+    numpy_dtype,
+    take_rows,
+    to_device,
+)
 
 #: Folds of the internal cross-validation that fits Platt's sigmoids (``probability=True``), as
 #: in LIBSVM.
@@ -172,7 +181,14 @@ def fit_platt(est, X, y_idx, sample_weight, *, ctx):
     order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
     fold = xp.argsort(order) % n_folds  # each class dealt round-robin to the folds
     held_rows, held_scores = [], []
-    fold_params = {}  # the folds' labels are the class indices: a dict follows them
+    # the folds' copies of X's rows (training and held-out: all of X once) come out of the
+    # budget first; each fold's fit gets the rest
+    copies = X.data.nbytes + X.indices.nbytes if is_sparse(X) else \
+        int(X.shape[0]) * int(X.shape[1]) * numpy_dtype(X.dtype).itemsize
+    check_fits(copies, ctx.budget_bytes, what="probability=True's cross-validation folds (a "
+               "copy of X's rows)", hint="use probability=False")
+    fold_params = {"memory_budget": ctx.budget_bytes - copies}
+    # (the folds' labels are the class indices: a dict of class weights follows them)
     if isinstance(getattr(est, "class_weight", None), dict):
         fold_params["class_weight"] = dict(enumerate(est.class_weight_.tolist()))
     for f in range(n_folds):

@@ -322,7 +322,9 @@ class WPSVC(PSVC):
         X = shared["X"] if rows is None else take_rows(shared["X"], rows, xp=xp)
         if self._dask_fit:  # the same formulas on the Dask arrays (lazy, chunk by chunk)
             xp = get_namespace(X)
-        s = center_distance_weights(X, y, q=float(self.q), sample_weight=sample_weight, xp=xp)
+        s = center_distance_weights(X, y, q=float(self.q), sample_weight=sample_weight, xp=xp,
+                                    memory_budget=None if self._dask_fit
+                                    else self._ctx.budget_bytes)
         ls = s * s
         if sample_weight is not None:
             ls = ls * xp.astype(sample_weight, ls.dtype)

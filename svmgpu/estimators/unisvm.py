@@ -150,14 +150,21 @@ class _UniSVMMixin:
                 "check that the features are scaled (e.g. StandardScaler)")
 
     def _prepare_predict(self, X, *, ctx):
-        if self.factor_ is not None:
-            return self.factor_.transform(X, memory_budget=ctx.budget_bytes)
+        if self.factor_ is not None:  # every model's f = K(x, landmarks) (L⁻ᵀ β): O(n r d),
+            xp, f64 = ctx.xp, ctx.xp.float64  # in kernel blocks within the budget (not the
+            # n × r features p(x) = L⁻¹ k(x, landmarks), which cost O(n r²) and n r memory)
+            B = xp.stack([xp.astype(m["coef"], f64) for m in self.models_], axis=1)
+            U = xp.matmul(xp.matrix_transpose(xp.astype(self.factor_.L_inv, f64)), B)
+            return {"scores": kernel_matvec(self.factor_.kernel, X, self.factor_.landmark_X,
+                                            xp.astype(U, X.dtype),
+                                            memory_budget=ctx.budget_bytes)}
         return {"X": X, "budget": ctx.budget_bytes}
 
     def _decision_binary(self, model, feats, *, xp):
         coef = model["coef"]
         if self.factor_ is not None:
-            return xp.matmul(feats, xp.astype(coef, feats.dtype))
+            column = next(q for q, m in enumerate(self.models_) if m is model)
+            return feats["scores"][:, column]
         X = feats["X"]
         Z = self.X_fit_ if model["rows"] is None else xp.take(self.X_fit_, model["rows"], axis=0)
         return kernel_matvec(self.kernel_, X, Z, xp.astype(coef, X.dtype),

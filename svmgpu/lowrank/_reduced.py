@@ -7,8 +7,10 @@ import functools
 from svmgpu.backend import (
     array_device,
     asarray,
+    check_fits,
     get_namespace,
     is_dask_collection,
+    parse_bytes,
     random_subset,
     resolve_budget,
     take_rows,
@@ -52,6 +54,10 @@ def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state
     else:
         if method != "pivoted_cholesky":
             raise ValueError(f"unknown reduced_set {method!r}; valid: {list(REDUCED_SETS)}")
+        if memory_budget is not None:  # the greedy pivots' m × r factor is held whole
+            check_fits(n_cand * rank * 8, parse_bytes(memory_budget),
+                       what=f"the pivoted-Cholesky reduced set ({n_cand:,} x {rank} factor)",
+                       hint="use reduced_set='random' or a lower rank")
         Xc = X if candidates is None else take_rows(X, candidates, xp=xp)
         factor = pivoted_cholesky(Xc, kernel, max_rank=rank, tol=0.0, memory_budget=memory_budget)
         pos = asarray(factor.landmarks, device=device)

@@ -40,10 +40,12 @@ import math
 import time
 
 from svmgpu.backend import (
+    block_rows,
     cho_solve,
     clip,
     is_sparse,
     native_device,
+    parse_bytes,
     row_sq_norms,
     serial_blas,
     sparse_product_t,
@@ -197,7 +199,7 @@ def primal_sums(P, y, s, *, fit_intercept, gram):
     return c, q, Q, xp.sum(sy), (m if s is None else xp.sum(s))
 
 
-def center_distance_weights(X, y, *, q, sample_weight=None, xp):
+def center_distance_weights(X, y, *, q, sample_weight=None, memory_budget=None, xp):
     """WPSVM weights ``s = 1 − d / (R + q)`` (22), class by class.
 
     For each class (label −1 and +1): the centre is the mean of its points (weighted by
@@ -215,6 +217,9 @@ def center_distance_weights(X, y, *, q, sample_weight=None, xp):
         Positive tuning constant (in the units of X).
     sample_weight : array of shape (m,), optional
         Rows of weight 0 do not count for centres and radii (their ``s`` is clipped at 0).
+    memory_budget : int, str or None
+        Bytes for the float64 rows of dense X converted a block at a time (None: all rows in
+        one block, the Dask form's lazy formulas).
 
     Returns
     -------
@@ -228,9 +233,13 @@ def center_distance_weights(X, y, *, q, sample_weight=None, xp):
     q = _check_positive("q", q)
     f64 = xp.float64
     sparse = is_sparse(X)
-    X64 = X if sparse else xp.astype(X, f64)
     y = xp.astype(y, f64)
     m = X.shape[0]
+    # dense rows a block at a time in float64 (three (rows, n) temporaries alive at once, in
+    # half the budget: the features and vectors of the fit hold the rest)
+    step = m if memory_budget is None or sparse else \
+        block_rows(X.shape[1], 8, parse_bytes(memory_budget) // 2, n_buffers=3, max_rows=m)
+    blocks = [(s0, min(s0 + step, m)) for s0 in range(0, m, step)]
     dev = native_device(X)
     sw = (xp.ones((m,), dtype=f64, device=dev) if sample_weight is None
           else xp.astype(sample_weight, f64))
@@ -248,8 +257,12 @@ def center_distance_weights(X, y, *, q, sample_weight=None, xp):
                 xp.sum(center * center)
             d = xp.sqrt(clip(xp.astype(d2, f64), min=0.0, xp=xp))
         else:
-            center = xp.sum(X64 * wc[:, None], axis=0) / total
-            d = xp.linalg.vector_norm(X64 - center[None, :], axis=1)
+            center = sum(xp.sum(xp.astype(X[a:b, :], f64) * wc[a:b, None], axis=0)
+                         for a, b in blocks) / total
+            d = xp.concat([xp.linalg.vector_norm(xp.astype(X[a:b, :], f64) - center[None, :],
+                                                 axis=1) for a, b in blocks]) \
+                if len(blocks) > 1 else \
+                xp.linalg.vector_norm(xp.astype(X, f64) - center[None, :], axis=1)
         R = float(xp.max(xp.where(wc > 0, d, xp.zeros_like(d))))
         s = xp.where(cls, 1.0 - d / (R + q), s)
     return clip(s, min=0.0, xp=xp)
