@@ -41,6 +41,7 @@ import json
 import math
 import os
 import platform
+import stat
 import tempfile
 import warnings
 import zipfile
@@ -430,12 +431,23 @@ def save_model(estimator, path, *, compress=False):
         raise
 
 
+#: What a model file may expand to at most: its arrays' total size, when more than
+#: ``_EXPAND_MIN`` bytes, may be at most ``_EXPAND_RATIO`` times the file's size (a file of
+#: zeros compressed a thousandfold is refused before it is read, not after it filled memory).
+_EXPAND_MIN = 64 * 2**20
+_EXPAND_RATIO = 200
+
+
 def _open(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"model file {path!r} does not exist")
-    if os.path.isdir(path) or not zipfile.is_zipfile(path):
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would be read forever
+        raise ModelFormatError(f"{path!r} is not a regular file (a directory, FIFO or device); "
+                               "an svmgpu model file is a .npz archive")
+    if not zipfile.is_zipfile(path):
         raise ModelFormatError(f"{path!r} is not an svmgpu model file (not a .npz archive)")
+    _check_expansion(path)
     try:
         npz = np.load(path, allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - damaged headers raise many kinds of errors
@@ -465,6 +477,23 @@ def _open(path):
         if not isinstance(meta.get(key), kind):
             raise ModelFormatError(f"{path!r}: the model metadata lacks a valid {key!r} entry")
     return npz, meta
+
+
+def _check_expansion(path):
+    """Refuse an archive whose members would expand far beyond the file (see
+    :data:`_EXPAND_RATIO`), from the sizes its directory declares."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            total = sum(max(int(i.file_size), 0) for i in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ModelFormatError(f"{path!r} is not an svmgpu model file ({type(exc).__name__}: "
+                               f"{str(exc)[:200]})") from None
+    size = os.path.getsize(path)
+    if total > _EXPAND_MIN and total > _EXPAND_RATIO * size:
+        raise ModelFormatError(
+            f"{path!r} ({size:,} bytes) would expand to {total:,} bytes of arrays, more than "
+            f"{_EXPAND_RATIO} times its size: refused before reading (a damaged or hostile "
+            "file); an svmgpu model file's arrays are its fitted model")
 
 
 def read_metadata(path) -> dict:
@@ -504,6 +533,12 @@ def load_model(path, *, device=None):
     except RecursionError:
         raise ModelFormatError(f"{os.fspath(path)!r}: the model metadata is nested too "
                                "deeply") from None
+    except ModelFormatError:
+        raise
+    except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
+        # (a value of the wrong type or shape anywhere in the metadata: one error type for all)
+        raise ModelFormatError(f"{os.fspath(path)!r}: malformed model metadata "
+                               f"({type(exc).__name__}: {str(exc)[:200]})") from None
     finally:
         npz.close()
     if "device_" in vars(est):  # the arrays are on the host now
@@ -556,6 +591,10 @@ def _build(npz, meta):
             f"version; it was saved by svmgpu {meta.get('svmgpu_version')}"
         )
     est = cls(**params)
+    try:  # the estimator's own constraints: a file cannot carry C=-1 or gamma='evil'
+        est._validate_params()
+    except ValueError as exc:
+        raise ModelFormatError(f"the model's parameters are invalid: {exc}") from None
     for k, v in meta["attributes"].items():
         if not (isinstance(k, str) and k.isidentifier()) or k.startswith("__") \
                 or callable(getattr(cls, k, None)):

@@ -381,3 +381,36 @@ def test_damaged_or_inconsistent_files_raise_one_model_format_error(tmp_path):
     _rewrite_arrays(path, tmp_path / "deep.npz", nest)
     with pytest.raises(ModelFormatError):
         load_model(tmp_path / "deep.npz")
+
+
+def test_invalid_parameters_malformed_metadata_fifos_and_bombs_are_refused(tmp_path):
+    """Issue 26 item 4: invalid parameter values loaded (C=-1, gamma='evil'); malformed
+    metadata raised raw TypeError/KeyError/AttributeError; a FIFO hung load_model; a 0.5 MB
+    file expanded into gigabytes. Each is one ModelFormatError now, before the work."""
+    import os
+    import zipfile
+
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=0, device="cpu").fit(X, y)
+    save_model(clf, tmp_path / "m.npz")
+    for name, change, match in [
+        ("c.npz", lambda m: m["params"].update(C=-1.0), "'C' parameter of UniSVC"),
+        ("g.npz", lambda m: m["params"].update(gamma="evil"), "'gamma' parameter of UniSVC"),
+        ("t.npz", lambda m: m["params"].update(loss_params=[1, 2]), "'loss_params' parameter"),
+    ]:
+        _rewrite_meta(tmp_path / "m.npz", tmp_path / name, change)
+        with pytest.raises(ModelFormatError, match=match):
+            load_model(tmp_path / name)
+    fifo = tmp_path / "fifo.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(ModelFormatError, match="not a regular file"):
+        load_model(fifo)
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("a0.npy", "w") as fh:  # 80 MB of zeros, a few hundred kB compressed
+            chunk = bytes(2**20)
+            for _ in range(80):
+                fh.write(chunk)
+    assert os.path.getsize(bomb) < 1e6
+    with pytest.raises(ModelFormatError, match="would expand to 83,886,080 bytes"):
+        load_model(bomb)
