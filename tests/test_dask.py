@@ -469,3 +469,16 @@ def test_the_dask_forms_are_made_from_the_row_classes_declarations():
     assert hasattr(DaskDCA, "correction_product") and not hasattr(DaskDCA, "correction")
     with pytest.raises(TypeError, match="must implement strided"):
         type("Broken", (DaskRows,), {"rows_class": NewtonRows})
+
+
+def test_rank_auto_has_one_policy_for_dask_and_memory():
+    """Issue 26 item 5: rank="auto" on 3,000 rows was the full kernel in memory and silently
+    rank 300 on Dask (decisions differing by 0.36); now Dask input says why and what to pass
+    (no cluster needed: the check comes before any work)."""
+    X = np.random.default_rng(0).standard_normal((3000, 3))
+    y = X[:, 0] > 0
+    Xd, yd = da.from_array(X, chunks=(1000, 3)), da.from_array(y, chunks=1000)
+    with pytest.raises(ValueError, match=r"rank='auto' is the full kernel for 3,000 samples.*"
+                                         r"pass rank=300"):
+        UniSVC().fit(Xd, yd)
+    assert UniSVC().fit(X, y).rank_ is None  # in memory: the full kernel, as before

@@ -37,6 +37,14 @@ def resolve_rank(rank, m, *, full_kernel_form=False, full_fits=False, dask=False
         if rank is None:
             raise ValueError("rank=None (the full kernel) does not take Dask input: set rank "
                              f"(e.g. rank={AUTO_RANK}) for the distributed low-rank solver")
+        if rank == "auto" and full_kernel_form and m <= AUTO_FULL_MAX_SAMPLES:
+            # one policy for both: in memory "auto" is the full kernel here, which a cluster
+            # cannot hold; a silently different (low-rank) model would be worse than asking
+            raise ValueError(
+                f"rank='auto' is the full kernel for {m:,} samples (at most "
+                f"{AUTO_FULL_MAX_SAMPLES:,}) in memory, which Dask input does not take (no m x m "
+                f"kernel on a cluster): pass rank={AUTO_RANK} for the distributed low-rank "
+                "solver, or fit on X.compute() for the full kernel")
         rank = AUTO_RANK if rank == "auto" else rank
     if rank == "auto":
         small = m <= AUTO_FULL_MAX_SAMPLES and full_fits
