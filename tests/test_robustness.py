@@ -330,25 +330,44 @@ def test_gsvm_zero_weight_equals_removing_the_row(device):
                     atol=1e-8)
 
 
-_WPSVC_PEAK_SCRIPT = """
+#: One fit's peak resident memory above the post-data baseline, in a fresh process:
+#: ``python script.py CASE`` prints ``{"peak": bytes, "diff": max |decision - reference|}``.
+_CASE_PEAK_SCRIPT = """
 import json, sys
 import numpy as np
-from svmgpu import WPSVC
-X = np.random.default_rng(0).standard_normal((200_000, 60))
+from svmgpu import UniSVC, WPSVC
+case = sys.argv[1]
+d = 60 if case == "wpsvc" else 20
+X = np.random.default_rng(0).standard_normal((200_000, d))
 y = X[:, 0] > 0
-WPSVC().fit(X[:2000], y[:2000])  # imports and BLAS set up first
+(WPSVC() if case == "wpsvc" else UniSVC(rank=20)).fit(X[:2000], y[:2000])  # imports, BLAS
 def status(key):
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
 with open("/proc/self/clear_refs", "w") as fh:
     fh.write("5")
 base = status("VmRSS:")
-est = WPSVC(memory_budget="100MB").fit(X, y)
+if case == "wpsvc":
+    est, ref = WPSVC(memory_budget="100MB").fit(X, y), WPSVC()
+else:
+    est, ref = UniSVC(probability=True, memory_budget="80MB").fit(X, y), None
 peak = status("VmHWM:") - base
-ref = WPSVC().fit(X, y)
-print(json.dumps({"peak": peak, "diff": float(np.max(np.abs(
-    est.decision_function(X[:2000]) - ref.decision_function(X[:2000]))))}))
+diff = 0.0 if ref is None else float(np.max(np.abs(
+    est.decision_function(X[:2000]) - ref.fit(X, y).decision_function(X[:2000]))))
+print(json.dumps({"peak": peak, "diff": diff}))
 """
+
+
+def _case_peak(tmp_path, case):
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "peak.py"
+    script.write_text(_CASE_PEAK_SCRIPT)
+    out = subprocess.run([sys.executable, str(script), case], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.slow
@@ -357,15 +376,7 @@ def test_memory_budget_bounds_wpsvm_weights_and_the_pivoted_reduced_set(tmp_path
     over a 100 MB budget on 200k x 60); ReducedSVC's pivoted-Cholesky reduced set built its
     m x r factor without a check (+500 MB over 80 MB). Now the distances go a block of rows
     at a time (the same weights), and the factor is refused up front when it cannot fit."""
-    import json
-    import subprocess
-    import sys
-
-    script = tmp_path / "peak.py"
-    script.write_text(_WPSVC_PEAK_SCRIPT)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         check=True)
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res = _case_peak(tmp_path, "wpsvc")
     assert res["peak"] <= 100e6 and res["diff"] < 1e-9, res
     X = np.random.default_rng(0).standard_normal((200_000, 20))
     with pytest.raises(MemoryError, match=r"pivoted-Cholesky reduced set \(200,000 x 300 "
@@ -392,39 +403,13 @@ def np_xp():
     return xp
 
 
-_PROBABILITY_PEAK_SCRIPT = """
-import json
-import numpy as np
-from svmgpu import UniSVC
-X = np.random.default_rng(0).standard_normal((200_000, 20))
-y = X[:, 0] > 0
-UniSVC(rank=20).fit(X[:2000], y[:2000])
-def status(key):
-    with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
-with open("/proc/self/clear_refs", "w") as fh:
-    fh.write("5")
-base = status("VmRSS:")
-UniSVC(probability=True, memory_budget="80MB").fit(X, y)
-print(json.dumps({"peak": status("VmHWM:") - base}))
-"""
-
-
 @pytest.mark.slow
 def test_memory_budget_bounds_probability_and_prediction(tmp_path):
     """Issue 26 item 3: UniSVC(probability=True, memory_budget="80MB") on 200k x 20 peaked
     +170 MB: each fold predicted its held-out rows through their n x r Nystrom features. Now
     prediction is K(x, landmarks)(L^-T beta) in kernel blocks (O(n r d), bounded), and the
     folds' copies of X come out of the budget before the folds' fits get the rest."""
-    import json
-    import subprocess
-    import sys
-
-    script = tmp_path / "peak.py"
-    script.write_text(_PROBABILITY_PEAK_SCRIPT)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         check=True)
-    assert json.loads(out.stdout.strip().splitlines()[-1])["peak"] <= 80e6
+    assert _case_peak(tmp_path, "probability")["peak"] <= 80e6
     # the blocked prediction is the features' prediction, to rounding
     X, y = make_checkerboard(3000, random_state=0)
     clf = UniSVC(C=10.0, gamma=16.0, rank=100, random_state=0, memory_budget="3MB").fit(X, y)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
+# NumPy here is the host edge of Dask input: the dtypes of lazy Dask arrays and the small
+# results (classes, counts) that reach the client; device chunks are never converted.
 import numpy as np
 
 from svmgpu.backend import (

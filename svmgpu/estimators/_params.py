@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+# NumPy here names host values of the constraints (infinity, the float dtypes a user may
+# pass as ``dtype``); no array goes through it.
 import numpy as np
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
