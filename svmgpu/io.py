@@ -566,6 +566,7 @@ def _validate_loaded(est, path):
     for k, v in vars(est).items():
         if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.all(np.isfinite(v)):
             raise ModelFormatError(f"{path!r}: the fitted attribute {k!r} holds NaN or infinity")
+    _check_model_count(est, path)
     probe = np.zeros((1, int(n)))
     try:
         out = est.decision_function(probe) if hasattr(est, "decision_function") else \
@@ -576,6 +577,32 @@ def _validate_loaded(est, path):
             f"{type(exc).__name__}: {str(exc)[:200]})") from None
     if out.shape[0] != 1:
         raise ModelFormatError(f"{path!r}: the model predicts {out.shape[0]} values for 1 row")
+
+
+def _check_model_count(est, path):
+    """A classifier's ``classes_`` and its binary models agree: one model for two classes,
+    one per class (one-vs-rest) or one per pair (one-vs-one, ``pairs_``); a file without
+    ``classes_`` (or with classes the models do not cover) would predict the wrong labels."""
+    from sklearn.base import is_classifier  # noqa: PLC0415
+
+    if not is_classifier(est):
+        return
+    classes = getattr(est, "classes_", None)
+    if classes is None or getattr(classes, "ndim", 0) != 1 or len(classes) < 2:
+        raise ModelFormatError(f"{path!r}: a classifier without a valid classes_ (at least two "
+                               "labels)")
+    k = len(classes)
+    pairs = getattr(est, "pairs_", None)
+    models = getattr(est, "models_", None)
+    if pairs is not None and (len(pairs) != k * (k - 1) // 2
+                              or any(not (0 <= i < j < k) for i, j in pairs)):
+        raise ModelFormatError(f"{path!r}: pairs_ does not list the {k * (k - 1) // 2} pairs of "
+                               f"its {k} classes")
+    if isinstance(models, list):
+        want = 1 if k == 2 else len(pairs) if pairs is not None else k
+        if len(models) != want:
+            raise ModelFormatError(f"{path!r}: {len(models)} binary models for {k} classes "
+                                   f"(expected {want})")
 
 
 def _build(npz, meta):

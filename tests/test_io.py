@@ -414,3 +414,38 @@ def test_invalid_parameters_malformed_metadata_fifos_and_bombs_are_refused(tmp_p
     assert os.path.getsize(bomb) < 1e6
     with pytest.raises(ModelFormatError, match="would expand to 83,886,080 bytes"):
         load_model(bomb)
+
+
+def test_arrays_that_disagree_are_refused_not_predicted_from(tmp_path):
+    """Issue 26 item 4: an L_inv padded by one row and column predicted different values, a
+    binary model with three classes_ and a file without classes_ loaded and predicted."""
+    X, y = _data()
+    clf = UniSVC(C=1.0, gamma=16.0, rank=10, random_state=0, device="cpu").fit(X, y)
+    save_model(clf, tmp_path / "m.npz")
+
+    def array_named(meta, path):
+        return next(k for k, v in meta["arrays"].items() if v["path"] == path)
+
+    def pad_L_inv(meta, arrays):
+        key = array_named(meta, "factor_.L_inv")
+        L = arrays[key]
+        arrays[key] = np.pad(L, ((0, 1), (0, 1))) + np.eye(L.shape[0] + 1) * 1e-3
+        meta["arrays"][key]["shape"] = list(arrays[key].shape)
+        arrays["__svmgpu_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+
+    def three_classes(meta, arrays):
+        key = array_named(meta, "classes_")
+        arrays[key] = np.array([0, 1, 2]).astype(arrays[key].dtype)
+        meta["arrays"][key]["shape"] = [3]
+        arrays["__svmgpu_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+
+    def no_classes(meta, arrays):
+        del meta["attributes"]["classes_"]
+        arrays["__svmgpu_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+
+    for name, change, match in [("pad.npz", pad_L_inv, "inconsistent"),
+                                ("three.npz", three_classes, "1 binary models for 3 classes"),
+                                ("none.npz", no_classes, "without a valid classes_")]:
+        _rewrite_arrays(tmp_path / "m.npz", tmp_path / name, change)
+        with pytest.raises(ModelFormatError, match=match):
+            load_model(tmp_path / name)
