@@ -660,9 +660,10 @@ def build_parser():
                        "defaults; an option the estimator does not take is an error.")
     t.add_argument("data", help="LIBSVM/svmlight file (plain, .gz, .bz2 or .xz)")
     t.add_argument("model", help="model file to write (.npz)")
-    t.add_argument("--estimator", "-e", default="uni", choices=list(ESTIMATORS),
-                   help="uni (UniSVC, default), unisvr (UniSVR), reduced (ReducedSVC), greedy "
-                   "(GreedySVC), path (L2SVMPath), lssvm (LSSVC), psvm (PSVC), wpsvm (WPSVC)")
+    t.add_argument("--estimator", "-e", default="svc", choices=list(ESTIMATORS),
+                   help="svc (SVC, default: scikit-learn's SVC), svr (SVR), uni (UniSVC), "
+                   "unisvr (UniSVR), reduced (ReducedSVC), greedy (GreedySVC), path (L2SVMPath), "
+                   "lssvm (LSSVC), psvm (PSVC), wpsvm (WPSVC)")
     _add_parameter_flags(t)
     t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")

@@ -98,7 +98,7 @@ def test_train_predict_roundtrip(svm_files, tmp_path):
     """Through a real ``python -m svmgpu`` process, as a user runs it."""
     model = tmp_path / "model.npz"
     rc, out, err = run_cli("train", svm_files / "train.txt", model, "-C", 100, "--gamma", 16,
-                           "--rank", 150, "--device", "cpu")
+                           "--rank", 150, "--device", "cpu")  # (SVC, the default estimator)
     assert rc == 0, err
     assert "model saved to" in out and model.exists()
     pred = tmp_path / "pred.txt"
@@ -111,7 +111,8 @@ def test_train_predict_roundtrip(svm_files, tmp_path):
     assert len(labels) == 500 and set(labels) <= {"-1", "1"}
     # the CLI's model is an ordinary svmgpu model file
     est = load_model(model)
-    assert type(est).__name__ == "UniSVC" and est.C == 100.0 and est.rank == 150
+    assert type(est).__name__ == "SVC" and est.C == 100.0 and est.rank == 150
+    assert est.solver_ == "lowrank" and est.rank_ == 150  # an int rank: landmarks
     assert est.gamma == 16.0 and est.random_state == 0
     Xt = np.array([[float(t.split(":")[1]) for t in li.split()[1:]]
                    for li in (svm_files / "test.txt").read_text().splitlines()])
@@ -120,8 +121,8 @@ def test_train_predict_roundtrip(svm_files, tmp_path):
 
 def test_predict_to_stdout_and_multiclass(svm_files, tmp_path, call):
     model = tmp_path / "m3.npz"
-    rc, out, err = call("train", svm_files / "three.txt", model, "--gamma", 16, "--rank", 60,
-                           "--multi-class", "ovo", "--device", "cpu")
+    rc, out, err = call("train", svm_files / "three.txt", model, "-e", "uni", "--gamma", 16,
+                        "--rank", 60, "--multi-class", "ovo", "--device", "cpu")
     assert rc == 0, err
     assert "3 classes" in out
     rc, out, err = call("predict", svm_files / "three.txt", model, "-o", "-")
@@ -234,7 +235,9 @@ def test_missing_estimator_module_is_a_clear_error(monkeypatch):
     (("train", "{train}", "m.npz", "--rank", "zero"), 2, "rank"),
     (("train", "{train}", "m.npz", "-e", "greedy", "-C", "3"), 1, "-C does not apply"),
     (("train", "{train}", "m.npz", "--param", "nope=1"), 1, "no parameter 'nope'"),
-    (("train", "{train}", "m.npz", "--loss", "nope", "--rank", "10"), 1, "unknown"),
+    (("train", "{train}", "m.npz", "-e", "uni", "--loss", "nope", "--rank", "10"), 1, "unknown"),
+    (("train", "{train}", "m.npz", "--loss", "squared_hinge"), 1,
+     "--loss does not apply to estimator 'svc'"),
     (("train", "{train}", "{tmp}/no/such/dir/m.npz"), 1, "does not exist"),
     (("train", "{train}", "m.npz", "--class-weight", "1=5"), 2, "LABEL:WEIGHT"),
     (("train", "{train}", "m.npz", "--class-weight", "1:-2"), 2, "weights >= 0"),
@@ -311,7 +314,7 @@ def test_train_flags_are_built_from_the_estimators_constraints(svm_files, call):
     code, out, err = call("train", train, "m.npz", "-e", "path", "--tol", "0")
     _assert_one_line_error(code, err, 1, "--tol of L2SVMPath must be a float in the range "
                                          "(0.0, inf)")
-    code, out, err = call("train", train, "m.npz", "--param", "loss_params=\"a=2\"")
+    code, out, err = call("train", train, "m.npz", "-e", "uni", "--param", "loss_params=\"a=2\"")
     _assert_one_line_error(code, err, 1, "--loss-params of UniSVC must be an instance of 'dict'")
 
 

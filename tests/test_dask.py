@@ -419,8 +419,8 @@ def test_cli_trains_on_a_local_dask_cluster(tmp_path, capsys):
 
     X, y = make_checkerboard(3000, random_state=0)
     dump_svmlight(X, y, tmp_path / "train.txt")
-    args = ["train", tmp_path / "train.txt", tmp_path / "m.npz", "--gamma", "16", "-C", "10",
-            "--rank", "50"]
+    args = ["train", tmp_path / "train.txt", tmp_path / "m.npz", "-e", "uni", "--gamma", "16",
+            "-C", "10", "--rank", "50"]
     assert cli.main([str(a) for a in args + ["--workers", "2", "--chunk-bytes", "20KB"]]) == 0
     out = capsys.readouterr().out
     assert "chunks on 2 local workers" in out

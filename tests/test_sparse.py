@@ -201,10 +201,16 @@ def test_a_million_feature_sparse_file_trains_from_the_cli(tmp_path):
     path = tmp_path / "wide.libsvm"
     path.write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.npz"
+    assert cli.main(["train", str(path), str(model), "-e", "uni", "--rank", "10", "--gamma",
+                     "0.5", "--device", "cpu"]) == 0
+    est = load_model(model)
+    assert est.n_features_in_ == 1_000_000 and est.factor_.landmark_X.shape == (10, 1_000_000)
+    assert cli.main(["predict", str(path), str(model)]) == 0
+    # the default estimator, SVC, on the same file: its landmarks dense, X sparse
     assert cli.main(["train", str(path), str(model), "--rank", "10", "--gamma", "0.5",
                      "--device", "cpu"]) == 0
     est = load_model(model)
-    assert est.n_features_in_ == 1_000_000 and est.factor_.landmark_X.shape == (10, 1_000_000)
+    assert type(est).__name__ == "SVC" and est.support_vectors_.shape == (10, 1_000_000)
     assert cli.main(["predict", str(path), str(model)]) == 0
 
 

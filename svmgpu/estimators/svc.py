@@ -21,10 +21,10 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     reduced Newton method of Zhou 2013 (:func:`svmgpu.solvers.reduced.newton_reduced`, whose
     Huber-hinge continuation ends at the same smoothing).
 
-``solver="auto"`` takes the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix
-fits the memory budget, else the low-rank one at ``rank`` (``"auto"``: :data:`AUTO_RANK`, a
-constant until the rank is chosen by the data). The choice and its reason are logged at
-``verbose=1``.
+``solver="auto"`` takes the low-rank path when ``rank`` is an int; with ``rank="auto"`` the exact
+path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, else the
+low-rank one at :data:`AUTO_RANK` landmarks (a constant until the rank is chosen by the data).
+The choice and its reason are logged at ``verbose=1``.
 """
 
 from __future__ import annotations
@@ -103,6 +103,8 @@ class _FrontDoor:
             return self.solver, f"solver={self.solver!r}"
         if self.rank is None:
             return "exact", "rank=None"
+        if self.rank != "auto":  # a rank asks for landmarks: never silently the exact path
+            return "lowrank", f"rank={self.rank}"
         if m > EXACT_MAX_ROWS:
             return "lowrank", f"{m:,} rows > EXACT_MAX_ROWS={EXACT_MAX_ROWS:,}"
         if exact_bytes > budget:
@@ -274,8 +276,9 @@ class SVC(_FrontDoor, SVCBase):
     random_state : int, Generator or None, default None
         The folds of ``probability=True`` (the fit itself is deterministic).
     rank : "auto", int or None, default "auto"
-        The landmarks of the low-rank path ("auto": :data:`AUTO_RANK`, at most the rows); None
-        asks for the exact path.
+        The landmarks of the low-rank path (at most the rows): an int takes that path with that
+        many; "auto" lets ``solver="auto"`` choose (:data:`AUTO_RANK` landmarks when it takes
+        the low-rank path); None asks for the exact path.
     solver : {"auto", "exact", "lowrank"}, default "auto"
         The path (``solver_``; see the module notes): "auto" takes the exact one up to
         :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget.
