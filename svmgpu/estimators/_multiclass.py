@@ -34,19 +34,27 @@ def binary_problems(y_idx, n_classes, pairs, sample_weight, *, xp, dtype, dask=F
                    None if sample_weight is None else xp.take(sample_weight, rows, axis=0))
 
 
-def ovo_votes(scores, pairs, n_classes, *, xp):
-    """One-vs-one decision values as scikit-learn's "ovr" shape: each class's votes plus its
-    summed pairwise confidences squashed into (−⅓, ⅓), so that ``argmax`` is the class with the
-    most votes, ties broken by confidence. ``scores``: one (n,) array per pair."""
+def ovo_vote_counts(scores, pairs, n_classes, *, xp):
+    """Each class's one-vs-one votes, shape (n, n_classes) in the scores' dtype: the pair
+    (i, j) votes for i where its decision value is positive, else for j (LIBSVM's vote)."""
     n = scores[0].shape[0]
     votes = xp.zeros((n, n_classes), dtype=scores[0].dtype,
                      device=getattr(scores[0], "device", None))
-    conf = xp.zeros_like(votes)
     one, zero = xp.ones_like(scores[0]), xp.zeros_like(scores[0])
     for (i, j), s in zip(pairs, scores):
         pos = xp.where(s > 0, one, zero)
         votes[:, i] += pos
         votes[:, j] += 1 - pos
+    return votes
+
+
+def ovo_votes(scores, pairs, n_classes, *, xp):
+    """One-vs-one decision values as scikit-learn's "ovr" shape: each class's votes plus its
+    summed pairwise confidences squashed into (−⅓, ⅓), so that ``argmax`` is the class with the
+    most votes, ties broken by confidence. ``scores``: one (n,) array per pair."""
+    votes = ovo_vote_counts(scores, pairs, n_classes, xp=xp)
+    conf = xp.zeros_like(votes)
+    for (i, j), s in zip(pairs, scores):
         conf[:, i] += s
         conf[:, j] -= s
     return votes + conf / (3 * (xp.abs(conf) + 1))

@@ -43,6 +43,7 @@ from svmgpu.backend import (
     set_rows,
 )
 from svmgpu.estimators._base import SVCBase, SVRBase, store_parameters
+from svmgpu.estimators._multiclass import ovo_vote_counts
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
 from svmgpu.kernels import kernel_matvec
@@ -96,9 +97,13 @@ class _FrontDoor:
                                  "m × m); the UniSVM estimators take Dask input")
         return tags
 
+    def _exact_bytes(self, m):
+        """The exact path's memory: the kernel matrix, a pair's copy of it, the dense rows."""
+        return 2 * m * m * 8 + m * self.n_features_in_ * 8
+
     def _choose_solver(self, m, budget):
         """``(solver_, why)`` of this fit (see the module notes)."""
-        exact_bytes = 2 * m * m * 8 + m * self.n_features_in_ * 8
+        exact_bytes = self._exact_bytes(m)
         if self.solver != "auto":
             return self.solver, f"solver={self.solver!r}"
         if self.rank is None:
@@ -121,7 +126,7 @@ class _FrontDoor:
         self._log.info("solver %s: %s", self.solver_, why)
         self.kernel_ = self._make_kernel(X, sample_weight)
         if self.solver_ == "exact":
-            check_fits(2 * m * m * 8 + m * self.n_features_in_ * 8, ctx.budget_bytes,
+            check_fits(self._exact_bytes(m), ctx.budget_bytes,
                        what=f"SVC's exact path: the kernel matrix of {m:,} samples",
                        hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
             self.rank_ = None
@@ -374,12 +379,7 @@ class SVC(_FrontDoor, SVCBase):
         if k == 2 or (self.break_ties and self.decision_function_shape == "ovr"):
             return super().predict(X)
         scores, xp = self._raw_decision(X)
-        n = scores[0].shape[0]
-        votes = xp.zeros((n, k), dtype=xp.int64, device=getattr(scores[0], "device", None))
-        for (i, j), s in zip(self.pairs_, scores):
-            pos = xp.astype(s > 0, xp.int64)
-            votes[:, i] += pos
-            votes[:, j] += 1 - pos
+        votes = ovo_vote_counts(scores, self.pairs_, k, xp=xp)
         return self._labels_of(xp.argmax(votes, axis=1), X, xp=xp)
 
 
