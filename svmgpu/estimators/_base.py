@@ -516,7 +516,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         self.classes_ = classes
         n_classes = int(classes.shape[0])
         if self.probability:  # Platt's folds need 2 samples a class: said before the fit
-            check_platt_classes(fetch_scalars(
+            n_folds = check_platt_classes(fetch_scalars(
                 *[xp.count_nonzero(y_idx == c) for c in range(n_classes)], xp=xp), classes)
         sw = self._with_class_weight(sw, y_idx, ctx=ctx, X=X)
         self._check_loss_scale(sw, X.shape[0], xp=xp)
@@ -541,7 +541,8 @@ class SVCBase(ClassifierMixin, SVMBase):
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if self.probability:
-            self._phase("probability", fit_platt, self, X, y_idx, user_sw, ctx=ctx)
+            self._phase("probability", fit_platt, self, X, y_idx, user_sw, n_folds=n_folds,
+                        ctx=ctx)
         return self
 
     def _probability_enabled(self):

@@ -166,16 +166,15 @@ def _couple(probs, pairs, k, *, xp):
     return p / xp.sum(p, axis=1, keepdims=True)
 
 
-def fit_platt(est, X, y_idx, sample_weight, *, ctx):
+def fit_platt(est, X, y_idx, sample_weight, *, n_folds, ctx):
     """Platt's sigmoids (``probA_``, ``probB_``, one per binary problem) on held-out
-    decision values: LIBSVM's internal 5-fold cross-validation, stratified by class. Each
+    decision values: LIBSVM's internal cross-validation in ``n_folds`` folds
+    (:func:`check_platt_classes`, checked before the main fit), stratified by class. Each
     fold refits the estimator (``probability=False``) on the other folds, so the fit costs
     about five more fits. Everything stays on the fit's device; the folds come from a
     random permutation drawn on the host (``random_state``) and uploaded once."""
     xp = ctx.xp
     k, m = int(est.classes_.shape[0]), int(X.shape[0])
-    counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
-    n_folds = check_platt_classes(counts, est.classes_)
     seed = est.random_state if isinstance(est.random_state, (int, np.integer)) else 0
     key = to_device(np.random.default_rng(seed).permutation(m), ctx.device)
     order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key)  # by class, shuffled within
