@@ -275,3 +275,31 @@ def mixture(n: int, rng):
     X[neg[first]] = rng.multivariate_normal([0.0, 0.0], 0.25 * np.eye(2), size=int(first.sum()))
     X[neg[~first]] = rng.multivariate_normal([5.0, -2.0], np.eye(2), size=int((~first).sum()))
     return X, y
+
+
+# ----------------------------------------------------------------------------- regression
+#: The regression set-up of bench_losses.py: the Checkerboard's square, γ, λ and rank.
+SURFACE = Setup("smooth surface with outliers", gamma=16.0, lam=1e-7, rank=300, m=1_000_000,
+                m_test=200_000)
+
+
+def surface_split(m: int = SURFACE.m, m_test: int = SURFACE.m_test, *, dtype="float64",
+                  outliers: float = 0.05):
+    """``(X, y, Xt, yt)``: points uniform in the unit square with targets
+    ``sin(2π x₁) cos(2π x₂) + N(0, 0.1²)``; ``outliers`` of the training targets (seed 0) are
+    replaced by uniform values in [−3, 3] (the robust losses' case), the test targets (seed 1)
+    are clean."""
+    import numpy as np
+
+    def draw(n, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.random((n, 2))
+        f = np.sin(2 * np.pi * X[:, 0]) * np.cos(2 * np.pi * X[:, 1])
+        return X.astype(dtype), f, rng
+
+    X, f, rng = draw(m, 0)
+    y = f + 0.1 * rng.standard_normal(m)
+    bad = rng.random(m) < outliers
+    y[bad] = rng.uniform(-3.0, 3.0, int(bad.sum()))
+    Xt, yt, _ = draw(m_test, 1)
+    return X, y, Xt, yt

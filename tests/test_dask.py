@@ -434,17 +434,20 @@ def test_cli_trains_on_a_local_dask_cluster(tmp_path, capsys):
     assert "GreedySVC does not take Dask input" in err and "without --workers" in err
 
 
-def test_dca_losses_on_a_cluster_equal_the_in_memory_fit(client):
-    # UniSVM's DCA (the losses that are not piecewise quadratic: smooth ramp, UniSVR's
-    # default smooth ε-insensitive) runs its per-row work (DCARows) on the partitions
+@pytest.mark.parametrize("solver", ["dca", "newton"])
+def test_smooth_losses_on_a_cluster_equal_the_in_memory_fit(client, solver):
+    # The losses that are not piecewise quadratic (smoothed ramp 2, UniSVR's default smooth
+    # ε-insensitive), by UniSVM's DCA (DCARows) or by Newton with rounded curvature
+    # (NewtonRows: the levels are computed per row, on the partitions)
     X, y, y3 = _data(seed=16)
     sw = np.random.default_rng(17).uniform(0, 2, X.shape[0])
     sw[::5] = 0
-    kw = dict(KW, C=1.0, tol=1e-8, max_iter=2000)
+    kw = dict(KW, C=1.0, tol=1e-8, max_iter=2000, solver=solver)
     Xd = da.from_array(X, chunks=(CHUNKS, 2))
-    a = UniSVC(loss="smooth_ramp", **kw).fit(X, y3, sample_weight=sw)
-    b = UniSVC(loss="smooth_ramp", **kw).fit(Xd, y3, sample_weight=da.from_array(sw, chunks=999))
-    assert b.solver_ == "dca" and np.all(b.converged_)
+    a = UniSVC(loss="smooth_ramp_log", **kw).fit(X, y3, sample_weight=sw)
+    b = UniSVC(loss="smooth_ramp_log", **kw).fit(Xd, y3,
+                                                 sample_weight=da.from_array(sw, chunks=999))
+    assert b.solver_ == solver and np.all(b.converged_)
     # (the Anderson safeguard's accept/reject decisions follow rounding: the iterations may
     # differ by a few, the fixed point does not)
     assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-6 * float(np.max(np.abs(a.coef_))))

@@ -110,6 +110,109 @@ def test_dca_never_increases_objective_regression(loss_name):
     assert np.all(np.diff(h) <= 1e-10 * abs(h[0]))
 
 
+def _newton_problem(task, seed=3, m=300, r=40):
+    """A small noisy problem (features P, targets y) of each task, as UniSVM's tests set it."""
+    if task == "classification":
+        X, y = make_checkerboard(m, flip=0.1, random_state=seed)
+        return host(pivoted_cholesky(X, "rbf", r, tol=0, gamma=8.0).P), y.astype(np.float64)
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-3, 3, m)
+    y = np.sinc(x) + 0.1 * rng.standard_normal(m)
+    y[:10] += 3  # outliers
+    return host(pivoted_cholesky(x[:, None], "rbf", r, tol=0, gamma=1.0).P), y
+
+
+def _objective_and_gradient(beta, P, y, loss, C, cls):
+    r = 1 - y * (P @ beta) if cls else y - P @ beta
+    g = loss.grad(r)
+    return (0.5 * beta @ beta + C * np.sum(loss.value(r)),
+            beta - C * P.T @ (y * g if cls else g))
+
+
+NEWTON_CASES = [("classification", n) for n in CLS] + [("regression", n) for n in REG]
+
+
+@pytest.mark.parametrize("task,loss_name", NEWTON_CASES)
+def test_newton_and_dca_share_their_fixed_points(task, loss_name):
+    """Newton (levels of curvature for the smooth losses, negative curvature clipped for the
+    non-convex ones) and DCA from the same start: F decreases at every Newton step to a
+    stationary point (in fewer steps for a convex loss); for a convex loss DCA's optimum; for
+    a non-convex one a point DCA does not leave (warm-started there, DCA keeps F to tol), and DCA's end is a
+    point Newton does not leave (the two may end at different stationary points of a
+    non-convex F from the same start: bench/README.md)."""
+    cls = task == "classification"
+    P, y = _newton_problem(task)
+    loss, C, tol = get_loss(loss_name, task=task), 20.0, 1e-10
+    start = unisvm_newton(y, get_loss("squared_hinge" if cls else "least_squares", task=task),
+                          C=C, P=P, task=task, xp=npx, tol=1e-12).coef
+    kw = dict(C=C, P=P, task=task, xp=npx, tol=tol)
+    newton = unisvm_newton(y, loss, warm_start=start, max_iter=500, **kw)
+    dca = unisvm(y, loss, warm_start=start, max_iter=200_000, **kw)
+    assert newton.converged and dca.converged
+    assert newton.n_iter <= dca.n_iter or not loss.convex  # (concave rows: both linear)
+    F_n, g_n = _objective_and_gradient(newton.coef, P, y, loss, C, cls)
+    F_d, _ = _objective_and_gradient(dca.coef, P, y, loss, C, cls)
+    assert F_n == pytest.approx(newton.objective_history[-1], rel=1e-12)
+    h = np.array(newton.objective_history)
+    assert np.all(np.diff(h) <= 1e-12 * abs(h[0]))
+    if not loss.gradient_jumps:  # a stationary point (truncated losses: the decrease rule)
+        assert np.linalg.norm(g_n) <= 1e-8 * np.linalg.norm(newton.coef)
+    if loss.convex:
+        assert F_n == pytest.approx(F_d, rel=1e-9)
+        assert_allclose(newton.coef, dca.coef, rtol=1e-5, atol=1e-5 * np.abs(dca.coef).max())
+    else:
+        again = unisvm(y, loss, warm_start=newton.coef, max_iter=200_000, **kw)
+        assert again.objective_history[-1] == pytest.approx(F_n, rel=1e-6)
+        back = unisvm_newton(y, loss, warm_start=dca.coef, max_iter=500, **kw)
+        assert back.objective_history[-1] == pytest.approx(F_d, rel=1e-6)
+
+
+@pytest.mark.parametrize("task,loss_name", NEWTON_CASES)
+def test_newton_matches_scipy_on_a_tiny_problem(task, loss_name):
+    """Against L-BFGS on F itself (m = 60, r = 8) from the same start: the convex losses' one
+    minimizer; for the smooth non-convex ones a stationary point below the start."""
+    cls = task == "classification"
+    P, y = _newton_problem(task, seed=5, m=60, r=8)
+    loss, C = get_loss(loss_name, task=task), 5.0
+    start = unisvm_newton(y, get_loss("squared_hinge" if cls else "least_squares", task=task),
+                          C=C, P=P, task=task, xp=npx, tol=1e-12).coef
+    ref = scipy.optimize.minimize(_objective_and_gradient, start, args=(P, y, loss, C, cls),
+                                  jac=True, method="L-BFGS-B",
+                                  options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 20000})
+    newton = unisvm_newton(y, loss, C=C, P=P, task=task, warm_start=start, xp=npx, tol=1e-11,
+                           max_iter=500)
+    F_n, g_n = _objective_and_gradient(newton.coef, P, y, loss, C, cls)
+    if loss.convex:
+        assert F_n == pytest.approx(ref.fun, rel=1e-9)
+        assert_allclose(newton.coef, ref.x, rtol=1e-4, atol=1e-4 * np.abs(ref.x).max())
+    else:
+        assert F_n <= _objective_and_gradient(start, P, y, loss, C, cls)[0]
+        if not loss.gradient_jumps:
+            assert np.linalg.norm(g_n) <= 1e-8 * np.linalg.norm(newton.coef)
+
+
+def test_curvature_levels_bound_the_hessian_and_keep_the_solution():
+    """level_curvature rounds to powers of the ratio (within a factor √ratio, 0 below the
+    floor); Newton with levels reaches the exact-curvature Newton's optimum."""
+    from svmgpu.solvers.newton import level_curvature, semismooth_newton
+
+    k = np.array([0.0, 1e-9, 0.3, 1.0, 2.9, 7.0])
+    q = level_curvature(k, 2.0, 1e-6, xp=npx)
+    assert_array_equal(q[:2], [0.0, 0.0])
+    assert_allclose(np.log2(q[2:]), np.round(np.log2(q[2:])), atol=1e-12)
+    assert np.all(np.abs(np.log2(q[2:] / k[2:])) <= 0.5 + 1e-12)
+    P, y = _newton_problem("classification", m=2000, r=60)
+    loss, C = get_loss("smooth_hinge"), 50.0
+    exact = semismooth_newton(P, y, [loss], C=C, stop="kkt", tol=1e-10, presolve=False, xp=npx)
+    leveled = semismooth_newton(P, y, [loss], C=C, stop="kkt", tol=1e-10, presolve=False,
+                                curvature_levels=2.0, xp=npx)
+    assert exact.converged and leveled.converged
+    assert_allclose(leveled.coef, exact.coef, rtol=1e-7, atol=1e-7 * np.abs(exact.coef).max())
+    assert leveled.info["hessian_incremental"] > 0 and exact.info["hessian_incremental"] == 0
+    with pytest.raises(ValueError, match="curvature_levels"):
+        semismooth_newton(P, y, [loss], C=C, curvature_levels=1.0, xp=npx)
+
+
 @pytest.mark.parametrize("loss_name", CLS)
 def test_every_classification_loss_fits(loss_name):
     X, y = make_checkerboard(1500, random_state=5)
@@ -213,7 +316,6 @@ def test_multiclass_and_sample_weight():
     ({"loss": "truncated_squared_hinge", "loss_params": {"a": -1}}, "a"),
     ({"loss": "nonconvex_exp", "loss_params": {"c": 1.0}}, "c"),
     ({"loss": "squared_hinge", "A": 0.5}, "A_min"),
-    ({"solver": "newton", "loss": "smooth_hinge", "rank": 10}, "piecewise-quadratic"),
     ({"solver": "lbfgs"}, "solver"),
     ({"init": "zero"}, "init"),
     ({"C": 0.0}, "'C' parameter of UniSVC must be a float in the range"),
@@ -349,7 +451,10 @@ def test_convergence_warning_names_the_fix():
 
     X, y = make_checkerboard(600, random_state=2)
     cases = [(UniSVC(solver="dca", max_iter=3, C=100.0, gamma=16.0), "(?i)raise max_iter"),
-             (UniSVC(loss="smooth_ramp", max_iter=2, C=100.0, gamma=16.0), "DCA converges"),
+             (UniSVC(loss="smooth_ramp", solver="dca", max_iter=2, C=100.0, gamma=16.0),
+              "DCA converges"),
+             (UniSVC(loss="nonconvex_exp", max_iter=1, C=100.0, gamma=16.0),
+              "(?i)raise max_iter"),
              (ReducedSVC(max_iter=1, C=100.0, gamma=16.0, rank=50, random_state=0),
               "(?i)raise max_iter"),
              (GreedySVC(max_support=2, gamma=16.0), "raise max_support")]

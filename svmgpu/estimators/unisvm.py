@@ -19,7 +19,7 @@ from svmgpu.losses import Loss, get_loss
 from svmgpu.lowrank import nystrom
 from svmgpu.solvers.unisvm import unisvm, unisvm_newton
 
-_INITS = ("least_squares", "squared_hinge")
+_INITS = ("auto", "least_squares", "squared_hinge")
 _SOLVERS = ("auto", "dca", "newton")
 
 
@@ -51,15 +51,7 @@ class _UniSVMMixin:
         if self.init == "squared_hinge" and self._task != "classification":
             raise ValueError("init='squared_hinge' is for classification; use 'least_squares'")
         rank = self._effective_rank(X.shape[0], ctx)
-        newton_ok = self.loss_.piecewise_quadratic
-        if self.solver == "newton" and not newton_ok:
-            raise ValueError(
-                "solver='newton' needs a piecewise-quadratic loss (least_squares, squared_hinge, "
-                f"their truncations, huber, truncated_huber); got loss={self.loss_.name!r}: use "
-                "solver='dca'"
-            )
-        self.solver_ = "newton" if (self.solver == "newton" or
-                                     (self.solver == "auto" and newton_ok)) else "dca"
+        self.solver_ = "dca" if self.solver == "dca" else "newton"
         self.kernel_ = self._make_kernel(X, sample_weight)
         if rank is None:
             m = X.shape[0]  # K, its float64 copy and the Cholesky factor
@@ -121,8 +113,9 @@ class _UniSVMMixin:
                 return unisvm(y, loss, **data, warm_start=warm,
                               **{**kw, "A": self.A_ if loss is self.loss_ else None})
         warm, n_warm = None, 0
-        if self.init == "squared_hinge" and self.loss_.name != "squared_hinge":
-            start = run(get_loss("squared_hinge"), None)
+        init = self._start_loss()
+        if init is not None:
+            start = run(get_loss(init, task=self._task), None)
             warm, n_warm = start.coef, start.n_iter + start.info.get("n_presolve_iter", 0)
         res = run(self.loss_, warm)
         detail = {"warm_start": int(n_warm), "presolve": int(res.info.get("n_presolve_iter", 0)),
@@ -139,6 +132,24 @@ class _UniSVMMixin:
                 "converged": res.converged, "objective_history": res.objective_history,
                 "timings": res.timings, "support": support}
 
+
+    def _start_loss(self):
+        """The loss solved first for the start (None: the solver's own start).
+
+        ``init="auto"``: the squared hinge for a non-convex classification loss (a convex
+        problem whose solution sits where the robust loss's is, away from the inflection
+        points of the smoothed losses at f = 0; the notebooks' set-up), the least-squares
+        solution otherwise. DCA's own start is the least-squares solution (ξ⁰ = y, γ⁰ = 0);
+        Newton's is 0 (or its presolve), which for a convex loss gives the same optimum, so
+        only a non-convex loss solves the least-squares problem first."""
+        init = self.init
+        if init == "auto":
+            init = "squared_hinge" if (self._task == "classification" and
+                                       not self.loss_.convex) else "least_squares"
+        if init == self.loss_.name or (init == "least_squares" and
+                                       (self.solver_ == "dca" or self.loss_.convex)):
+            return None
+        return init
 
     def _convergence_advice(self):
         if self.solver_ == "dca":
@@ -215,19 +226,26 @@ _DOC_PARAMS = """
     lowrank_tol : float
         Trace tolerance of the pivoted Cholesky (``trace(K − PPᵀ) <= lowrank_tol · m``).
     solver : {"auto", "dca", "newton"}
-        ``"dca"``: UniSVM's Algorithm 1 (closed-form DCA steps; any loss, full or low rank).
-        ``"newton"``: semi-smooth Newton on the same objective (full or low rank), for
-        piecewise-quadratic losses (least squares, squared hinge, their truncations, Huber):
-        ~10–30 iterations where DCA needs hundreds to thousands at large C. ``"auto"``: Newton
-        where it applies.
+        ``"newton"`` (and ``"auto"``): Newton steps on UniSVM's objective (full or low rank)
+        for every loss: semi-smooth Newton with the generalized Hessian for the
+        piecewise-quadratic losses (least squares, squared hinge, Huber hinge, smoothed ramp,
+        their truncations, Huber, truncated Huber), the curvature rounded to levels for the
+        smooth ones (smooth hinge, smoothed ramp 2, exponential loss, smooth ε-insensitive
+        and absolute losses), negative curvature clipped to 0 for the non-convex losses, and
+        a line search on the true objective (:func:`svmgpu.solvers.unisvm.unisvm_newton`):
+        2–40 steps where DCA needs hundreds to thousands at large C. ``"dca"``: UniSVM's
+        Algorithm 1 (closed-form DCA steps, Anderson accelerated).
     accelerate : bool
         Anderson-accelerated DCA with a monotone safeguard (default) or plain DCA.
-    init : {"least_squares", "squared_hinge"}
-        Start from the least-squares solution (the paper's ξ⁰ = y, γ⁰ = 0) or, for
-        classification, from the squared-hinge solution (a convex warm start).
+    init : {"auto", "least_squares", "squared_hinge"}
+        The start: the least-squares solution (the paper's ξ⁰ = y, γ⁰ = 0) or, for
+        classification, the squared-hinge solution (a convex warm start). ``"auto"``: the
+        squared hinge's for a non-convex classification loss, the least-squares one otherwise.
+        A convex loss reaches the same optimum from any start; Newton then starts from 0.
     tol, max_iter : stopping rule (see :func:`svmgpu.solvers.unisvm.unisvm` for DCA and
-        :func:`svmgpu.solvers.unisvm.unisvm_newton` for Newton: a relative gradient, and for
-        the truncated losses also the relative decrease of the objective in a step).
+        :func:`svmgpu.solvers.unisvm.unisvm_newton` for Newton: the relative stationarity
+        ``‖∇F‖ / ‖C Pᵀ(s ψ')‖``, the same number for both solvers; for the truncated losses,
+        whose ψ' jumps, also the relative decrease of the objective in a step).
     device : {"auto", "cpu", "cuda", "cuda:N"}
     dtype : {None, "float32", "float64"}
     memory_budget : int, str or None
@@ -283,7 +301,7 @@ class UniSVC(_UniSVMMixin, SVCBase):
 
     def __init__(self, loss="squared_hinge", *, loss_params=None, A=None, C=1.0, kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, rank="auto", lowrank="nystrom",
-                 lowrank_tol=1e-3, solver="auto", accelerate=True, init="least_squares",
+                 lowrank_tol=1e-3, solver="auto", accelerate=True, init="auto",
                  tol=1e-3, max_iter=1000, multi_class="ovr", class_weight=None, probability=False,
                  device="auto", dtype=None, memory_budget=None, random_state=None, verbose=0):
         store_parameters(self, locals())
@@ -311,7 +329,7 @@ class UniSVR(_UniSVMMixin, SVRBase):
     def __init__(self, loss="smooth_epsilon_insensitive", *, loss_params=None, A=None, C=1.0,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, rank="auto",
                  lowrank="nystrom", lowrank_tol=1e-3, solver="auto", accelerate=True,
-                 init="least_squares", tol=1e-3, max_iter=1000, device="auto", dtype=None, memory_budget=None,
+                 init="auto", tol=1e-3, max_iter=1000, device="auto", dtype=None, memory_budget=None,
                  random_state=None, verbose=0):
         store_parameters(self, locals())
 

@@ -240,29 +240,28 @@ class Loss:
         xp, u = _prepare(u, xp)
         return self._grad(u, xp, **self._values)
 
-    #: Whether :meth:`curvature` is available: ψ is piecewise quadratic (or linear), so its
-    #: generalized second derivative is piecewise constant and semi-smooth Newton applies.
+    #: Whether ψ' jumps (the truncated losses, where ψ meets its ceiling with a kink): their
+    #: stationarity test cannot hold while rows sit near the kink, so solvers also stop on the
+    #: relative decrease of the objective (:class:`~svmgpu.solvers.newton.NewtonOptions`).
+    gradient_jumps = False
+
+    #: Whether ψ is piecewise quadratic (or linear): its curvature is piecewise constant, so
+    #: the Newton Hessian changes only with the rows that change piece (incremental updates
+    #: (23)/(25) of Zhou 2013) and a full step that keeps every row on its piece is exact
+    #: (finite termination). The other losses' curvature is rounded to levels by the solver.
     piecewise_quadratic = False
 
     def curvature(self, u, *, xp=None):
-        """Generalized second derivative ``psi''(u)`` (piecewise constant), elementwise.
+        """The curvature Newton uses: ``max(psi''(u), 0)``, elementwise.
 
-        For the piecewise-quadratic losses (``piecewise_quadratic``: least squares, squared
-        hinge, their truncations, the Huber hinge, Huber and truncated Huber) and the smooth
-        hinge (the logistic loss of Zhou 2013, whose ``psi''`` is smooth). The jumps of ``psi'`` of the
-        truncated losses (where the loss becomes flat) are given curvature 0, the element of
-        the generalized Hessian that semi-smooth Newton uses (Zhou 2013, (20)).
-
-        Raises
-        ------
-        NotImplementedError
-            For losses that are not piecewise quadratic.
+        The generalized second derivative of the piecewise-quadratic losses (the jumps of
+        ``psi'`` of the truncated losses, where the loss becomes flat, get curvature 0: the
+        element of the generalized Hessian that semi-smooth Newton uses, Zhou 2013, (20)), the
+        smooth second derivative of the others; clipped at 0 where ψ is concave (the
+        smoothed ramps and the exponential loss beyond their inflection), so that the Newton
+        Hessian ``I + C Pᵀ diag(s κ) P`` stays positive definite (a line search on the true
+        objective then makes every step a descent). ``0 <= curvature <= 2 A_min``.
         """
-        if not hasattr(self, "_curvature"):
-            raise NotImplementedError(
-                f"loss {self.name!r} is not piecewise quadratic: no semi-smooth Newton curvature; "
-                "use the DCA solver"
-            )
         xp, u = _prepare(u, xp)
         return self._curvature(u, xp, **self._values)
 
@@ -307,6 +306,9 @@ class Loss:
         raise NotImplementedError
 
     def _grad(self, u, xp, **params):
+        raise NotImplementedError
+
+    def _curvature(self, u, xp, **params):
         raise NotImplementedError
 
 
@@ -357,6 +359,7 @@ class TruncatedLeastSquares(Loss):
     name = "truncated_least_squares"
     tasks = ("classification", "regression")
     convex = False
+    gradient_jumps = True
     _params = {"a": _Param(2.0, doc="truncation level")}
 
     @staticmethod
@@ -421,6 +424,7 @@ class TruncatedSquaredHinge(Loss):
 
     name = "truncated_squared_hinge"
     convex = False
+    gradient_jumps = True
     _params = {"a": _Param(2.0, doc="truncation level")}
 
     @staticmethod
@@ -551,6 +555,12 @@ class SmoothRamp(Loss):
         high = clip(a - u, min=0.0, max=h, xp=xp)
         return (4.0 / a) * xp.where(u <= h, low, high)
 
+    piecewise_quadratic = True
+
+    def _curvature(self, u, xp, a):
+        # ψ'' = 4/a on (0, a/2], −4/a on (a/2, a) (clipped to 0), 0 elsewhere
+        return xp.where((u > 0) & (u <= 0.5 * a), _full(u, 4.0 / a, xp), _zeros(u, xp))
+
 
 class SmoothRampLog(Loss):
     """Smoothed ramp loss 2, eq. (19) (Table 5, psi^(9)), ``u = 1 - y f(x)``.
@@ -591,6 +601,12 @@ class SmoothRampLog(Loss):
         s2, s2m = _sigmoids(u - a, p, xp)
         # sigma(x) - sigma(y) = sigma(x) sigma(-y) - sigma(-x) sigma(y): no cancellation of ~1
         return s1 * s2m - s1m * s2
+
+    def _curvature(self, u, xp, a, p):
+        # ψ'' = p (σ₁σ₁' − σ₂σ₂'), σ₁ = σ(pu), σ₂ = σ(p(u − a)), clipped to 0 where negative
+        s1, s1m = _sigmoids(u, p, xp)
+        s2, s2m = _sigmoids(u - a, p, xp)
+        return clip(p * (s1 * s1m - s2 * s2m), min=0.0, xp=xp)
 
 
 def nonconvex_exp_M(a, b, c):
@@ -668,6 +684,14 @@ class NonconvexExp(Loss):
         k, v = self._scaled(u, xp, b, c)
         return (a * c * k) * (v ** (c - 1.0)) * xp.exp(-(v**c))
 
+    def _curvature(self, u, xp, a, b, c):
+        # ψ'' = a c k² ((c − 1) v^(c−2) − c v^(2c−2)) exp(−v^c) for u > 0 (0 for u <= 0),
+        # clipped to 0 where negative (v > ((c − 1)/c)^(1/c))
+        k, v = self._scaled(u, xp, b, c)
+        vc2 = v ** (c - 2.0)
+        d2 = (a * c * k * k) * vc2 * ((c - 1.0) - c * (vc2 * v * v)) * xp.exp(-(v**c))
+        return xp.where(u > 0, clip(d2, min=0.0, xp=xp), _zeros(u, xp))
+
 
 # ---------------------------------------------------------------------------------------------
 # regression losses
@@ -706,6 +730,12 @@ class SmoothEpsilonInsensitive(Loss):
 
     def _grad(self, u, xp, epsilon, p):
         return _sigmoids(u - epsilon, p, xp)[0] - _sigmoids(u + epsilon, p, xp)[1]
+
+    def _curvature(self, u, xp, epsilon, p):
+        # ψ'' = p σ(p(u−ε)) σ(−p(u−ε)) + p σ(p(u+ε)) σ(−p(u+ε))
+        a, am = _sigmoids(u - epsilon, p, xp)
+        b, bm = _sigmoids(u + epsilon, p, xp)
+        return p * (a * am + b * bm)
 
 
 class HuberEpsilonInsensitive(Loss):
@@ -838,6 +868,11 @@ class SmoothAbsolute(Loss):
         s, sm = _sigmoids(u, p, xp)
         return s - sm
 
+    def _curvature(self, u, xp, p):
+        # ψ'' = 2p σ(pu) σ(−pu)
+        s, sm = _sigmoids(u, p, xp)
+        return (2.0 * p) * s * sm
+
 
 class TruncatedHuber(Loss):
     """Truncated Huber loss ``min(huber_delta(u), a)`` (Table 5, psi~^(8); Prop. 2(4)).
@@ -857,6 +892,7 @@ class TruncatedHuber(Loss):
     name = "truncated_huber"
     tasks = ("regression",)
     convex = False
+    gradient_jumps = True
     _params = {"delta": _Param(0.1, doc="quadratic zone"), "a": _Param(2.0, doc="truncation")}
 
     @staticmethod

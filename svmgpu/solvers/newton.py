@@ -134,6 +134,18 @@ class NewtonOptions:
         (:func:`c_schedule`), each stage starting from the last.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction and maximum reductions of the line search.
+    curvature_levels : float, optional
+        For losses whose ψ'' is not piecewise constant (the smooth hinge, the smoothed ramps, the
+        exponential loss, the smooth ε-insensitive and absolute losses): each row's curvature
+        is rounded to the nearest power of this ratio, and set to 0 below
+        ``curvature_floor · sup ψ''`` (``sup ψ'' = 2 A_min``), so that the Hessian ``PᵀΛP``
+        follows the rows whose level changed ((23)/(25)) instead of being rebuilt from every
+        row at every step; the gradient and the line search stay exact, so the method still
+        converges to the same stationary point, linearly at a rate near
+        ``|1 − ratio^(±1/2)|`` per step (:func:`level_curvature`). None: the exact ψ''
+        (rebuilt every step).
+    curvature_floor : float
+        See ``curvature_levels``.
     decrease_tol : float, optional
         For non-convex losses: also stop (converged, ``stop="decrease"``) once a step of the
         last stage lowers F by at most ``decrease_tol · |F|`` (DCA's usual rule, UniSVM
@@ -163,11 +175,16 @@ class NewtonOptions:
     armijo: float = 1e-4
     backtrack: float = 0.5
     max_backtracks: int = 50
+    curvature_levels: float | None = None
+    curvature_floor: float = 1e-4
     decrease_tol: float | None = None
 
     def __post_init__(self):
         if self.stop not in _PRESOLVE_TOL:
             raise ValueError(f"stop must be 'gradient' or 'kkt', got {self.stop!r}")
+        if self.curvature_levels is not None and not self.curvature_levels > 1.0:
+            raise ValueError(f"curvature_levels must be None or a ratio > 1, "
+                             f"got {self.curvature_levels!r}")
 
     def for_presolve(self) -> NewtonOptions:
         """The options of a presolve: the loose tolerance of its stopping rule, and a presolve
@@ -272,6 +289,24 @@ def _presolve(rows, losses, *, C, B, opts, label, xp, nested):
                  "seconds": time.perf_counter() - t0, "presolve": pre.info["presolve"]}
 
 
+def level_curvature(k, ratio, floor, *, xp):
+    """Curvatures ``k >= 0`` rounded to the nearest power of ``ratio`` (in log scale), and 0
+    below ``floor``: a piecewise-constant stand-in for a smooth ψ''.
+
+    Rounded, a row's curvature changes only when it moves by a factor ``√ratio``, so the
+    incremental Hessian of :class:`~svmgpu.lowrank.CurvatureGram` touches the few rows whose
+    level changed. The Hessian ``B + C PᵀΛ̃P`` stays SPD and within a factor ``√ratio`` of the
+    exact one row by row, so the Newton direction is a descent direction and, with the exact
+    gradient and line search, the iteration converges linearly with a contraction near
+    ``√ratio − 1`` (a quasi-Newton method with a bounded Hessian error; Dembo, Eisenstat and
+    Steihaug, "Inexact Newton methods", SIAM J. Numer. Anal. 1982)."""
+    keep = k >= floor
+    one = xp.ones_like(k)
+    step = math.log(ratio)
+    q = xp.exp(xp.round(xp.log(xp.where(keep, k, one)) / step) * step)
+    return xp.where(keep, q, xp.zeros_like(k))
+
+
 def _direction(grad, c, *, active, H, allow_jitter, checked, iteration, xp):
     """The Newton direction ``d = −(B + c·PᵀΛP)⁻¹ ∇F``: by the SMW identity (28) over the active
     rows ``active = (U, κ)`` (``B = I``), else by Cholesky of ``H``; ``(d, ok)`` as
@@ -299,6 +334,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
     dev = rows.device.native_device
     C = float(C)
     piecewise = all(getattr(psi, "piecewise_quadratic", False) for psi in losses)
+    leveled = not piecewise and opts.curvature_levels is not None
     Cs = c_schedule(C, m, opts.C_continuation)
     stages = [(0, c) for c in Cs[:-1]] + [(k, C) for k in range(len(losses))]  # (loss, C)
     info = {"presolve": None, "n_presolve_iter": 0}
@@ -341,7 +377,9 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
         k_loss, c = stages[stage]
         psi = losses[k_loss]
         check_stable = piecewise and last_full
-        counts, loss = rows.examine(psi, c, check_stable=check_stable)
+        levels = None if getattr(psi, "piecewise_quadratic", False) or not leveled else \
+            (opts.curvature_levels, opts.curvature_floor * 2.0 * psi.A_min)
+        counts, loss = rows.examine(psi, c, check_stable=check_stable, levels=levels)
         Bz = Bmul(z)
         vals = fetch_scalars(*counts, xp.vecdot(z, Bz), loss, xp=xp)  # read 1
         n_u, n_ch, n_act, n_plus = (int(v) for v in vals[:4])
@@ -368,7 +406,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
             if use_smw:
                 U, kap_act = rows.active_rows(n_act)
             else:
-                M = rows.curvature(mode=opts.hessian_update if piecewise else "recompute",
+                M = rows.curvature(mode=opts.hessian_update if piecewise or leveled else "recompute",
                                    n_changed=n_ch, n_active=n_act)
                 H = (eye if B is None else B) + c * M
             tm["hessian"] += time.perf_counter() - t0
@@ -559,15 +597,18 @@ class NewtonRows:
         return self.P.rmatvec(self._weighted(self.y * g0 if self.cls else g0))
 
     @combine("sum")
-    def examine(self, psi, c, *, check_stable):
+    def examine(self, psi, c, *, check_stable, levels=None):
         """Each row's ψ' and curvature at the current margins; returns the unread 0-d counts
         ``[n_u, n_changed, n_active, n_plus(, n_unstable)]`` (rows with ψ' ≠ 0, whose
         curvature changed since the Hessian was built, with ψ'' > 0, with ψ' ≠ 0 and ψ'' = 0,
         and with ``check_stable`` the rows that left their piece of ψ in the last step) and
-        the loss term ``c Σ sψ``."""
+        the loss term ``c Σ sψ``. ``levels = (ratio, floor)``: the curvatures rounded by
+        :func:`level_curvature`."""
         xp = self.xp
         g = psi.grad(self.res, xp=xp)
         k = psi.curvature(self.res, xp=xp)
+        if levels is not None:
+            k = level_curvature(k, *levels, xp=xp)
         if self.tau > 0:
             k = xp.where(k >= self.tau, k, xp.zeros_like(k))
             g = xp.where((xp.abs(g) >= self.tau) | (k > 0), g, xp.zeros_like(g))
@@ -644,6 +685,7 @@ __all__ = [
     "NewtonOptions",
     "NewtonRows",
     "c_schedule",
+    "level_curvature",
     "presolve_rows",
     "semismooth_newton",
 ]

@@ -44,6 +44,10 @@ from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 
 _log = get_logger("unisvm")
 
+#: The level ratio of the rounded curvature of the losses whose ψ'' is smooth
+#: (:func:`~svmgpu.solvers.newton.level_curvature`; measured in bench/bench_losses.py).
+CURVATURE_LEVELS = 2.0
+
 
 class DCARows:
     """The row side of UniSVM's DCA: features ``P`` (``f = P coef``), labels, weights and the
@@ -339,29 +343,42 @@ def unisvm(y, loss, *, C, P=None, K=None, G=None, A=None, task="classification",
 def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
                   warm_start=None, max_iter=100, tol=1e-5, presolve="auto", memory_budget=None,
                   verbose=0, xp) -> SolverResult:
-    """Semi-smooth Newton on the same low-rank problem, for piecewise-quadratic losses.
+    """Newton steps on the same low-rank problem, for every LS-DC loss.
 
     Minimizes ``F(β) = ½‖β‖² + C Σ wᵢ ψ(rᵢ)`` with ``f = P β`` (the objective UniSVM's DCA
-    decreases) by the library's one semi-smooth Newton method
-    (:func:`svmgpu.solvers.newton.semismooth_newton`, ``B = I``): generalized Hessian
-    ``H = I + C Pᵀ diag(w ψ''(r)) P`` (Zhou 2013, (20)) updated with the rows whose curvature
-    changed ((23)/(25)), SMW (28) while fewer rows are active than the rank, Armijo steps. For
-    convex losses (least squares, squared hinge, Huber) it converges to the minimizer (finite
-    termination once the active sets settle); for truncated losses to a stationary point, like
-    DCA. Far fewer iterations than DCA when C is large (DESIGN.md, "DCA converges linearly").
+    decreases) by the library's one Newton method
+    (:func:`svmgpu.solvers.newton.semismooth_newton`, ``B = I``): Hessian
+    ``H = I + C Pᵀ diag(w κ(r)) P`` with ``κ = max(ψ'', 0)`` (:meth:`svmgpu.losses.Loss.curvature`),
+    updated with the rows whose curvature changed (Zhou 2013, (23)/(25)), SMW (28) while fewer
+    rows are active than the rank, and an Armijo line search on the true F.
+
+    * Piecewise-quadratic losses (least squares, squared hinge, Huber hinge, smoothed ramp (18),
+      their truncations, Huber, truncated Huber): the generalized Hessian of Zhou 2013 (20);
+      convex ones converge to the minimizer (finite termination once the active sets settle).
+    * Smooth losses (smooth hinge, smoothed ramp (19), exponential loss (20), smooth
+      ε-insensitive and absolute losses): the curvature rounded to powers of
+      :data:`CURVATURE_LEVELS` (:func:`~svmgpu.solvers.newton.level_curvature`), so the Hessian
+      follows the few rows whose level changed; linear convergence with a small constant.
+    * Non-convex losses: the curvature of ψ's convex part (negative ψ'' clipped to 0), so
+      ``H ⪰ I`` and each direction is a descent direction; the line search decreases F
+      monotonically like DCA (whose majorant uses the constant curvature 2A ≥ ψ'' instead,
+      hence its slow linear rate), and the method stops at a stationary point of F.
+
+    DCA (:func:`unisvm`) remains for the full-kernel form and as ``solver="dca"``.
 
     Parameters
     ----------
     y : array of shape (m,)
     loss : Loss
-        A loss with ``piecewise_quadratic`` (see :meth:`svmgpu.losses.Loss.curvature`).
+        Any loss of the registry.
     C : float
     P : FeatureOperator or array of shape (m, r)
     task, sample_weight, warm_start, max_iter, verbose, xp
         As in :func:`unisvm`.
     tol : float
-        Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)``; for a non-convex (truncated) loss
-        also when a step lowers F by at most ``tol · |F|`` (``decrease_tol`` of
+        Stop when ``‖∇F‖ <= tol · max(‖β‖, ‖C Pᵀ(w s ψ')‖)`` (at a stationary point β and
+        ``C Pᵀ(w s ψ')`` balance: the number DCA's ``stop="kkt"`` tests); for a truncated loss
+        (``loss.gradient_jumps``) also when a step lowers F by at most ``tol · |F|`` (``decrease_tol`` of
         :class:`~svmgpu.solvers.newton.NewtonOptions`: the kink of a truncated loss keeps
         the gradient test from holding until no row crosses it).
     presolve : bool or "auto"
@@ -381,12 +398,11 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
         :func:`~svmgpu.solvers.newton.semismooth_newton`'s (``active_set_sizes``, ``kkt``,
         ``n_backtracks``, ``n_presolve_iter``, ...) with ``form = "lowrank-newton"``.
     """
-    if not getattr(loss, "piecewise_quadratic", False):
-        raise ValueError(f"the Newton solver needs a piecewise-quadratic loss, not {loss.name!r}")
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
     options = NewtonOptions(tol=tol, stop="kkt", max_iter=max_iter, presolve=presolve,
-                            decrease_tol=None if loss.convex else tol)
+                            curvature_levels=CURVATURE_LEVELS,
+                            decrease_tol=tol if loss.gradient_jumps else None)
     res = semismooth_newton(
         as_operator(P, memory_budget=memory_budget), y, [loss], C=C, task=task,
         sample_weight=sample_weight, z0=warm_start, options=options, verbose=verbose,
