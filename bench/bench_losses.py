@@ -10,13 +10,17 @@ regression losses of the issue, RMSE on clean test targets. Robustness: the Chec
 20 % of the training labels flipped (``--noisy-size``), the squared hinge against the robust
 losses.
 
+With ``--levels-size m``: the smooth losses at m rows with the curvature rounded to powers of
+each ratio of ``--levels`` (``none``: the exact curvature, rebuilt every step), the choice of
+:data:`svmgpu.solvers.unisvm.CURVATURE_LEVELS`.
+
 Each fit runs in its own subprocess (fresh imports, its own peak memory); the times are end to
 end (features and solver), prediction apart. ``converged`` is the estimator's ``converged_``
 (False comes with a ConvergenceWarning).
 
 Usage: python bench/bench_losses.py [--sizes 200000,1000000] [--dca-sizes 200000]
-       [--reg-sizes 1000000] [--dca-reg-sizes 200000] [--noisy-size 200000] [--repeats 1]
-       [--quick]
+       [--reg-sizes 1000000] [--dca-reg-sizes 200000] [--noisy-size 200000]
+       [--levels-size 1000000] [--levels none,1.414,2,4] [--repeats 1] [--quick]
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ def run_one(spec: dict) -> dict:
     from svmgpu.backend import to_device, to_numpy
 
     m, device, task = spec["m"], spec["device"], spec["task"]
+    if "levels" in spec:  # the rounding of smooth curvatures (CURVATURE_LEVELS; None: exact)
+        import sys
+
+        sys.modules["svmgpu.solvers.unisvm"].CURVATURE_LEVELS = spec["levels"]
     setup = CHECKERBOARD if task == "classification" else SURFACE
     if task == "classification":
         X, y, Xt, yt = checkerboard_split(m, spec["m_test"], dtype="float32",
@@ -98,6 +106,11 @@ def main():
     ap.add_argument("--reg-sizes", default="1000000")
     ap.add_argument("--dca-reg-sizes", default="200000")
     ap.add_argument("--noisy-size", type=int, default=200_000)
+    ap.add_argument("--levels", default="none,1.414,2,4",
+                    help="curvature level ratios compared (none: the exact curvature)")
+    ap.add_argument("--levels-size", type=int, default=0)
+    ap.add_argument("--levels-losses", default="classification:smooth_hinge,"
+                    "classification:smooth_ramp_log,regression:smooth_epsilon_insensitive")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -119,18 +132,24 @@ def main():
                     if m in (newton_sizes if solver == "newton" else dca):
                         specs.append({**base, "task": task, "m": m, "loss": loss,
                                       "solver": solver})
+    if args.levels_size:
+        for item in args.levels_losses.split(","):
+            task, loss = item.split(":")
+            for lv in args.levels.split(","):
+                specs.append({**base, "task": task, "m": args.levels_size, "loss": loss,
+                              "solver": "newton", "levels": None if lv == "none" else float(lv)})
     if noisy:
         for loss in ROBUST:
             specs.append({**base, "task": "classification", "m": noisy, "loss": loss,
                           "solver": "newton", "flip": 0.2})
-    cols = ["task", "m", "loss", "solver", "n_iter", "converged", "warnings", "fit_seconds",
+    cols = ["task", "m", "loss", "solver", "levels", "n_iter", "converged", "warnings", "fit_seconds",
             "predict_seconds", "test_accuracy", "test_rmse"]
     rows = run_specs(__file__, specs, cols, args.repeats)
     for r in rows:  # the fit time against the squared hinge's (least squares') Newton fit
         ref_loss = "squared_hinge" if r["task"] == "classification" else "least_squares"
         ref = next((q for q in rows if q["task"] == r["task"] and q["m"] == r["m"] and
                     q["loss"] == ref_loss and q["solver"] == "newton" and
-                    q.get("flip", 0.0) == r.get("flip", 0.0)), None)
+                    q.get("flip", 0.0) == r.get("flip", 0.0) and "levels" not in q), None)
         if ref is not None:
             r["time_vs_reference"] = r["fit_seconds"] / ref["fit_seconds"]
     print()
