@@ -432,6 +432,17 @@ def test_armijo_line_search():
     assert armijo(phi, 0.0, -1.0, phi1=0.0, sigma=0.4)[:3] == (0.5, -0.25, 1)  # φ(1) given
     eta, _, k, ok = armijo(lambda e: 1.0, 0.0, -1.0, max_backtracks=5)  # never decreases
     assert (eta, k, ok) == (0.5**5, 5, False)
+    # an accepted full step that falls short is lengthened while φ decreases: φ = (η − 5)² − 25
+    calls.clear()
+
+    def short(eta):
+        calls.append(eta)
+        return (eta - 5.0) ** 2 - 25.0
+
+    assert armijo(short, 0.0, -10.0, max_extensions=8) == (4.0, -24.0, 0, True)
+    assert calls == [1.0, 2.0, 4.0, 8.0]
+    assert armijo(short, 0.0, -10.0, max_extensions=1)[0] == 2.0
+    assert armijo(phi, 0.0, -1.0, max_extensions=8)[0] == 0.5  # only after a full step
 
 
 def test_reduced_svc_n_iter_counts_the_presolve():

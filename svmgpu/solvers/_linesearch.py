@@ -4,9 +4,14 @@ from __future__ import annotations
 
 
 def armijo(phi, phi0: float, slope: float, *, phi1: float | None = None, sigma: float = 1e-4,
-           factor: float = 0.5, max_backtracks: int = 40):
+           factor: float = 0.5, max_backtracks: int = 40, max_extensions: int = 0):
     """The first step ``η = factor^k`` (k = 0, 1, …, max_backtracks) with
     ``φ(η) <= φ0 + σ η slope`` (Armijo's sufficient decrease along a descent direction).
+
+    When the full step passes and ``max_extensions > 0``, the step is then lengthened,
+    ``η = factor^−j`` (j = 1, …, max_extensions), while φ keeps decreasing and the test holds:
+    for a Hessian that overestimates the curvature (a non-convex loss whose negative curvature
+    was clipped), where every full step is accepted and too short.
 
     Parameters
     ----------
@@ -18,6 +23,8 @@ def armijo(phi, phi0: float, slope: float, *, phi1: float | None = None, sigma: 
         ``φ(1)`` when the caller already has it (read together with other scalars).
     sigma, factor, max_backtracks
         Armijo constant, step reduction and maximum number of reductions.
+    max_extensions : int
+        Maximum number of lengthenings of an accepted full step.
 
     Returns
     -------
@@ -32,6 +39,12 @@ def armijo(phi, phi0: float, slope: float, *, phi1: float | None = None, sigma: 
     val = phi(1.0) if phi1 is None else float(phi1)
     for k in range(max_backtracks + 1):
         if val <= phi0 + sigma * eta * slope:
+            for _ in range(max_extensions if k == 0 else 0):
+                longer = eta / factor
+                v = phi(longer)
+                if not (v < val and v <= phi0 + sigma * longer * slope):
+                    break
+                eta, val = longer, v
             return eta, val, k, True
         if k == max_backtracks:
             break

@@ -134,6 +134,12 @@ class NewtonOptions:
         (:func:`c_schedule`), each stage starting from the last.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction and maximum reductions of the line search.
+    max_extensions : int
+        For losses with a concave piece (the smoothed ramps, the exponential loss): lengthen an accepted full step up to this many times (by
+        ``1/backtrack`` each) while F keeps decreasing (:func:`~svmgpu.solvers._linesearch.armijo`).
+        The clipped curvature overestimates F's where rows sit on ψ's concave part, so the
+        full steps fall short there; each trial reads one scalar (the margins are linear in the
+        step).
     curvature_levels : float, optional
         For losses whose ψ'' is not piecewise constant (the smooth hinge, the smoothed ramps, the
         exponential loss, the smooth ε-insensitive and absolute losses): each row's curvature
@@ -175,6 +181,7 @@ class NewtonOptions:
     armijo: float = 1e-4
     backtrack: float = 0.5
     max_backtracks: int = 50
+    max_extensions: int = 0
     curvature_levels: float | None = None
     curvature_floor: float = 1e-4
     decrease_tol: float | None = None
@@ -305,6 +312,13 @@ def level_curvature(k, ratio, floor, *, xp):
     step = math.log(ratio)
     q = xp.exp(xp.round(xp.log(xp.where(keep, k, one)) / step) * step)
     return xp.where(keep, q, xp.zeros_like(k))
+
+
+def _clipped(psi):
+    """Whether ψ has a concave piece whose negative curvature Newton clips to 0 (the smoothed
+    ramps, the exponential loss); not the truncated losses, flat past a kink, whose clipped
+    curvature is exact off the kink."""
+    return not getattr(psi, "convex", True) and not getattr(psi, "gradient_jumps", False)
 
 
 def _direction(grad, c, *, active, H, allow_jitter, checked, iteration, xp):
@@ -460,9 +474,10 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
         t0 = time.perf_counter()
         eta, F_next, n_b, accepted = 0.0, F, 0, False
         if slope < 0:
-            eta, F_next, n_b, accepted = armijo_search(along, F, slope, phi1=F_full,
-                                                       sigma=opts.armijo, factor=opts.backtrack,
-                                                       max_backtracks=opts.max_backtracks)
+            eta, F_next, n_b, accepted = armijo_search(
+                along, F, slope, phi1=F_full, sigma=opts.armijo, factor=opts.backtrack,
+                max_backtracks=opts.max_backtracks,
+                max_extensions=opts.max_extensions if _clipped(psi) else 0)
         tm["line_search"] += time.perf_counter() - t0
         n_back += n_b
         if not accepted:

@@ -47,6 +47,9 @@ _log = get_logger("unisvm")
 #: The level ratio of the rounded curvature of the losses whose ψ'' is smooth
 #: (:func:`~svmgpu.solvers.newton.level_curvature`; measured in bench/bench_losses.py).
 CURVATURE_LEVELS = 2.0
+#: Lengthenings of an accepted full Newton step for a non-convex loss (×2 each; see
+#: :class:`~svmgpu.solvers.newton.NewtonOptions`).
+MAX_EXTENSIONS = 8
 
 
 class DCARows:
@@ -401,7 +404,7 @@ def unisvm_newton(y, loss, *, C, P, task="classification", sample_weight=None,
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
     options = NewtonOptions(tol=tol, stop="kkt", max_iter=max_iter, presolve=presolve,
-                            curvature_levels=CURVATURE_LEVELS,
+                            curvature_levels=CURVATURE_LEVELS, max_extensions=MAX_EXTENSIONS,
                             decrease_tol=tol if loss.gradient_jumps else None)
     res = semismooth_newton(
         as_operator(P, memory_budget=memory_budget), y, [loss], C=C, task=task,
