@@ -60,6 +60,33 @@ def test_exact_newton_reaches_the_minimum_scipy_finds(task, loss, device):
     assert abs(float(np.sum(host(res.coef)))) < 1e-8  # the intercept's condition Σα = 0
 
 
+def test_exact_presolve_changes_only_the_start(device):
+    """Above PRESOLVE_MIN_ROWS the zero start is replaced by the solution on every fourth row
+    (recursively): the same minimum, with the presolve's steps counted apart, weights kept."""
+    from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS
+
+    rng = np.random.default_rng(3)
+    m = PRESOLVE_MIN_ROWS + 500
+    X = rng.random((m, 2))
+    y = np.where((X[:, 0] - 0.5) * (X[:, 1] - 0.5) > 0, 1.0, -1.0)
+    y[rng.random(m) < 0.05] *= -1
+    s = rng.uniform(0.5, 2.0, m)
+    K = rbf_kernel(X, gamma=20.0)
+    loss = get_loss("huber_hinge", delta=0.1)
+    kw = dict(C=10.0, sample_weight=to_device(s, device), tol=1e-9, xp=device.xp)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    pre = exact_newton(Kd, yd, loss, presolve=True, **kw)
+    cold = exact_newton(Kd, yd, loss, presolve=False, **kw)
+    assert pre.converged and cold.converged
+    assert pre.info["n_presolve_iter"] > 0 and cold.info["n_presolve_iter"] == 0
+    F = _objective(K, y, loss, 10.0, s, "classification")
+    z_pre = np.concatenate([host(pre.coef), [pre.info["intercept"]]])
+    z_cold = np.concatenate([host(cold.coef), [cold.info["intercept"]]])
+    assert F(z_pre) == pytest.approx(F(z_cold), rel=1e-9)
+    assert_allclose(host(pre.info["margins"]), host(cold.info["margins"]), atol=1e-5)
+    assert pre.n_iter < cold.n_iter  # (steps on all rows)
+
+
 def test_weights_are_repetitions_exactly():
     """The exact problem: a weight of 2 is a repeated row (both give the same f)."""
     rng = np.random.default_rng(1)

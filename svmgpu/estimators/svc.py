@@ -165,13 +165,13 @@ class _FrontDoor:
         kw = dict(C=self.C, xp=xp, sample_weight=sample_weight, tol=self.tol, max_iter=max_iter)
         kw["task"] = self._task
         res = exact_newton(K, y, self._losses()[-1], **kw)
-        n_iter = res.n_iter
+        n_iter = res.n_iter + res.info["n_presolve_iter"]
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
             res = None
             for loss in self._losses(continuation=True):
                 start = "ls_svm" if res is None else (res.coef, res.info["intercept"])
                 res = exact_newton(K, y, loss, start=start, **kw)
-                n_iter += res.n_iter
+                n_iter += res.n_iter + res.info["n_presolve_iter"]
         alpha = res.coef
         nonzero = xp.nonzero(alpha != 0)[0]
         support = nonzero if rows is None else xp.take(rows, nonzero)

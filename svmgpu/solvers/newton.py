@@ -135,11 +135,11 @@ class NewtonOptions:
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction and maximum reductions of the line search.
     max_extensions : int
-        For losses with a concave piece (the smoothed ramps, the exponential loss): lengthen an accepted full step up to this many times (by
-        ``1/backtrack`` each) while F keeps decreasing (:func:`~svmgpu.solvers._linesearch.armijo`).
-        The clipped curvature overestimates F's where rows sit on ψ's concave part, so the
-        full steps fall short there; each trial reads one scalar (the margins are linear in the
-        step).
+        For losses with a concave piece (the smoothed ramps, the exponential loss): lengthen an
+        accepted full step up to this many times (by ``1/backtrack`` each) while F keeps
+        decreasing (:func:`~svmgpu.solvers._linesearch.armijo`). The clipped curvature
+        overestimates F's where rows sit on ψ's concave part, so the full steps fall short
+        there; each trial reads one scalar (the margins are linear in the step).
     curvature_levels : float, optional
         For losses whose ψ'' is not piecewise constant (the smooth hinge, the smoothed ramps, the
         exponential loss, the smooth ε-insensitive and absolute losses): each row's curvature
