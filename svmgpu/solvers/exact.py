@@ -78,7 +78,7 @@ def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
 
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
-                 max_iter=200, start=None, presolve=True):
+                 max_iter=200, start=None, presolve="auto"):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
 
     Parameters
@@ -106,10 +106,13 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         (an m × m factorization, several times the cost of the zero start on thousands of
         rows, but the start a continuation needs); a tuple ``(alpha, b)`` with
         ``Σ alpha = 0``.
-    presolve : bool
+    presolve : bool or "auto"
         With ``start=None`` and more than :data:`PRESOLVE_MIN_ROWS` rows, start from the
         solution of the same problem on every fourth row (solved the same way, recursively;
-        α = 0 on the other rows). Only the start changes.
+        α = 0 on the other rows). Only the start changes. "auto": for classification. Measured
+        (one process, alternating): make_classification 5,000 rows 0.55 s either way, 20,000
+        rows 8.5 s against 10–14 s, a Covtype region 4.4 s against 9.1 s; but SVR on 20,000
+        friedman1 rows, where 96 % of the rows are support vectors, 8.3 s against 6.9 s.
 
     Returns
     -------
@@ -161,6 +164,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     s_max = float(xp.max(s))
     C = float(C)
     n_pre = 0
+    if presolve not in (True, False, "auto"):
+        raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
+    if presolve == "auto":
+        presolve = task == "classification"
     if start is None and presolve and m > PRESOLVE_MIN_ROWS:
         start, n_pre = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                  sample_weight=sample_weight, tol=tol, max_iter=max_iter)
