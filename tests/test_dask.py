@@ -204,6 +204,62 @@ def test_a_worker_killed_during_the_fit_raises_a_clear_error(client, monkeypatch
     assert_allclose(b.coef_, a.coef_, rtol=0, atol=1e-8)
 
 
+def _kill_a_worker(client):
+    pid = next(iter(client.run(os.getpid).values()))
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+
+
+@pytest.mark.parametrize("phase", ["setup", "features", "presolve", "solve"])
+def test_a_worker_killed_in_any_phase_ends_the_fit_within_a_minute(client, monkeypatch, phase):
+    """Issue 26, item 5: a worker killed during the set-up (X just persisted), while the rows
+    are placed on the workers (an actor pinned to the dead worker was awaited without end), in
+    the presolve or in the solve: DistributedFitError within 60 s, no model; the cluster's
+    restarted worker then fits as before."""
+    import threading
+
+    from svmgpu.distributed import _data as dask_data
+    from svmgpu.distributed import _engine
+
+    X, y, _ = _data(m=20_000, seed=7)
+    kw = dict(KW, rank=10, C=100.0)
+    Xd, yd = da.from_array(X, chunks=5000), da.from_array(y, chunks=5000)
+    target = {"setup": (dask_data, "persist"), "features": (_engine._Cluster, "actor"),
+              "presolve": (DaskNewtonRows, "strided_rows"),
+              "solve": (DaskNewtonRows, "examine")}[phase]
+    original, calls = getattr(*target), []
+
+    def killing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == (2 if phase == "solve" else 1):
+            _kill_a_worker(client)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(*target, killing)
+    est, outcome = UniSVC(**kw), {}
+
+    def fit():
+        try:
+            est.fit(Xd, yd)
+            outcome["result"] = "fitted"
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            outcome["result"] = exc
+
+    t0 = time.perf_counter()
+    thread = threading.Thread(target=fit, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), f"the fit hung after a worker was killed in the {phase} phase"
+    assert calls, phase
+    assert isinstance(outcome["result"], DistributedFitError), outcome["result"]
+    assert "worker was lost" in str(outcome["result"]) and time.perf_counter() - t0 < 60
+    assert not hasattr(est, "coef_")
+    monkeypatch.setattr(*target, original)
+    client.wait_for_workers(2, timeout=60)
+    assert_allclose(UniSVC(**kw).fit(Xd, yd).coef_, UniSVC(**kw).fit(X, y).coef_, rtol=0,
+                    atol=1e-8)
+
+
 def test_the_presolve_runs_on_rows_gathered_from_the_partitions(client):
     # m >= 8 x presolve_rows(m, r): the Newton solve starts from a presolve on every
     # (m // n)-th row of each partition, gathered once to the client; the optimum is the same

@@ -10,11 +10,12 @@ from svmgpu.distributed._engine import (
     dask_rows,
     executor,
     factor_features,
+    fit_scope,
     is_dask_collection,
     reduced_kernel_features,
     require_dask,
 )
 
 __all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
-           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features",
+           "executor", "factor_features", "fit_scope", "is_dask_collection", "reduced_kernel_features",
            "require_dask"]

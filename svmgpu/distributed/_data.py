@@ -29,8 +29,10 @@ def persist(*arrays):
     import dask  # noqa: PLC0415
 
     ex = executor()
-    return ex.client.persist(list(arrays)) if ex.client is not None else \
-        list(dask.persist(*arrays))
+    if ex.client is None:
+        return list(dask.persist(*arrays))
+    ex.used = True
+    return ex.client.persist(list(arrays))
 
 
 def as_rows_like(v, X, name):

@@ -26,9 +26,11 @@ during the solve takes its actor with it: the fit then raises :class:`Distribute
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import inspect
 import sys
+import time
 
 from svmgpu.backend import (
     array_device,
@@ -76,18 +78,36 @@ class _Local:
         return list(futures)
 
 
+#: Seconds between checks that the fit's workers are alive while a result is awaited: an
+#: actor on a worker that died is otherwise awaited without end (issue 26, item 5).
+_POLL_SECONDS = 1.0
+
+
 class _Cluster:
     """The current ``distributed.Client``: partition tasks on the worker of their chunk, and
     one actor per worker and problem holding that worker's partitions (a call reaches the
-    workers directly, without the scheduler, instead of a task graph per solver step)."""
+    workers directly, without the scheduler, instead of a task graph per solver step).
+
+    The workers present when the executor is made are the fit's: every wait polls, and a fit
+    whose worker left the cluster (killed, or restarted by its nanny under a new address)
+    ends in :class:`DistributedFitError`, in any phase, within a few seconds (the client's
+    view of the workers is refreshed every ``distributed.client.scheduler-info-interval``)."""
 
     def __init__(self, client):
         self.client = client
+        self.workers = self._live_workers()
+        self._checked = time.monotonic()
+        self.used = False  # (an in-memory fit beside a client never checks the workers)
 
     def blocks(self, arr):
-        return self.client.compute(list(arr.to_delayed().ravel()))
+        self.used = True
+        futures = self.client.compute(list(arr.to_delayed().ravel()))
+        self.check_workers()
+        return futures
 
     def submit(self, fn, *args, where=None):
+        self.used = True
+        self.check_workers()
         return self.client.submit(fn, *args, pure=False,
                                   workers=None if where is None else [where],
                                   allow_other_workers=where is not None)
@@ -98,18 +118,68 @@ class _Cluster:
         return [min(who.get(f.key, ()), default=None) for f in futures]
 
     def actor(self, cls, *args, where=None):
+        self.used = True
         with _lost_as_error():
-            return self.client.submit(cls, *args, actor=True, pure=False,
-                                      workers=None if where is None else [where]).result()
+            self.check_workers()
+            future = self.client.submit(cls, *args, actor=True, pure=False,
+                                        workers=None if where is None else [where])
+            return self._result(future)
 
     def call(self, actors, method, *args):
         with _lost_as_error():
             futures = [getattr(a, method)(*args) for a in actors]  # all workers at once
-            return [f.result() for f in futures]
+            return [self._result(f) for f in futures]
 
     def gather(self, futures):
+        from distributed import wait  # noqa: PLC0415
+
         with _lost_as_error():
-            return self.client.gather(list(futures))
+            futures = list(futures)
+            while True:
+                try:
+                    wait(futures, timeout=_POLL_SECONDS)
+                    break
+                except TimeoutError:
+                    self.check_workers()
+            out = self.client.gather(futures)
+            self.check_workers()
+            return out
+
+    def _result(self, future):
+        """``future.result()``, checking between polls that the fit's workers are alive."""
+        while True:
+            try:
+                out = future.result(timeout=_POLL_SECONDS)
+                break
+            except TimeoutError:
+                if future.done():  # (the timeout raced the result)
+                    continue
+                self.check_workers()
+        self.check_workers()
+        return out
+
+    def _live_workers(self):
+        """The scheduler's workers now (asked: the client's own view lags by seconds)."""
+        return set(self.client.run_on_scheduler(_scheduler_workers))
+
+    def check_workers(self, *, force=False):
+        """Raise :class:`DistributedFitError` when a worker of the fit has left the cluster
+        (asked of the scheduler at most once per :data:`_POLL_SECONDS` unless ``force``)."""
+        now = time.monotonic()
+        if not force and now - self._checked < _POLL_SECONDS:
+            return
+        self._checked = now
+        lost = self.workers - self._live_workers()
+        if lost:
+            raise DistributedFitError(
+                f"a Dask worker was lost during the fit ({', '.join(sorted(lost))}), and with "
+                "it the partitions and solver state it held; fit again on the cluster as it is "
+                "now (no model was produced)")
+
+
+def _scheduler_workers(dask_scheduler=None):
+    """The addresses of the scheduler's workers (run on the scheduler)."""
+    return list(dask_scheduler.workers)
 
 
 @contextlib.contextmanager
@@ -117,6 +187,8 @@ def _lost_as_error():
     """The loss of a worker (and of the actor it held) as :class:`DistributedFitError`."""
     try:
         yield
+    except DistributedFitError:
+        raise
     except Exception as exc:
         if type(exc).__name__ in _LOST or "lost" in str(exc).lower() \
                 or isinstance(exc, (OSError, TimeoutError)):
@@ -127,8 +199,40 @@ def _lost_as_error():
         raise
 
 
+#: The executor of the fit in progress in this context (:func:`fit_scope`).
+_FIT_EXECUTOR = contextvars.ContextVar("svmgpu_fit_executor", default=None)
+
+
+@contextlib.contextmanager
+def fit_scope():
+    """One executor for everything a fit does: the workers present when the fit starts are the
+    fit's, so a worker lost in any later phase (set-up, features, presolve, solve) ends the fit
+    in :class:`DistributedFitError` (:class:`_Cluster`). (Made at the start only when
+    ``distributed`` is imported already: a client exists only then, and a fit without one
+    does not pay its import.)"""
+    scope = {"ex": _make_executor()} if "distributed" in sys.modules else {}
+    token = _FIT_EXECUTOR.set(scope)
+    try:
+        yield
+        if isinstance(scope.get("ex"), _Cluster) and scope["ex"].used:  # (lost after the
+            # last check: the fit may have ended within a poll interval of the loss)
+            scope["ex"].check_workers(force=True)
+    finally:
+        _FIT_EXECUTOR.reset(token)
+
+
 def executor():
-    """The current ``distributed.Client`` as an executor, else this process."""
+    """The current ``distributed.Client`` as an executor, else this process (within a
+    :func:`fit_scope`, the same one for the whole fit)."""
+    scope = _FIT_EXECUTOR.get()
+    if scope is None:
+        return _make_executor()
+    if "ex" not in scope:
+        scope["ex"] = _make_executor()
+    return scope["ex"]
+
+
+def _make_executor():
     if "distributed" in sys.modules or _has_distributed():
         from distributed import default_client  # noqa: PLC0415
 
@@ -446,5 +550,5 @@ class DaskNewtonRows(DaskRows):
 
 
 __all__ = ["DaskFeatures", "DaskNewtonRows", "DaskRows", "DistributedFitError", "dask_rows",
-           "executor", "factor_features", "is_dask_collection", "reduced_kernel_features",
+           "executor", "factor_features", "fit_scope", "is_dask_collection", "reduced_kernel_features",
            "require_dask"]

@@ -58,7 +58,7 @@ from svmgpu.backend import (
     tree_to_device,
 )
 from svmgpu.distributed import _data as dask_data
-from svmgpu.distributed import is_dask_collection
+from svmgpu.distributed import fit_scope, is_dask_collection
 from svmgpu.estimators._input import check_sample_weight, check_X, check_y, is_device_array
 from svmgpu.estimators._multiclass import binary_problems, class_pairs, ovo_votes
 from svmgpu.estimators._params import ignored_parameters
@@ -128,7 +128,7 @@ def fit_method(fit):
         try:
             self._validate_params()
             self._warn_ignored_parameters()
-            with verbosity(self.verbose):
+            with verbosity(self.verbose), fit_scope():  # (one executor: the fit's workers)
                 t0 = time.perf_counter()
                 out = fit(self, *args, **kwargs)
                 self.fit_timings_ = self._timings
