@@ -485,7 +485,8 @@ def _check_expansion(path):
     try:
         with zipfile.ZipFile(path) as zf:
             total = sum(max(int(i.file_size), 0) for i in zf.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a damaged directory raises BadZipFile, OSError,
+        # ValueError or NotImplementedError (an unknown zip version): one error for all
         raise ModelFormatError(f"{path!r} is not an svmgpu model file ({type(exc).__name__}: "
                                f"{str(exc)[:200]})") from None
     size = os.path.getsize(path)
@@ -567,6 +568,7 @@ def _validate_loaded(est, path):
         if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.all(np.isfinite(v)):
             raise ModelFormatError(f"{path!r}: the fitted attribute {k!r} holds NaN or infinity")
     _check_model_count(est, path)
+    _check_shapes(est, path)
     probe = np.zeros((1, int(n)))
     try:
         out = est.decision_function(probe) if hasattr(est, "decision_function") else \
@@ -577,6 +579,134 @@ def _validate_loaded(est, path):
             f"{type(exc).__name__}: {str(exc)[:200]})") from None
     if out.shape[0] != 1:
         raise ModelFormatError(f"{path!r}: the model predicts {out.shape[0]} values for 1 row")
+
+
+#: The shape of every fitted array, by dimension names shared within a model file (issue 26,
+#: item 4: an array padded by a row loaded, and some predicted other values). ``d`` is
+#: ``n_features_in_``, ``c`` the number of classes (1 for a regressor), ``k`` the number of
+#: binary models, ``i`` 1 when the model fits an intercept (``fit_intercept``) else 0; any
+#: other name is bound by the first array that has it and must agree everywhere else, and a
+#: name starting with ``m.`` is bound per model (``models_[j]``). A path's entry lists the
+#: allowed shapes, one per number of dimensions. Arrays not listed are not checked.
+_SHAPES = {
+    "classes_": [("c",)], "n_support_": [("c",)],
+    "intercept_": [("k",)], "n_iter_": [("k",)], "converged_": [("k",)],
+    "implicit_margin_": [("k",)], "best_lambda_": [("k",)], "best_C_": [("k",)],
+    "support_": [("s",)], "support_vectors_": [("s", "d")], "pair_coef_": [("s", "k")],
+    "factor_.landmarks": [("r",)], "factor_.landmark_X": [("r", "d")],
+    "factor_.L_inv": [("r", "r")], "factor_._center": [("d",)], "X_fit_": [("r", "d")],
+    "models_[*].rows": [("m.q",)],
+    "models_[*].path.lambdas": [("m.p",)], "models_[*].path.loo_error": [("m.p",)],
+    "models_[*].path.n_active": [("m.p",)], "models_[*].path.intercepts": [("m.p",)],
+    "models_[*].support": [("m.q",)], "models_[*].X_support": [("m.q", "d")],
+    "models_[*].dual_coef": [("m.q",)], "models_[*].sample_weights": [("n",)],
+}
+#: Per estimator: the shapes that differ from :data:`_SHAPES` (and :func:`_fit_shapes`).
+_ESTIMATOR_SHAPES = {
+    "SVC": {"dual_coef_": [("c-1", "s")]},
+    "SVR": {"dual_coef_": [("1", "s")]},
+    "GreedySVC": {"dual_coef_": [("k", "s")]},
+    "UniSVC": {"coef_": [("r",), ("k", "r")], "support_": [("v",)]},
+    "UniSVR": {"coef_": [("r",), ("k", "r")], "support_": [("v",)]},
+    "ReducedSVC": {"coef_": [("k", "s")], "models_[*].coef": [("s+i",)]},
+    "LSSVC": {"coef_": [("k", "s")], "models_[*].coef": [("s+i",)]},
+}
+
+
+def _fit_shapes(est):
+    """The shapes that depend on the fit: UniSVM's coefficients are β over the factor's rank,
+    or α over a model's rows (the full kernel of a pair); the proximal SVMs' ``[w, b]`` are
+    over the features (linear) or the reduced set."""
+    name = type(est).__name__
+    if name in ("UniSVC", "UniSVR"):
+        rows = any(isinstance(m, dict) and m.get("rows") is not None
+                   and getattr(est, "factor_", None) is None
+                   for m in getattr(est, "models_", []))
+        return {"models_[*].coef": [("m.q",)] if rows else [("r",)]}
+    if name in ("PSVC", "WPSVC"):
+        w = "d" if getattr(est, "support_vectors_", None) is None else "s"
+        return {"models_[*].coef": [(f"{w}+1",)], "coef_": [("k", w)]}
+    return {}
+
+
+def _check_shapes(est, path):
+    """Every fitted array has the shape its dimensions give (:data:`_SHAPES`)."""
+    from sklearn.base import is_classifier  # noqa: PLC0415
+
+    classes = getattr(est, "classes_", None)
+    models = getattr(est, "models_", None)
+    fixed = {"d": int(est.n_features_in_), "i": int(bool(getattr(est, "fit_intercept", False))),
+             "c": len(classes) if is_classifier(est) and classes is not None else 1}
+    pairs = getattr(est, "pairs_", None)
+    fixed["k"] = len(models) if isinstance(models, list) else 1 if fixed["c"] <= 2 else \
+        len(pairs) if pairs is not None else fixed["c"]
+    spec = {**_SHAPES, **_ESTIMATOR_SHAPES.get(type(est).__name__, {}), **_fit_shapes(est)}
+    bound = dict(fixed)
+
+    def size(expr, scope):
+        total, sign = 0, 1
+        for tok in expr.replace("-", " - ").replace("+", " + ").split():
+            if tok in "+-":
+                sign = 1 if tok == "+" else -1
+                continue
+            if tok.isdigit():
+                total += sign * int(tok)
+                continue
+            name = f"{scope}{tok}" if tok.startswith("m.") else tok
+            if name not in bound:
+                return None  # unbound (a free name, bound by this array)
+            total += sign * bound[name]
+        return total
+
+    def check(where, value, shapes, scope=""):
+        shape = getattr(value, "shape", None)
+        if shape is None:
+            return
+        for dims in shapes:
+            if len(dims) != len(shape):
+                continue
+            for dim, n in zip(dims, shape):
+                want = size(dim, scope)
+                if want is None:  # bind the free name
+                    bound[f"{scope}{dim}" if dim.startswith("m.") else dim] = int(n)
+                elif want != int(n):
+                    raise ModelFormatError(
+                        f"{path!r}: the fitted array {where} has shape {tuple(shape)}, which "
+                        f"disagrees with the model's other arrays (its dimension {dim!r} is "
+                        f"{want})")
+            return
+        raise ModelFormatError(f"{path!r}: the fitted array {where} has {len(shape)} "
+                               f"dimensions (expected {' or '.join(str(len(d)) for d in shapes)})")
+
+    for key, shapes in spec.items():
+        if key.startswith("models_[*]."):
+            fields = key.split(".")[1:]
+            for j, model in enumerate(models if isinstance(models, list) else []):
+                value = model
+                for f in fields:
+                    value = value.get(f) if isinstance(value, dict) else None
+                if value is not None:
+                    where = f"models_[{j}]" + "".join(f"[{f!r}]" for f in fields)
+                    check(where, value, shapes, scope=f"{j}:")
+            continue
+        value = est
+        for f in key.split("."):
+            value = getattr(value, f, None)
+        if value is not None:
+            check(key, value, shapes)
+    rows = [np.asarray(m["rows"]) for m in (models if isinstance(models, list) else [])
+            if isinstance(m, dict) and m.get("rows") is not None]
+    X_fit = getattr(est, "X_fit_", None)
+    if rows and X_fit is not None and not np.array_equal(
+            np.unique(np.concatenate(rows)), np.arange(X_fit.shape[0])):
+        raise ModelFormatError(f"{path!r}: the binary models' rows do not index the "
+                               f"{X_fit.shape[0]} rows of X_fit_ (each pair's rows, together "
+                               "all of them)")
+    n_sv, support = getattr(est, "n_support_", None), getattr(est, "support_", None)
+    if n_sv is not None and support is not None and getattr(support, "ndim", 0) == 1 \
+            and int(np.sum(np.asarray(n_sv))) != support.shape[0]:
+        raise ModelFormatError(f"{path!r}: n_support_ counts {int(np.sum(np.asarray(n_sv)))} "
+                               f"support vectors, support_ lists {support.shape[0]}")
 
 
 def _check_model_count(est, path):
