@@ -416,3 +416,34 @@ def test_memory_budget_bounds_probability_and_prediction(tmp_path):
     feats = clf.factor_.transform(X[:500])
     np.testing.assert_allclose(clf.decision_function(X[:500]), feats @ clf.coef_,
                                rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["SVC", "SVR", "UniSVC", "UniSVR", "ReducedSVC", "GreedySVC",
+                                  "L2SVMPath", "LSSVC", "PSVC", "WPSVC"])
+def test_memory_budget_matrix(name):
+    """Issue 26 item 3: every estimator x option (float32, weights, sparse, three classes,
+    probability=True, pivoted Cholesky, SVC's exact path) with memory_budget="12MB" on 20,000
+    x 20 rows (features of rank 200 would take 32 MB): the peak resident memory above the
+    case's baseline stays within the budget, whether the case fits or is refused up front
+    with a MemoryError. Measured before: GreedySVC 11 MB at a 6 MB budget (its copies of X
+    were outside it), WPSVC's sparse rows 15 MB, GreedySVC(probability=True) 13 MB."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from svmgpu.estimators import REGISTRY
+
+    assert set(REGISTRY) == {"SVC", "SVR", "UniSVC", "UniSVR", "ReducedSVC", "GreedySVC",
+                             "L2SVMPath", "LSSVC", "PSVC", "WPSVC"}  # (the matrix's rows)
+    script = Path(__file__).with_name("budget_matrix_case.py")
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
+    out = subprocess.run([sys.executable, str(script), name, "12MB", "20000"],
+                         capture_output=True, text=True, check=True, env=env)
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert {r["case"] for r in rows} >= {"default", "float32", "weights", "sparse"}
+    for r in rows:
+        assert r["outcome"] == "fitted" or r["outcome"].startswith("MemoryError"), r
+        assert r["peak"] <= 12e6, r

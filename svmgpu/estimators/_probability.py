@@ -166,6 +166,10 @@ def _couple(probs, pairs, k, *, xp):
     return p / xp.sum(p, axis=1, keepdims=True)
 
 
+#: Per-row vectors of the folds' bookkeeping, counted as float64 (see :func:`fit_platt`).
+_FOLD_VECTORS = 8
+
+
 def fit_platt(est, X, y_idx, sample_weight, *, n_folds, ctx):
     """Platt's sigmoids (``probA_``, ``probB_``, one per binary problem) on held-out
     decision values: LIBSVM's internal cross-validation in ``n_folds`` folds
@@ -184,9 +188,14 @@ def fit_platt(est, X, y_idx, sample_weight, *, n_folds, ctx):
     # budget first; each fold's fit gets the rest
     copies = X.data.nbytes + X.indices.nbytes if is_sparse(X) else \
         int(X.shape[0]) * int(X.shape[1]) * numpy_dtype(X.dtype).itemsize
-    check_fits(copies, ctx.budget_bytes, what="probability=True's cross-validation folds (a "
-               "copy of X's rows)", hint="use probability=False")
-    fold_params = {"memory_budget": ctx.budget_bytes - copies}
+    # with the folds' per-row bookkeeping (permutation, order, folds, their indices, labels,
+    # weights, held-out scores) and the main model, which stays while the folds fit
+    model = sum(int(getattr(v, "nbytes", 0)) for v in vars(est).values())
+    reserved = copies + _FOLD_VECTORS * 8 * m + model
+    check_fits(reserved, ctx.budget_bytes, what="probability=True's cross-validation folds (a "
+               "copy of X's rows, their per-row vectors and the main model)",
+               hint="use probability=False")
+    fold_params = {"memory_budget": ctx.budget_bytes - reserved}
     # (the folds' labels are the class indices: a dict of class weights follows them)
     if isinstance(getattr(est, "class_weight", None), dict):
         fold_params["class_weight"] = dict(enumerate(est.class_weight_.tolist()))

@@ -241,9 +241,12 @@ class PSVC(_LeastSquaresBase):
                        hint="use a nonlinear kernel with a reduced set (e.g. kernel='rbf', "
                             "rank=300), whose system is rank x rank")
             self.support_ = self.support_vectors_ = None
-            P = DaskFeatures(X, linear_features, n, memory_budget=ctx.budget_bytes,
-                             device=ctx.device) if self._dask_fit else \
-                linear_features(X, memory_budget=ctx.budget_bytes)
+            if self._dask_fit:
+                P = DaskFeatures(X, linear_features, n, memory_budget=ctx.budget_bytes,
+                                 device=ctx.device)
+            else:  # (sparse rows are densified per block: what the per-sample vectors leave)
+                _, blocks = self._feature_plan(X.shape[0], n, ctx, itemsize=8)
+                P = linear_features(X, memory_budget=blocks)
             return {"P": P, "X": X}
         Z = self._reduced_set(X, kernel, ctx, sample_weight)
         return {"P": self._reduced_features(X, kernel, Z, ctx), "X": X}

@@ -79,6 +79,7 @@ from svmgpu.backend import (
     all_finite,
     array_device,
     block_rows,
+    check_fits,
     dense_rows,
     is_numpy,
     is_sparse,
@@ -98,6 +99,10 @@ _log = get_logger("stagewise")
 
 #: Buffers of one row alive while a column block is evaluated (block, exponent, product).
 _COLUMN_BUFFERS = 3
+
+#: Per-row vectors the state holds besides its copies of X (keys, labels, budgets, weights,
+#: the search's order and scratch), counted as float64.
+_STATE_VECTORS = 8
 
 #: On the CPU, column blocks of ``batch > 1`` are cut to about this many bytes (cache-sized).
 _CPU_BLOCK_BYTES = 2**21
@@ -326,7 +331,17 @@ class _StagewiseState:
         r_cut = kernel.negligible_distance(_negligible(X.dtype, xp)) if prune and not sparse \
             else None
         self.search = _DeviceArgmin(l)
-        if self.host and batch == 1 and RowPartition.worthwhile(X, r_cut):
+        partitioned = self.host and batch == 1 and RowPartition.worthwhile(X, r_cut)
+        # the copies of X (prepared for the kernel, in the k-d tree's order) and the per-row
+        # vectors come out of the budget before they are made; the column blocks get the rest
+        itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
+        budget = resolve_budget(memory_budget, array_device(y))
+        held = ((0 if sparse else 1) + 2 * int(partitioned)) * l * d * itemsize \
+            + _STATE_VECTORS * 8 * l  # (the partition's order and boxes: two copies at once)
+        check_fits(held, budget, what=f"GS-SVM's copies of the {l:,} x {d} rows (prepared "
+                   "for the kernel, in the k-d tree's order) and its per-row vectors",
+                   hint="subsample the data")
+        if partitioned:
             part = RowPartition(X)
             X, y = X[part.perm], y[part.perm]
             if sample_weight is not None:
@@ -346,11 +361,9 @@ class _StagewiseState:
             self.isk = xp.where(ok, 1.0 / xp.sqrt(xp.where(ok, kd, xp.ones_like(kd))),
                                 xp.zeros_like(kd))
             self.yk = y * self.isk  # rows with K(x, x) = 0 get S = 0 forever: never selected
-        itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
-        budget = resolve_budget(memory_budget, array_device(y))
         cap = max(1, _CPU_BLOCK_BYTES // (batch * itemsize)) if batch > 1 and self.host else None
-        self.rows_per_block = block_rows(batch + (0 if sparse else d) + 2, itemsize, budget,
-                                         n_buffers=_COLUMN_BUFFERS, max_rows=cap)
+        self.rows_per_block = block_rows(batch + (0 if sparse else d) + 2, itemsize,
+                                         budget - held, n_buffers=_COLUMN_BUFFERS, max_rows=cap)
 
         dt, dev = self.dt, self.dev
         self.S = -xp.ones((l,), dtype=dt, device=dev) if self.unit_diag else -self.isk  # g⁰ = −1
