@@ -100,9 +100,11 @@ _log = get_logger("stagewise")
 #: Buffers of one row alive while a column block is evaluated (block, exponent, product).
 _COLUMN_BUFFERS = 3
 
-#: Per-row vectors the state holds besides its copies of X (keys, labels, budgets, weights,
-#: the search's order and scratch), counted as float64.
+#: Per-row vectors the state holds besides its copies of X (keys, labels, the search's order
+#: and scratch: about 7 float64 a row measured on 16,000 rows), counted as float64; sample
+#: weights add the budgets and their unit keys (:data:`_WEIGHT_VECTORS` more).
 _STATE_VECTORS = 8
+_WEIGHT_VECTORS = 4
 
 #: On the CPU, column blocks of ``batch > 1`` are cut to about this many bytes (cache-sized).
 _CPU_BLOCK_BYTES = 2**21
@@ -336,8 +338,9 @@ class _StagewiseState:
         # vectors come out of the budget before they are made; the column blocks get the rest
         itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
         budget = resolve_budget(memory_budget, array_device(y))
+        vectors = _STATE_VECTORS + (0 if sample_weight is None else _WEIGHT_VECTORS)
         held = ((0 if sparse else 1) + 2 * int(partitioned)) * l * d * itemsize \
-            + _STATE_VECTORS * 8 * l  # (the partition's order and boxes: two copies at once)
+            + vectors * 8 * l  # (the partition's order and boxes: two copies at once)
         check_fits(held, budget, what=f"GS-SVM's copies of the {l:,} x {d} rows (prepared "
                    "for the kernel, in the k-d tree's order) and its per-row vectors",
                    hint="subsample the data")
