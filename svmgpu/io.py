@@ -637,9 +637,8 @@ def _check_shapes(est, path):
     models = getattr(est, "models_", None)
     fixed = {"d": int(est.n_features_in_), "i": int(bool(getattr(est, "fit_intercept", False))),
              "c": len(classes) if is_classifier(est) and classes is not None else 1}
-    pairs = getattr(est, "pairs_", None)
-    fixed["k"] = len(models) if isinstance(models, list) else 1 if fixed["c"] <= 2 else \
-        len(pairs) if pairs is not None else fixed["c"]
+    fixed["k"] = len(models) if isinstance(models, list) else \
+        _n_binary_models(fixed["c"], getattr(est, "pairs_", None))
     spec = {**_SHAPES, **_ESTIMATOR_SHAPES.get(type(est).__name__, {}), **_fit_shapes(est)}
     bound = dict(fixed)
 
@@ -709,6 +708,12 @@ def _check_shapes(est, path):
                                f"support vectors, support_ lists {support.shape[0]}")
 
 
+def _n_binary_models(n_classes, pairs):
+    """Binary models of ``n_classes`` classes: one for two (or a regressor's one), one per
+    pair (one-vs-one, ``pairs``), else one per class."""
+    return 1 if n_classes <= 2 else len(pairs) if pairs is not None else n_classes
+
+
 def _check_model_count(est, path):
     """A classifier's ``classes_`` and its binary models agree: one model for two classes,
     one per class (one-vs-rest) or one per pair (one-vs-one, ``pairs_``); a file without
@@ -729,7 +734,7 @@ def _check_model_count(est, path):
         raise ModelFormatError(f"{path!r}: pairs_ does not list the {k * (k - 1) // 2} pairs of "
                                f"its {k} classes")
     if isinstance(models, list):
-        want = 1 if k == 2 else len(pairs) if pairs is not None else k
+        want = _n_binary_models(k, pairs)
         if len(models) != want:
             raise ModelFormatError(f"{path!r}: {len(models)} binary models for {k} classes "
                                    f"(expected {want})")

@@ -26,13 +26,7 @@ from svmgpu.lowrank._factor import _check_nonzero_kernel, _check_rank
 def persist(*arrays):
     """The arrays persisted where they will be used: on the cluster's workers, or in this
     process without one."""
-    import dask  # noqa: PLC0415
-
-    ex = executor()
-    if ex.client is None:
-        return list(dask.persist(*arrays))
-    ex.used = True
-    return ex.client.persist(list(arrays))
+    return executor().persist(arrays)
 
 
 def as_rows_like(v, X, name):

@@ -62,6 +62,11 @@ class _Local:
 
         return list(dask.compute(*arr.to_delayed().ravel()))
 
+    def persist(self, arrays):
+        import dask  # noqa: PLC0415
+
+        return list(dask.persist(*arrays))
+
     def submit(self, fn, *args, where=None):
         return fn(*args)
 
@@ -90,14 +95,18 @@ class _Cluster:
 
     The workers present when the executor is made are the fit's: every wait polls, and a fit
     whose worker left the cluster (killed, or restarted by its nanny under a new address)
-    ends in :class:`DistributedFitError`, in any phase, within a few seconds (the client's
-    view of the workers is refreshed every ``distributed.client.scheduler-info-interval``)."""
+    ends in :class:`DistributedFitError`, in any phase, within a few seconds (the scheduler
+    is asked, at most once per :data:`_POLL_SECONDS`)."""
 
     def __init__(self, client):
         self.client = client
         self.workers = self._live_workers()
         self._checked = time.monotonic()
         self.used = False  # (an in-memory fit beside a client never checks the workers)
+
+    def persist(self, arrays):
+        self.used = True
+        return self.client.persist(list(arrays))
 
     def blocks(self, arr):
         self.used = True
