@@ -249,3 +249,115 @@ def test_gamma_scale_warning_is_right_once_and_points_at_the_caller():
         UniSVC(rank=20, probability=True).fit(X, y)
     scale = [r for r in record if "gamma='scale'" in str(r.message)]
     assert len(scale) == 1 and scale[0].filename == __file__
+
+
+def _one_hot_rows(n, rng):
+    """Rows like Covtype's: 3 quantitative columns in [0, 1] and a one-hot category of 6."""
+    cat = np.eye(6)[rng.integers(0, 6, n)]
+    return np.hstack([rng.random((n, 3)), cat])
+
+
+def test_row_partition_splits_a_one_hot_column_at_its_gap():
+    """A split on a 0/1 column is made at the mean, between the 0s and the 1s: every block's box
+    is flat on the one-hot columns the tree split on (a median split left boxes spanning [0, 1]
+    there, and pruned 51 % of Covtype's pairs where 9 % lie within reach)."""
+    from svmgpu.kernels import RowPartition
+
+    X = _one_hot_rows(4000, np.random.default_rng(0))
+    part = RowPartition(X, leaf_size=64)
+    flat = part.lower[:, 3:] == part.upper[:, 3:]
+    assert flat.all(axis=1).mean() > 0.9  # (a leaf too small to split on all 6 may mix)
+    # a lopsided mean (one huge value) falls back to the median: the blocks stay balanced
+    Y = np.vstack([np.random.default_rng(1).random((999, 2)), [[1e9, 0.5]]])
+    sizes = np.diff(RowPartition(Y, leaf_size=64).starts)
+    assert sizes.max() <= 64 and sizes.min() >= 4
+
+
+def test_row_partition_near_box_covers_every_row_within_reach():
+    from svmgpu.kernels import RowPartition
+
+    rng = np.random.default_rng(2)
+    Z = _one_hot_rows(1500, rng)
+    part = RowPartition(Z, leaf_size=40)
+    Zp = Z[part.perm]
+    for r in (0.2, 0.6, 1.5):
+        for _ in range(10):
+            A = _one_hot_rows(30, rng)
+            ranges = part.near_box(A.min(axis=0), A.max(axis=0), r, merge_gap=0)
+            covered = np.zeros(len(Z), bool)
+            for s, e in ranges:
+                covered[s:e] = True
+            D = np.linalg.norm(A[:, None, :] - Zp[None, :, :], axis=2)
+            assert np.all(covered[(D < r).any(axis=0)]), "a row within r of the box is skipped"
+    one = _one_hot_rows(1, rng)  # a single point against a small reach: most rows skipped
+    assert sum(e - s for s, e in part.near_box(one[0], one[0], 0.3)) < 0.5 * len(Z)
+
+
+class _Counting(RBF):
+    """RBF that counts the kernel values it evaluates."""
+
+    def __init__(self, gamma):
+        super().__init__(gamma)
+        self.values = 0
+
+    def _exp_of(self, A, right_t, *, xp, out):  # (every dense RBF block goes through it)
+        self.values += A.shape[0] * right_t.shape[1]
+        return RBF._exp_of(A, right_t, xp=xp, out=out)
+
+
+@pytest.mark.parametrize("kernel_cls,gamma", [(_Counting, 32.0), (Laplacian, 40.0)])
+def test_pruned_kernel_matvec_matches_the_full_product(monkeypatch, kernel_cls, gamma):
+    """kernel_matvec(prune=True) equals the full product within negligible_level · Σ|v| per row
+    (plus rounding) while evaluating a fraction of the kernel values; where pruning does not
+    pay or cannot run (small products, sparse X, a kernel without reach, a budget that holds no
+    reordered copies) it is the plain product."""
+    import scipy.sparse as sp
+
+    from svmgpu.kernels import _blocked, negligible_level
+    from svmgpu.kernels._partition import pruned_matvec
+
+    rng = np.random.default_rng(3)
+    X, Z = _one_hot_rows(2000, rng), _one_hot_rows(1500, rng)
+    V = rng.standard_normal((1500, 3))
+    kernel = kernel_cls(gamma)
+    full = (rbf_kernel if kernel_cls is _Counting else laplacian_kernel)(X, Z, gamma=gamma) @ V
+    # the skipped values, and the rounding of a sum of 1,500 terms in another order
+    tol = (negligible_level(np.float64) + 1e-14) * np.abs(V).sum(axis=0)
+    monkeypatch.setattr(_blocked, "PRUNE_MIN_VALUES", 0)
+    got = kernel_matvec(kernel, X, Z, V, prune=True)
+    assert np.all(np.abs(got - full) <= tol)
+    if kernel_cls is _Counting:  # (a category is √2 from another, beyond the reach 1.16)
+        assert 0 < kernel.values < 0.5 * X.shape[0] * Z.shape[0]
+    assert_allclose(kernel_matvec(kernel, X, Z, V[:, 1], prune=True), full[:, 1], rtol=1e-12,
+                    atol=float(tol[1]))
+    if kernel_cls is _Counting:
+        # a block cap splits the ranges, same values
+        r = kernel.negligible_distance(negligible_level(np.float64))
+        assert_allclose(pruned_matvec(kernel, X, Z, V, r, max_cols=7), got, rtol=1e-12,
+                        atol=1e-13)
+        kernel.values = 0  # a budget with no room for the reordered copies: the plain product
+        assert_allclose(kernel_matvec(kernel, X, Z, V, prune=True, memory_budget=500_000), full,
+                        rtol=1e-10, atol=1e-12)
+        assert kernel.values == X.shape[0] * Z.shape[0]
+        assert_allclose(kernel_matvec(kernel, sp.csr_matrix(X), Z, V, prune=True), full,
+                        rtol=1e-10, atol=1e-12)  # sparse X: the plain sparse product
+        kernel.values = 0
+        monkeypatch.setattr(_blocked, "PRUNE_MIN_VALUES", 1 << 24)  # too small to pay
+        kernel_matvec(kernel, X, Z, V, prune=True)
+        assert kernel.values == X.shape[0] * Z.shape[0]
+    assert_allclose(kernel_matvec(Linear(), X, Z, V, prune=True), X @ Z.T @ V, rtol=1e-12)
+
+
+def test_pruned_kernel_matvec_on_array_api_strict_is_the_plain_product(monkeypatch):
+    """prune=True on another namespace (device1, where a host round trip raises) is the plain
+    blocked product, on that device."""
+    from svmgpu.kernels import _blocked
+    from svmgpu.testing import backend_device
+
+    monkeypatch.setattr(_blocked, "PRUNE_MIN_VALUES", 0)
+    rng = np.random.default_rng(4)
+    X, Z, v = _one_hot_rows(300, rng), _one_hot_rows(200, rng), rng.standard_normal(200)
+    dev = backend_device("strict-device1")
+    got = kernel_matvec(RBF(32.0), *(to_device(a, dev) for a in (X, Z, v)), prune=True)
+    assert got.device == dev.native
+    assert_allclose(host(got), rbf_kernel(X, Z, gamma=32.0) @ v, rtol=1e-10, atol=1e-12)

@@ -218,7 +218,8 @@ class GreedySVC(SVCBase):
             return xp.zeros((X.shape[0], self.dual_coef_.shape[0]), dtype=X.dtype,
                             device=getattr(X, "device", None))
         return kernel_matvec(self.kernel_, X, self.support_vectors_,
-                             xp.matrix_transpose(self.dual_coef_), memory_budget=ctx.budget_bytes)
+                             xp.matrix_transpose(self.dual_coef_), memory_budget=ctx.budget_bytes,
+                             prune=True)
 
     def _decision_binary(self, model, F, *, xp):
         return F[:, model["row"]]

@@ -16,7 +16,7 @@ from svmgpu.kernels._kernels import (
     Prepared,
     make_kernel,
 )
-from svmgpu.kernels._partition import RowPartition
+from svmgpu.kernels._partition import RowPartition, negligible_level
 
 __all__ = [
     "KERNELS",
@@ -32,4 +32,5 @@ __all__ = [
     "kernel_columns",
     "kernel_matvec",
     "make_kernel",
+    "negligible_level",
 ]

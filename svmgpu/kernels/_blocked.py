@@ -8,10 +8,17 @@ from svmgpu.backend import (
     block_rows,
     format_bytes,
     get_namespace,
+    is_numpy,
     is_sparse,
     native_device,
     resolve_budget,
     row_sq_norms,
+)
+from svmgpu.kernels._partition import (
+    MATVEC_LEAF_SIZE,
+    RowPartition,
+    negligible_level,
+    pruned_matvec,
 )
 
 #: Buffers of one block row alive at once while a block is evaluated (the block, the
@@ -23,6 +30,10 @@ _BLOCK_BUFFERS = 3
 #: ``_CPU_MIN_ROWS`` rows, or BLAS runs poorly for large n_z.
 _CPU_BLOCK_BYTES = 1 << 20
 _CPU_MIN_ROWS = 512
+
+#: Kernel values of a product below which :func:`kernel_matvec` never prunes: building the two
+#: k-d trees costs about as much as this many kernel values.
+PRUNE_MIN_VALUES = 1 << 24
 
 
 def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, center=None,
@@ -107,7 +118,7 @@ def _kernel_blocks(kernel, X, Z, rows, *, xp, center, out):
         yield s, e, K
 
 
-def kernel_matvec(kernel, X, Z, v, *, memory_budget=None):
+def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
     """``K(X, Z) @ v`` computed block by block.
 
     Parameters
@@ -117,6 +128,13 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None):
     Z : array of shape (n_z, n_features)
     v : array of shape (n_z,) or (n_z, k)
     memory_budget : int or str, optional
+    prune : bool, default False
+        Skip the pairs of rows whose kernel value is below
+        :func:`~svmgpu.kernels.negligible_level` of X's dtype, where that pays: NumPy, dense X
+        and Z, a kernel that decays with distance (RBF, Laplacian) whose reach is shorter than
+        Z's extent, and at least :data:`PRUNE_MIN_VALUES` kernel values
+        (:func:`~svmgpu.kernels._partition.pruned_matvec`). Each row then differs from the full
+        product by at most ``negligible_level · Σ |v|``: rounding.
 
     Returns
     -------
@@ -125,11 +143,36 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None):
     xp = get_namespace(X, Z, v)
     if v.shape[0] != Z.shape[0]:
         raise ValueError(f"v has {v.shape[0]} rows but Z has {Z.shape[0]}")
+    if prune:
+        out = _pruned(kernel, X, Z, v, memory_budget=memory_budget, xp=xp)
+        if out is not None:
+            return out
     out_shape = (X.shape[0],) + tuple(v.shape[1:])
     out = xp.empty(out_shape, dtype=v.dtype, device=getattr(v, "device", None))
     for s, e, K in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget):
         out[s:e, ...] = xp.matmul(K, v)
     return out
+
+
+def _pruned(kernel, X, Z, v, *, memory_budget, xp):
+    """:func:`kernel_matvec`'s pruned product, or None where pruning does not pay or its
+    copies (both sides reordered and prepared) leave no room for a block in the budget."""
+    if not is_numpy(xp) or is_sparse(X) or is_sparse(Z) \
+            or X.shape[0] * Z.shape[0] < PRUNE_MIN_VALUES:
+        return None
+    r = kernel.negligible_distance(negligible_level(X.dtype, xp=xp))
+    if not RowPartition.worthwhile(Z, r):
+        return None
+    itemsize = X.dtype.itemsize
+    k = 1 if v.ndim == 1 else v.shape[1]
+    fixed = 2 * (X.shape[0] + Z.shape[0]) * (X.shape[1] + 2) * itemsize \
+        + 3 * X.shape[0] * k * v.dtype.itemsize
+    budget = resolve_budget(memory_budget, array_device(X)) - fixed
+    try:
+        max_cols = block_rows(MATVEC_LEAF_SIZE, itemsize, budget, n_buffers=_BLOCK_BUFFERS)
+    except MemoryError:
+        return None
+    return pruned_matvec(kernel, X, Z, v, r, max_cols=max_cols)
 
 
 #: What to do when kernel values overflow (the message of :func:`check_kernel_finite`).

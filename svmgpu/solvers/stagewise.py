@@ -88,7 +88,7 @@ from svmgpu.backend import (
     set_rows,
     to_host,
 )
-from svmgpu.kernels import RBF, Laplacian, RowPartition
+from svmgpu.kernels import RBF, Laplacian, RowPartition, negligible_level
 from svmgpu.solvers._result import SolverResult
 
 #: Stages run between two reads of the stopping rule on the host (one synchronization per
@@ -108,11 +108,6 @@ _WEIGHT_VECTORS = 4
 
 #: On the CPU, column blocks of ``batch > 1`` are cut to about this many bytes (cache-sized).
 _CPU_BLOCK_BYTES = 2**21
-
-
-def _negligible(dtype, xp):
-    """Kernel values below this are skipped by pruning: ``2⁻¹⁰`` of the machine epsilon."""
-    return float(xp.finfo(dtype).eps) * 2.0**-10
 
 
 def _unit_factor(budget, *, xp):
@@ -330,7 +325,7 @@ class _StagewiseState:
 
         # The search: on the host with one column per stage, the k-d tree order when a column
         # can skip row blocks (dense X, a kernel negligible beyond r_cut shorter than the extent).
-        r_cut = kernel.negligible_distance(_negligible(X.dtype, xp)) if prune and not sparse \
+        r_cut = kernel.negligible_distance(negligible_level(X.dtype, xp=xp)) if prune and not sparse \
             else None
         self.search = _DeviceArgmin(l)
         partitioned = self.host and batch == 1 and RowPartition.worthwhile(X, r_cut)
