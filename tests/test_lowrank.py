@@ -159,7 +159,11 @@ def test_gram_of_float32_features_is_formed_in_float64():
     P64 = P.astype(np.float64)
     for kw, ref in [({}, P64.T @ P64),
                     ({"weights": w}, P64.T @ (w[:, None] * P64)),
-                    ({"weights": w, "rows": rows}, P64[rows].T @ (w[rows, None] * P64[rows]))]:
+                    ({"weights": w, "rows": rows}, P64[rows].T @ (w[rows, None] * P64[rows])),
+                    # signed weights: one syrk pass per sign on the host
+                    ({"weights": w - 1.0, "rows": rows},
+                     P64[rows].T @ ((w[rows] - 1.0)[:, None] * P64[rows])),
+                    ({"weights": w - 1.0}, P64.T @ ((w - 1.0)[:, None] * P64))]:
         G = FeatureOperator(P, memory_budget=2**20).gram(**kw)  # several row blocks
         assert G.dtype == np.float64
         assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())

@@ -46,6 +46,9 @@ _log = get_logger("exact")
 PRESOLVE_MIN_ROWS = 2000
 _PRESOLVE_STRIDE = 4
 
+#: Evaluations of the intercept's derivative at most (:func:`_intercept_search`).
+_MAX_INTERCEPT_STEPS = 200
+
 #: Steps of the line search's halving at most (a Newton step of a convex piecewise-quadratic
 #: problem is accepted whole almost always).
 _MAX_HALVINGS = 30
@@ -56,25 +59,42 @@ def _objective(alpha_K_alpha, r, s, loss, C, *, xp):
 
 
 def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
-    """The intercept minimizing ``C Σ s ψ(t − σ (Kα + b))`` for fixed α, by bisection on its
-    derivative ``−C Σ s σ ψ'(r(b))`` (non-decreasing in b; the loss is convex)."""
-    def slope(b):
-        return -float(xp.sum(s * sig * loss.grad(t - sig * (Ka + b), xp=xp)))
+    """The intercept minimizing ``C Σ s ψ(t − σ (Kα + b))`` for fixed α.
 
-    lo, hi = b0 - 1.0, b0 + 1.0
-    while slope(lo) > 0 and lo > -1e300:
-        lo = b0 - 2.0 * (b0 - lo)
-    while slope(hi) < 0 and hi < 1e300:
-        hi = b0 + 2.0 * (hi - b0)
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if slope(mid) < 0:
-            lo = mid
+    Its derivative ``g(b) = −C Σ s σ ψ'(r(b))`` is continuous, piecewise linear and
+    non-decreasing (ψ convex, piecewise quadratic and C¹), with slope ``C Σ s σ² ψ''(r(b))``
+    on each piece: Newton's iteration lands on the root from the root's piece, a doubling step
+    crosses flat pieces, and a bracket with bisection guards the rest (a handful of
+    evaluations where bisection alone took about 45 on digits' pairs)."""
+    ss, ss2 = s * sig, s * sig * sig
+
+    def slope(b):
+        u = t - sig * (Ka + b)
+        return fetch_scalars(-xp.sum(ss * loss.grad(u, xp=xp)),
+                             xp.sum(ss2 * loss.curvature(u, xp=xp)), xp=xp)
+
+    tol = 1e-13 * fetch_scalars(xp.sum(s), xp=xp)[0]
+    lo, hi, jump = -math.inf, math.inf, 1.0
+    b = b0
+    for _ in range(_MAX_INTERCEPT_STEPS):
+        g, h = slope(b)
+        if abs(g) <= tol or not math.isfinite(b) or abs(b) > 1e300:
+            return b
+        if g < 0:
+            lo = b
         else:
-            hi = mid
-        if hi - lo <= 1e-12 * max(1.0, abs(mid)):
-            break
-    return 0.5 * (lo + hi)
+            hi = b
+        if hi - lo <= 1e-15 * max(1.0, abs(b)):
+            return b
+        if h > 0:
+            cand = b - g / h
+        else:  # a flat piece: step outward, doubling
+            cand = b + (jump if g < 0 else -jump)
+            jump *= 2.0
+        if not lo < cand < hi:
+            cand = 0.5 * (lo + hi)
+        b = cand
+    return b
 
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
