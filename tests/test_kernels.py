@@ -341,6 +341,14 @@ def test_pruned_kernel_matvec_matches_the_full_product(monkeypatch, kernel_cls, 
         assert kernel.values == X.shape[0] * Z.shape[0]
         assert_allclose(kernel_matvec(kernel, sp.csr_matrix(X), Z, V, prune=True), full,
                         rtol=1e-10, atol=1e-12)  # sparse X: the plain sparse product
+        # a kernel whose reach is shorter than Z's extent but covers most of it: a sample of
+        # X reaches more than PRUNE_MAX_REACH of Z, so the plain product
+        G, H = rng.standard_normal((2000, 20)), rng.standard_normal((1500, 20))
+        wide = _Counting(0.5)
+        assert _blocked.RowPartition.worthwhile(H, wide.negligible_distance(1e-19))
+        assert_allclose(kernel_matvec(wide, G, H, V, prune=True), rbf_kernel(G, H, gamma=0.5) @ V,
+                        rtol=1e-10, atol=1e-12)
+        assert wide.values == G.shape[0] * H.shape[0]
         kernel.values = 0
         monkeypatch.setattr(_blocked, "PRUNE_MIN_VALUES", 1 << 24)  # too small to pay
         kernel_matvec(kernel, X, Z, V, prune=True)

@@ -35,6 +35,10 @@ _CPU_MIN_ROWS = 512
 #: k-d trees costs about as much as this many kernel values.
 PRUNE_MIN_VALUES = 1 << 24
 
+#: :func:`kernel_matvec` prunes only where a sample of the new points reaches at most this
+#: fraction of the support vectors (Covtype at γ = 32: 7 %).
+PRUNE_MAX_REACH = 0.5
+
 
 def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, center=None,
                        out=None, progress=None):
@@ -132,7 +136,8 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
         Skip the pairs of rows whose kernel value is below
         :func:`~svmgpu.kernels.negligible_level` of X's dtype, where that pays: NumPy, dense X
         and Z, a kernel that decays with distance (RBF, Laplacian) whose reach is shorter than
-        Z's extent, and at least :data:`PRUNE_MIN_VALUES` kernel values
+        Z's extent, at least :data:`PRUNE_MIN_VALUES` kernel values, and a sample of X's rows
+        reaching at most :data:`PRUNE_MAX_REACH` of Z's
         (:func:`~svmgpu.kernels._partition.pruned_matvec`). Each row then differs from the full
         product by at most ``negligible_level · Σ |v|``: rounding.
 
@@ -155,8 +160,10 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
 
 
 def _pruned(kernel, X, Z, v, *, memory_budget, xp):
-    """:func:`kernel_matvec`'s pruned product, or None where pruning does not pay or its
-    copies (both sides reordered and prepared) leave no room for a block in the budget."""
+    """:func:`kernel_matvec`'s pruned product, or None where pruning does not pay (too few
+    values, a kernel reaching across Z's extent, or a sample of X reaching more than
+    :data:`PRUNE_MAX_REACH` of Z) or its copies (both sides reordered and prepared) leave no
+    room for a block in the budget."""
     if not is_numpy(xp) or is_sparse(X) or is_sparse(Z) \
             or X.shape[0] * Z.shape[0] < PRUNE_MIN_VALUES:
         return None
@@ -172,7 +179,7 @@ def _pruned(kernel, X, Z, v, *, memory_budget, xp):
         max_cols = block_rows(MATVEC_LEAF_SIZE, itemsize, budget, n_buffers=_BLOCK_BUFFERS)
     except MemoryError:
         return None
-    return pruned_matvec(kernel, X, Z, v, r, max_cols=max_cols)
+    return pruned_matvec(kernel, X, Z, v, r, max_cols=max_cols, max_reach=PRUNE_MAX_REACH)
 
 
 #: What to do when kernel values overflow (the message of :func:`check_kernel_finite`).

@@ -48,6 +48,10 @@ MATVEC_LEAF_SIZE = 256
 MATVEC_MERGE_GAP = 64
 
 
+#: Rows of X whose reach :func:`pruned_matvec` samples before it builds X's tree.
+REACH_SAMPLE = 64
+
+
 def negligible_level(dtype, *, xp=np):
     """Kernel values below this are negligible: ``2⁻¹⁰`` of the machine epsilon of ``dtype``
     (a dtype of the namespace ``xp``). A sum ``Σ vⱼ k(x, zⱼ)`` that skips them differs
@@ -163,7 +167,8 @@ class RowPartition:
         return bool(r < np.sqrt(np.sum(span * span)))
 
 
-def pruned_matvec(kernel, X, Z, v, r, *, max_cols, leaf_size=MATVEC_LEAF_SIZE):
+def pruned_matvec(kernel, X, Z, v, r, *, max_cols, leaf_size=MATVEC_LEAF_SIZE,
+                  max_reach=None):
     """``K(X, Z) @ v`` without the pairs of rows farther apart than ``r`` (NumPy, dense).
 
     Both sides are ordered along a k-d tree (:class:`RowPartition`); each cell of X's rows is
@@ -185,12 +190,22 @@ def pruned_matvec(kernel, X, Z, v, r, *, max_cols, leaf_size=MATVEC_LEAF_SIZE):
         ``leaf_size × max_cols`` values is what the memory budget bounds.
     leaf_size : int
         Rows per cell (of X and of Z).
+    max_reach : float, optional
+        Give up (return None) when :data:`REACH_SAMPLE` of X's rows, spread over X, reach more
+        than this fraction of Z's rows on average: the cells would skip too little to pay for
+        X's tree and the many small evaluations (a non-local kernel: 14–20 % slower than the
+        plain product on 100,000 × 20 normal rows, where nothing lies beyond the reach).
 
     Returns
     -------
-    NumPy array of shape (n_x,) or (n_x, k), v's dtype
+    NumPy array of shape (n_x,) or (n_x, k), v's dtype, or None (see ``max_reach``)
     """
     zp = RowPartition(Z, leaf_size=leaf_size)
+    if max_reach is not None:
+        sample = X[np.linspace(0, X.shape[0] - 1, min(REACH_SAMPLE, X.shape[0])).astype(int)]
+        reached = sum(e - s for x in sample for s, e in zp.near(x, r, merge_gap=0))
+        if reached > max_reach * sample.shape[0] * Z.shape[0]:
+            return None
     c = kernel.center_of(Z, xp=np)
     pz = kernel.prepare(Z[zp.perm], c, xp=np)
     vp = v[zp.perm]
