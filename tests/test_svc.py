@@ -249,3 +249,32 @@ def test_svr_sklearn_compatible(estimator, check):
             for data in ("dense", "sparse")})})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("make", [lambda: SVC(C=10.0, gamma=32.0),
+                                  lambda: __import__("svmgpu").GreedySVC(gamma=32.0)],
+                         ids=["SVC", "GreedySVC"])
+def test_prediction_skips_support_vectors_beyond_the_kernels_reach(monkeypatch, make):
+    """With a local kernel, prediction evaluates only the support vectors within reach of each
+    cell of new points (kernel_matvec(prune=True)): the decision values equal the full
+    product's to rounding, and far fewer kernel values are computed."""
+    from svmgpu.kernels import _blocked
+
+    rng = np.random.default_rng(0)
+
+    def rows(n):  # 3 quantitative columns and a one-hot category of 6, √2 apart
+        return np.hstack([rng.random((n, 3)), np.eye(6)[rng.integers(0, 6, n)]])
+
+    X, Xt = rows(1500), rows(3000)
+    y = (X[:, 0] + X[:, 3] > 0.9).astype(int)
+    clf = make().fit(X, y)
+    monkeypatch.setattr(_blocked, "PRUNE_MIN_VALUES", 1 << 62)  # never
+    full = clf.decision_function(Xt)
+    calls = []
+    real = _blocked.pruned_matvec
+    monkeypatch.setattr(_blocked, "PRUNE_MIN_VALUES", 0)
+    monkeypatch.setattr(_blocked, "pruned_matvec", lambda *a, **k: calls.append(1) or real(*a, **k))
+    pruned = clf.decision_function(Xt)
+    assert calls
+    assert_allclose(pruned, full, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(clf.predict(Xt), np.where(full > 0, clf.classes_[1], clf.classes_[0]))

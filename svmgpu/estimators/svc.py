@@ -239,7 +239,7 @@ class _FrontDoor:
         xp = ctx.xp
         W = xp.astype(self.pair_coef_, X.dtype)
         return kernel_matvec(self.kernel_, X, self.support_vectors_, W,
-                             memory_budget=ctx.budget_bytes) \
+                             memory_budget=ctx.budget_bytes, prune=True) \
             + xp.astype(self.intercept_, X.dtype)[None, :]
 
     def _decision_binary(self, model, feats, *, xp):

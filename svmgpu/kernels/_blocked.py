@@ -168,7 +168,7 @@ def _pruned(kernel, X, Z, v, *, memory_budget, xp):
             or X.shape[0] * Z.shape[0] < PRUNE_MIN_VALUES:
         return None
     r = kernel.negligible_distance(negligible_level(X.dtype, xp=xp))
-    if not RowPartition.worthwhile(Z, r):
+    if not RowPartition.worthwhile(Z, r, leaf_size=MATVEC_LEAF_SIZE):
         return None
     itemsize = X.dtype.itemsize
     k = 1 if v.ndim == 1 else v.shape[1]
