@@ -7,7 +7,9 @@ Commands
     C = 1/(λ m), rank 300), with progress, test accuracy, times, device and peak memory.
 ``train DATA MODEL``
     Fit an estimator on a LIBSVM/svmlight file and save it as a portable model file
-    (:func:`svmgpu.io.save_model`), like LIBSVM's ``svm-train``.
+    (:func:`svmgpu.io.save_model`), like LIBSVM's ``svm-train``; ``--scale`` first scales each
+    feature to [−1, 1] (or ``--scale LOWER,UPPER``) like LIBSVM's ``svm-scale``, and stores the
+    scaling in the model (``libsvm_scale_``), which ``predict`` applies.
 ``predict DATA MODEL``
     Predict the rows of a LIBSVM/svmlight file with a saved model, like ``svm-predict``;
     prints the accuracy (or, for regression, the mean squared error) when the file's labels
@@ -24,10 +26,12 @@ import argparse
 import contextlib
 import functools
 import json
+import math
 import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from svmgpu.estimators import REGISTRY
@@ -481,6 +485,61 @@ def _load_chunks(path, chunk_bytes):
     return X, y, True
 
 
+# ------------------------------------------------------------------------------ scaling
+def _scale_range(text):
+    """``LOWER,UPPER`` of ``--scale`` (svm-scale's ``-l``/``-u``): finite, LOWER < UPPER."""
+    try:
+        lower, upper = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOWER,UPPER (e.g. -1,1), got {text!r}") \
+            from None
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise argparse.ArgumentTypeError(f"expected finite LOWER < UPPER, got {text!r}")
+    return lower, upper
+
+
+def fit_scale(X, lower=-1.0, upper=1.0):
+    """LIBSVM's ``svm-scale -l lower -u upper`` fitted on the rows ``X`` (dense or SciPy
+    sparse; a sparse matrix's implicit zeros count): the array ``[a, c]`` of shape
+    (2, n_features), float64, with ``x' = a x + c`` mapping each feature's range on ``X`` to
+    ``[lower, upper]``. A constant feature maps to 0 (``svm-scale`` leaves it out of its
+    output); values beyond the training range are not clipped, as in ``svm-scale``."""
+    import numpy as np  # noqa: PLC0415
+
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    lo, hi = (np.asarray(v.toarray() if hasattr(v, "toarray") else v, dtype=np.float64).ravel()
+              for v in (lo, hi))
+    span = hi - lo
+    moving = span > 0
+    a = np.where(moving, (upper - lower) / np.where(moving, span, 1.0), 0.0)
+    c = np.where(moving, lower - a * lo, 0.0)
+    return np.stack([a, c])
+
+
+def apply_scale(scale, X):
+    """``a x + c`` for every row of ``X`` (:func:`fit_scale`'s ``[a, c]``), in X's dtype. A
+    sparse X stays sparse where the scaling keeps zeros at zero (``c = 0``: ``--scale 0,1`` on
+    non-negative features); otherwise it becomes dense, refused when that would not fit in
+    half the free memory."""
+    import numpy as np  # noqa: PLC0415
+
+    from svmgpu.backend import available_memory, format_bytes  # noqa: PLC0415
+
+    a, c = (np.asarray(v, dtype=X.dtype) for v in scale)
+    if hasattr(X, "toarray"):
+        if not np.any(c):
+            return X.multiply(a[None, :]).tocsr().astype(X.dtype)
+        dense = X.shape[0] * X.shape[1] * X.dtype.itemsize
+        if dense > available_memory("cpu") // 2:
+            raise CLIError(
+                f"scaling moves the zeros of this sparse data, so its {X.shape[0]:,} x "
+                f"{X.shape[1]:,} rows would be dense ({format_bytes(dense)}, more than half "
+                "the free memory): for non-negative features use --scale 0,1, which keeps "
+                "zeros at zero, or leave --scale out")
+        X = X.toarray()
+    return X * a + c
+
+
 def cmd_train(args, out=print):
     from sklearn.base import is_classifier  # noqa: PLC0415 - scikit-learn's import is slow
 
@@ -516,6 +575,9 @@ def cmd_train(args, out=print):
     if args.workers is not None and args.scheduler is not None:
         raise CLIError("pass --workers N (a local Dask cluster) or --scheduler ADDRESS (an "
                        "existing one), not both")
+    if args.scale is not None and (args.workers is not None or args.scheduler is not None):
+        raise CLIError("--scale runs in this process: scale the file first, or leave --scale "
+                       "out with --workers/--scheduler")
     est = cls(**params)
     with _dask_client(args, out) as client:
         t0 = time.perf_counter()
@@ -525,6 +587,9 @@ def cmd_train(args, out=print):
             X, y, zero_based = _load_chunks(args.data, args.chunk_bytes)
         if task == "classification":
             y = _as_labels(y)
+        scale = None if args.scale is None else fit_scale(X, *args.scale)
+        if scale is not None:
+            X = apply_scale(scale, X)
         t_load = time.perf_counter() - t0
         where = "" if client is None else f" into {X.numblocks[0]} chunks on {client}"
         out(f"read {args.data}: {X.shape[0]:,} samples x {X.shape[1]} features{where} in "
@@ -534,6 +599,8 @@ def cmd_train(args, out=print):
         t_fit = time.perf_counter() - t0
         ph = est.fit_timings_
     est.libsvm_zero_based_ = zero_based  # predict reads files with the same indexing
+    if scale is not None:
+        est.libsvm_scale_ = scale  # predict scales the rows the same way
     save_model(est, args.model)
     what = (f"{len(est.classes_)} classes" if hasattr(est, "classes_") else "regression")
     out(f"trained {cls.__name__} ({what}) on {device} in {_secs(t_fit)} "
@@ -574,19 +641,23 @@ def cmd_predict(args, out=print):
     import numpy as np  # noqa: PLC0415
 
     from svmgpu.backend import get_device, to_numpy  # noqa: PLC0415
-    from svmgpu.io import load_model  # noqa: PLC0415
+    from svmgpu.io import ScaledModelWarning, load_model  # noqa: PLC0415
 
     if not os.path.exists(args.model):
         raise CLIError(f"model file {args.model!r} does not exist")
     if args.output not in (None, "-"):
         _check_writable(args.output, "the predictions")
     device = get_device(args.device)
-    est = load_model(args.model, device=str(device))
+    with warnings.catch_warnings():  # (the warning for Python users of a scaled model)
+        warnings.simplefilter("ignore", ScaledModelWarning)
+        est = load_model(args.model, device=str(device))
     n_features = getattr(est, "n_features_in_", None)
     X, y, _ = _load_data(args.data, n_features=n_features, sparse=_takes_sparse(est, device),
                          zero_based=getattr(est, "libsvm_zero_based_", "auto"))
     if n_features is not None and X.shape[1] != n_features:
         raise CLIError(f"{args.data} has {X.shape[1]} features; the model expects {n_features}")
+    if getattr(est, "libsvm_scale_", None) is not None:
+        X = apply_scale(est.libsvm_scale_, X)
     t0 = time.perf_counter()
     pred = to_numpy(est.predict(X))
     t_pred = time.perf_counter() - t0
@@ -667,6 +738,11 @@ def build_parser():
     _add_parameter_flags(t)
     t.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     t.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
+    t.add_argument("--scale", type=_scale_range, nargs="?", const=(-1.0, 1.0), default=None,
+                   metavar="LOWER,UPPER",
+                   help="first scale each feature's training range to [-1, 1] (or to "
+                        "[LOWER, UPPER]), as LIBSVM's svm-scale; the scaling is stored in the "
+                        "model and 'predict' applies it (sparse data: --scale 0,1 keeps zeros)")
     t.add_argument("--workers", type=_positive_int, metavar="N",
                    help="fit on a local Dask cluster of N worker processes (1 thread each); "
                         "the file is read per chunk by the workers (it needs "

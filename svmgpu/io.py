@@ -52,7 +52,8 @@ import numpy as np
 from svmgpu.backend import is_foreign_array, to_host
 from svmgpu.estimators import REGISTRY
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load_model", "read_metadata",
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "ScaledModelWarning", "load_model",
+           "read_metadata",
            "save_model"]
 
 #: Name written into every model file.
@@ -72,6 +73,11 @@ _DATACLASSES = {
 _TAGS = ("__array__", "__scalar__", "__scalars__", "__objarray__", "__float__", "__complex__",
          "__tuple__", "__dict__", "__dtype__", "__nptype__", "__kernel__", "__loss__",
          "__dataclass__")
+
+
+class ScaledModelWarning(UserWarning):
+    """A loaded model was trained on features scaled by ``svmgpu train --scale``: its
+    ``predict`` expects rows scaled the same way (``svmgpu.cli.apply_scale``)."""
 
 
 class ModelFormatError(ValueError):
@@ -545,6 +551,11 @@ def load_model(path, *, device=None):
     if "device_" in vars(est):  # the arrays are on the host now
         est.device_ = "cpu"
     _validate_loaded(est, os.fspath(path))
+    if getattr(est, "libsvm_scale_", None) is not None:
+        warnings.warn(f"{os.fspath(path)!r} was trained by 'svmgpu train --scale' on scaled "
+                      "features: scale new rows with svmgpu.cli.apply_scale(est.libsvm_scale_, "
+                      "X) before predict (svmgpu predict does)", ScaledModelWarning,
+                      stacklevel=2)
     if device is not None and hasattr(est, "to_device"):
         est.to_device(device)
     return est
@@ -600,6 +611,7 @@ _SHAPES = {
     "models_[*].path.n_active": [("m.p",)], "models_[*].path.intercepts": [("m.p",)],
     "models_[*].support": [("m.q",)], "models_[*].X_support": [("m.q", "d")],
     "models_[*].dual_coef": [("m.q",)], "models_[*].sample_weights": [("n",)],
+    "libsvm_scale_": [("2", "d")],
 }
 #: Per estimator: the shapes that differ from :data:`_SHAPES` (and :func:`_fit_shapes`).
 _ESTIMATOR_SHAPES = {

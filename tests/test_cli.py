@@ -247,6 +247,10 @@ def test_missing_estimator_module_is_a_clear_error(monkeypatch):
     # an estimator's MemoryError names the CLI's flags, not Python's parameters
     (("train", "{train}", "m.npz", "--memory-budget", "20kB", "--rank", "50"), 1,
      "raise --memory-budget"),
+    (("train", "{train}", "m.npz", "--scale", "1,-1"), 2, "--scale"),
+    (("train", "{train}", "m.npz", "--scale", "low,high"), 2, "--scale"),
+    (("train", "{train}", "m.npz", "--scale", "--workers", "2", "-e", "uni"), 1,
+     "--scale runs in this process"),
     (("predict", "{train}", "missing.npz"), 1, "does not exist"),
     (("predict", "{train}", "{train}"), 1, "not an svmgpu model file"),
     (("predict", "missing.txt", "{model}"), 1, "does not exist"),
@@ -392,3 +396,50 @@ def test_predict_into_a_closed_pipe_is_quiet(svm_files, tmp_path):
     res = subprocess.run(f"{sys.executable} -m svmgpu predict {big} {model} -o - | head -1",
                          shell=True, capture_output=True, text=True, timeout=240)
     assert res.stdout.strip() in ("-1", "1") and "rror" not in res.stderr, res.stderr
+
+
+def test_train_scale_is_svm_scale_and_predict_applies_it(tmp_path, call, monkeypatch):
+    """``train --scale`` maps each feature's training range to [-1, 1] (``--scale 0,1``:
+    [0, 1]) as LIBSVM's svm-scale, stores the map in the model, and ``predict`` applies it:
+    the predictions are scikit-learn's MinMaxScaler + svmgpu.SVC's. A constant feature maps to
+    0; a sparse file stays sparse under a map that keeps zeros; a Python user loading the
+    model is warned that it expects scaled rows."""
+    import scipy.sparse as sp
+    from sklearn.preprocessing import MinMaxScaler
+
+    from svmgpu import SVC
+    from svmgpu.io import ScaledModelWarning
+
+    rng = np.random.default_rng(0)
+    raw = rng.uniform(size=(600, 3)) * [1000.0, 0.001, 1.0] + [5.0, -3.0, 0.0]
+    X = np.hstack([raw, np.full((600, 1), 7.0)])  # the last feature is constant
+    y = np.where(raw[:, 0] / 1000 + raw[:, 2] > 1.0, 1, -1)
+    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
+    dump_svmlight(X[:400], y[:400], train)
+    dump_svmlight(X[400:], y[400:], test)
+    for rng_args, lo_hi in (((), (-1.0, 1.0)), (("0,1",), (0.0, 1.0))):
+        model, pred = tmp_path / "m.npz", tmp_path / "p.txt"
+        rc, out, err = call("train", train, model, "--scale", *rng_args, "--device", "cpu")
+        assert rc == 0, err
+        with pytest.warns(ScaledModelWarning, match="apply_scale"):
+            est = load_model(model)
+        a, c = est.libsvm_scale_
+        Xs = X[:400, :3] * a[:3] + c[:3]
+        assert np.allclose(Xs.min(axis=0), lo_hi[0]) and np.allclose(Xs.max(axis=0), lo_hi[1])
+        assert a[3] == 0.0 and c[3] == 0.0
+        rc, out, err = call("predict", test, model, "-o", pred)
+        assert rc == 0 and "Warning" not in err, err
+        scaler = MinMaxScaler(feature_range=lo_hi).fit(X[:400, :3])
+        ref = SVC().fit(np.hstack([scaler.transform(X[:400, :3]), np.zeros((400, 1))]), y[:400])
+        want = ref.predict(np.hstack([scaler.transform(X[400:, :3]), np.zeros((200, 1))]))
+        assert np.array_equal(np.array(pred.read_text().split(), dtype=int), want)
+    # sparse rows: zeros kept at zero by a map with c = 0, else dense (refused when too large)
+    S = sp.csr_matrix(np.where(rng.uniform(size=(50, 4)) < 0.5, 0.0, rng.uniform(size=(50, 4))))
+    scale = cli.fit_scale(S, 0.0, 1.0)
+    assert not np.any(scale[1]) and sp.issparse(cli.apply_scale(scale, S))
+    assert np.allclose(cli.apply_scale(scale, S).toarray(), cli.apply_scale(scale, S.toarray()))
+    dense = cli.apply_scale(cli.fit_scale(S), S)
+    assert not sp.issparse(dense) and np.allclose(dense.min(axis=0), -1.0)
+    monkeypatch.setattr("svmgpu.backend.available_memory", lambda device: 100)
+    with pytest.raises(cli.CLIError, match="--scale 0,1"):
+        cli.apply_scale(cli.fit_scale(S), S)
