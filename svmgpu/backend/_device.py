@@ -280,6 +280,13 @@ def random_subset(n: int, k: int, *, seed, device):
     return to_device(idx.astype(np.int64), device)
 
 
+def random_uniforms(k: int, *, seed) -> list[float]:
+    """``k`` numbers drawn uniformly from [0, 1) by NumPy's generator seeded by ``seed``, on
+    the host: the draws of a sampling done on the device (k-means++ locates each draw in a
+    cumulative sum there), the same on every backend."""
+    return np.random.default_rng(seed).random(k).tolist()
+
+
 def host_array(values, dtype):
     """A NumPy array of host values (per-problem iteration counts, flags, path summaries): what
     scikit-learn's conventions expect of fitted metadata, whatever the fit's device."""

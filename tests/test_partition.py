@@ -1,0 +1,147 @@
+"""The partitioned path of svmgpu.SVC / SVR (solver="partition") and its regions
+(svmgpu.solvers.partition): k-means, bounded regions, and the per-region exact models."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmgpu import SVC, SVR
+from svmgpu.estimators import svc as svc_module
+from svmgpu.io import load_model, save_model
+from svmgpu.solvers.partition import assign, bounded_regions, kmeans
+from svmgpu.testing import assert_allclose
+
+
+def _blobs(n_per, centres, rng, *, spread=0.3, labels=None):
+    """Gaussian blobs around ``centres``, each with a nonlinear two-class label (or the one
+    class ``labels[c]``)."""
+    X, y = [], []
+    for c, mu in enumerate(centres):
+        P = mu + spread * rng.standard_normal((n_per, len(mu)))
+        lab = np.where(np.sin(4 * (P[:, 0] - mu[0])) + (P[:, 1] - mu[1]) > 0, 1, -1)
+        if labels is not None and labels[c] is not None:
+            lab = np.full(n_per, labels[c])
+        X.append(P)
+        y.append(lab)
+    return np.vstack(X), np.concatenate(y)
+
+
+FAR = np.array([[0.0, 0.0], [50.0, 0.0], [0.0, 50.0]])
+
+
+def test_kmeans_and_assign():
+    """assign is the nearest centre (brute force); kmeans finds well-separated blobs, is
+    deterministic for a seed, and its labels are assign's."""
+    rng = np.random.default_rng(0)
+    X, _ = _blobs(200, FAR, rng)
+    C = rng.standard_normal((7, 2)) * 20
+    brute = np.argmin(((X[:, None, :] - C[None, :, :]) ** 2).sum(-1), axis=1)
+    assert np.array_equal(assign(X, C, xp=np), brute)
+    centres, labels = kmeans(X, 3, xp=np, random_state=1)
+    assert np.array_equal(labels, assign(X, centres, xp=np))
+    for b in range(3):  # each blob is one cluster
+        assert len(np.unique(labels[b * 200:(b + 1) * 200])) == 1
+    assert len(np.unique(labels)) == 3
+    c2, l2 = kmeans(X, 3, xp=np, random_state=1)
+    assert np.array_equal(l2, labels) and np.array_equal(c2, centres)
+
+
+def test_bounded_regions_cover_every_row_within_the_bound():
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.standard_normal((900, 3)), 40 + rng.standard_normal((100, 3))])
+    centres, labels = bounded_regions(X, 2, 150, xp=np, random_state=0)
+    g = centres.shape[0]
+    counts = np.bincount(labels, minlength=g)
+    assert counts.min() >= 1 and counts.max() <= 150 and counts.sum() == 1000
+    assert g >= 1000 // 150
+    # identical rows cannot be split by 2-means: they are halved in order
+    same = np.ones((50, 2))
+    c, lab = bounded_regions(same, 1, 20, xp=np)
+    assert np.bincount(lab).max() <= 20 and np.bincount(lab).sum() == 50
+
+
+def test_one_region_is_the_exact_path():
+    """With every row in one region the partitioned path is the exact path: the same decision
+    values (two and three classes, class and sample weights) and regression values."""
+    rng = np.random.default_rng(2)
+    X, y = _blobs(150, FAR[:1], rng)
+    y3 = np.where(X[:, 0] < -0.2, 0, np.where(X[:, 0] < 0.2, 1, 2))
+    w = rng.uniform(0.5, 2.0, X.shape[0])
+    for labels, kw in ((y, {}), (y3, {}), (y, {"class_weight": "balanced"})):
+        common = dict(C=5.0, gamma=2.0, tol=1e-10, **kw)
+        ref = SVC(solver="exact", **common).fit(X, labels, sample_weight=w)
+        got = SVC(solver="partition", region_rows=1000, **common).fit(X, labels,
+                                                                       sample_weight=w)
+        assert got.solver_ == "partition" and got.region_centers_.shape == (1, 2)
+        assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=1e-8,
+                        atol=1e-8)
+        assert np.array_equal(got.predict(X), ref.predict(X))
+        assert np.array_equal(np.sort(got.support_), np.sort(ref.support_))
+        assert not hasattr(got, "dual_coef_") and not hasattr(got, "intercept_")
+    t = np.sin(3 * X[:, 0]) + X[:, 1] + 5.0
+    ref = SVR(solver="exact", C=5.0, gamma=2.0, tol=1e-10).fit(X, t)
+    got = SVR(solver="partition", region_rows=1000, C=5.0, gamma=2.0, tol=1e-10).fit(X, t)
+    assert_allclose(got.predict(X), ref.predict(X), rtol=1e-8, atol=1e-8)
+
+
+def test_far_apart_regions_are_each_regions_own_svm():
+    """Blobs far apart (kernel values between them below rounding) are the regions, and each
+    point's decision value is that of an exact SVC fitted on its blob alone; a blob of one
+    class predicts that class (decision ±1, no support vectors there)."""
+    rng = np.random.default_rng(3)
+    X, y = _blobs(120, FAR, rng, labels=[None, None, 1])
+    Xt, _ = _blobs(40, FAR, np.random.default_rng(4))
+    clf = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120, tol=1e-10).fit(X, y)
+    assert clf.region_centers_.shape[0] == 3
+    f = clf.decision_function(Xt)
+    for b in range(2):
+        own = SVC(C=3.0, gamma=4.0, solver="exact", tol=1e-10).fit(
+            X[b * 120:(b + 1) * 120], y[b * 120:(b + 1) * 120])
+        assert_allclose(f[b * 40:(b + 1) * 40],
+                        own.decision_function(Xt[b * 40:(b + 1) * 40]), rtol=1e-8, atol=1e-8)
+    assert np.all(f[80:] == 1.0) and np.all(clf.predict(Xt[80:]) == 1)
+    assert np.all(clf.support_ < 240)  # the one-class blob holds no support vector
+    starts = np.asarray(clf.region_starts_)
+    assert starts[0] == 0 and starts[-1] == clf.support_.shape[0]
+
+
+def test_model_file_sparse_input_and_multiclass_predict(tmp_path):
+    """A partitioned model survives a model file; sparse input gives the dense input's model
+    (the rows are made dense, as on the exact path); three classes predict by the votes of
+    each region's pairs."""
+    rng = np.random.default_rng(5)
+    X, y = _blobs(100, FAR, rng)
+    y3 = np.where(y > 0, 1, 0) + 2 * (X[:, 0] > 25)
+    clf = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=100).fit(X, y3)
+    path = tmp_path / "m.npz"
+    save_model(clf, path)
+    back = load_model(path)
+    assert np.array_equal(back.predict(X), clf.predict(X))
+    assert_allclose(back.decision_function(X), clf.decision_function(X), rtol=1e-12)
+    assert np.mean(clf.predict(X) == y3) > 0.9
+    S = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=100).fit(sp.csr_matrix(X), y3)
+    assert_allclose(S.decision_function(sp.csr_matrix(X)), clf.decision_function(X),
+                    rtol=1e-10, atol=1e-10)
+
+
+def test_auto_takes_the_partition_for_a_local_kernel_only(monkeypatch):
+    """Above EXACT_MAX_ROWS, solver="auto" takes the partitioned path when the median kernel
+    value between random rows is below LOCAL_KERNEL_LEVEL, the low-rank path otherwise."""
+    monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 100)
+    rng = np.random.default_rng(6)
+    X, y = _blobs(100, FAR, rng)
+    local = SVC(gamma=4.0, region_rows=100).fit(X, y)
+    assert local.solver_ == "partition"
+    smooth = SVC(gamma=1e-4, rank=50).fit(X, y)  # an explicit rank: the landmarks
+    assert smooth.solver_ == "lowrank"
+    wide = SVC(gamma=1e-4).fit(X, y)  # every kernel value near 1: not local
+    assert wide.solver_ == "lowrank" and wide.rank_ == min(svc_module.AUTO_RANK, 300)
+    assert SVC(gamma=4.0, kernel="poly").fit(X, y).solver_ == "lowrank"  # no decay
+
+
+def test_region_rows_is_validated_and_the_budget_checked_first():
+    X, y = _blobs(50, FAR[:2], np.random.default_rng(7))
+    with pytest.raises(ValueError, match="region_rows"):
+        SVC(solver="partition", region_rows=1).fit(X, y)
+    with pytest.raises(MemoryError, match="lower region_rows"):
+        SVC(solver="partition", region_rows=50_000, memory_budget="1MB").fit(X, y)
