@@ -143,5 +143,8 @@ def test_region_rows_is_validated_and_the_budget_checked_first():
     X, y = _blobs(50, FAR[:2], np.random.default_rng(7))
     with pytest.raises(ValueError, match="region_rows"):
         SVC(solver="partition", region_rows=1).fit(X, y)
-    with pytest.raises(MemoryError, match="lower region_rows"):
-        SVC(solver="partition", region_rows=50_000, memory_budget="1MB").fit(X, y)
+    with pytest.raises(MemoryError, match="lower region_rows"):  # a region's kernel: 160 kB
+        SVC(solver="partition", region_rows=100, memory_budget="100kB").fit(X, y)
+    # a budget that holds regions of 40 rows but not all 100: k-means regions are split
+    clf = SVC(solver="partition", region_rows=40, memory_budget="60kB", gamma=1.0).fit(X, y)
+    assert np.diff(np.asarray(clf.region_starts_)).size == clf.region_centers_.shape[0]

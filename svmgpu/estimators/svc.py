@@ -87,8 +87,8 @@ EXACT_MAX_ROWS = 20_000
 AUTO_RANK = 1000
 
 #: ``region_rows="auto"`` of the partitioned path: k-means into ``ceil(m / PARTITION_ROWS)``
-#: regions, each split until it holds at most twice that. On Covtype (464,810 rows, C = 32,
-#: γ = 32) regions of about 1,800 rows reached 95.9 % in 32 s (bench/README.md).
+#: regions. On Covtype (464,810 rows, C = 32, γ = 32) 233 regions reached 95.9 % in about 40 s
+#: on a 2-core CPU (bench/README.md).
 PARTITION_ROWS = 2000
 
 #: ``solver="auto"`` takes the partitioned path (above :data:`EXACT_MAX_ROWS` rows) when the
@@ -200,21 +200,27 @@ class _FrontDoor:
 
     def _prepare_regions(self, X, *, ctx):
         """The partitioned path's regions (:func:`~svmgpu.solvers.partition.bounded_regions`
-        on the dense rows, seeded by ``random_state``, 0 when None)."""
+        on the dense rows, seeded by ``random_state``, 0 when None): k-means regions, a region
+        split by 2-means only when its exact solve would pass :data:`EXACT_MAX_ROWS` or the
+        memory budget (splitting Covtype's regions at twice the mean size cost 0.2 points:
+        a cut through dense rows separates neighbours that interact)."""
         xp, (m, d) = ctx.xp, X.shape
         size = PARTITION_ROWS if self.region_rows == "auto" else int(self.region_rows)
-        itemsize = numpy_dtype(X.dtype).itemsize
-        check_fits(2 * m * d * itemsize + 2 * (2 * size) ** 2 * 8 + 64 * m, ctx.budget_bytes,
+        dense = 2 * m * d * numpy_dtype(X.dtype).itemsize + 64 * m
+        check_fits(dense + self._exact_bytes(min(size, m)), ctx.budget_bytes,
                    what=f"SVC's partitioned path: {m:,} dense rows and a region's kernel matrix "
-                        f"({2 * size:,} rows at most)",
+                        f"({min(size, m):,} rows)",
                    hint="lower region_rows")
+        max_rows = EXACT_MAX_ROWS
+        while max_rows > size and dense + self._exact_bytes(max_rows) > ctx.budget_bytes:
+            max_rows = max(size, max_rows * 3 // 4)
         self.rank_ = None
         X_fit = dense_rows(X, slice(None), xp=xp)
         self._X_fit = X_fit
-        centers, regions = bounded_regions(X_fit, -(-m // size), 2 * size, xp=xp,
+        centers, regions = bounded_regions(X_fit, -(-m // size), max_rows, xp=xp,
                                            random_state=seed_from(self.random_state))
         self.region_centers_ = centers
-        self._log.info("regions %d (%d rows at most)", centers.shape[0], 2 * size)
+        self._log.info("regions %d (%d rows at most)", centers.shape[0], max_rows)
         return {"regions": regions}
 
     def _exact_solve(self, K, y, sample_weight, max_iter):
@@ -455,9 +461,9 @@ class SVC(_FrontDoor, SVCBase):
         the partitioned one when the kernel is local (:data:`LOCAL_KERNEL_LEVEL`), else the
         low-rank one.
     region_rows : "auto" or int, default "auto"
-        The partitioned path's region size: k-means into ``ceil(m / region_rows)`` regions,
-        each split until it holds at most ``2 · region_rows`` rows ("auto":
-        :data:`PARTITION_ROWS`).
+        The partitioned path's mean region size: k-means into ``ceil(m / region_rows)``
+        regions ("auto": :data:`PARTITION_ROWS`); a region is split by 2-means only when its
+        kernel matrix would pass :data:`EXACT_MAX_ROWS` rows or the memory budget.
     device : {"auto", "cpu", "cuda", "cuda:N"}, default "auto"
         Where the fit runs and the fitted arrays live.
     dtype : {None, "float32", "float64"}, default None

@@ -74,22 +74,32 @@ def _centres_of(X, labels, k, old, *, xp):
 
 
 def _kmeans_pp(X, k, *, seed, xp):
-    """k-means++ centres (Arthur and Vassilvitskii 2007): the first a random row, each next
-    one a row drawn with probability proportional to its squared distance to the nearest
-    centre so far; drawn on the device (a host uniform number times the cumulative sum,
-    located by ``searchsorted``), with no host read."""
+    """Greedy k-means++ centres (Arthur and Vassilvitskii 2007; the greedy variant scikit-learn
+    uses): the first a random row; each next one the best, by the potential ``Σ min d²`` it
+    leaves, of ``2 + ⌊ln k⌋`` rows drawn with probability proportional to their squared
+    distance to the nearest centre so far. Drawn on the device (host uniform numbers times the
+    cumulative sum, located by ``searchsorted``), with no host read."""
     m = X.shape[0]
-    u = random_uniforms(k, seed=seed)
+    trials = 2 + int(math.log(k)) if k > 1 else 1
+    u = random_uniforms(k * trials, seed=seed)
     first = random_subset(m, 1, seed=seed, device=array_device(X))
     centers = [xp.take(X, first, axis=0)]
+    x2 = xp.sum(X * X, axis=1)
     d2 = xp.sum((X - centers[0]) ** 2, axis=1)
     for j in range(1, k):
         cum = xp.cumulative_sum(d2)
-        idx = xp.searchsorted(cum, xp.reshape(cum[-1] * float(u[j]), (1,)), side="right")
+        draws = xp.asarray(u[j * trials:(j + 1) * trials], dtype=X.dtype,
+                           device=getattr(X, "device", None))
+        idx = xp.searchsorted(cum, cum[-1] * draws, side="right")
         idx = xp.minimum(idx, xp.full_like(idx, m - 1))
-        c = xp.take(X, idx, axis=0)
+        cand = xp.take(X, idx, axis=0)  # (trials, d)
+        D = x2[:, None] - 2.0 * xp.matmul(X, xp.matrix_transpose(cand)) \
+            + xp.sum(cand * cand, axis=1)[None, :]
+        D = xp.minimum(d2[:, None], xp.maximum(D, xp.zeros_like(D)))
+        best = xp.argmin(xp.sum(D, axis=0))
+        c = xp.take(cand, xp.reshape(best, (1,)), axis=0)
         centers.append(c)
-        d2 = xp.minimum(d2, xp.sum((X - c) ** 2, axis=1))
+        d2 = xp.take(D, xp.reshape(best, (1,)), axis=1)[:, 0]
     return xp.concat(centers, axis=0)
 
 
