@@ -288,3 +288,36 @@ def test_cupy_names_the_backend_calls_exist():
         assert callable(fn)
     assert callable(cupy.cuda.runtime.getDeviceCount) and callable(cupy.cuda.runtime.memGetInfo)
     assert hasattr(cupy.get_default_memory_pool(), "free_bytes")
+
+
+def test_map_threads_keeps_order_runs_serial_blas_and_reraises():
+    """map_threads: the results in the items' order; on NumPy each task sees BLAS on one
+    thread (the serial context carried into its thread); the first exception is re-raised;
+    other namespaces run in order in the caller's thread."""
+    import threading
+
+    import array_api_strict
+
+    from svmgpu.backend import map_threads
+    from svmgpu.backend._threads import _SERIAL
+
+    seen = []
+
+    def task(i):
+        seen.append((threading.get_ident(), _SERIAL.get()))
+        return i * i
+
+    assert map_threads(task, range(7), xp=np) == [i * i for i in range(7)]
+    assert all(serial for _, serial in seen)
+    seen.clear()
+    assert map_threads(task, range(3), xp=array_api_strict) == [0, 1, 4]
+    assert {t for t, _ in seen} == {threading.get_ident()}
+    assert map_threads(task, [], xp=np) == []
+
+    def boom(i):
+        if i == 2:
+            raise ValueError("region 2")
+        return i
+
+    with pytest.raises(ValueError, match="region 2"):
+        map_threads(boom, range(4), xp=np)

@@ -148,3 +148,17 @@ def test_region_rows_is_validated_and_the_budget_checked_first():
     # a budget that holds regions of 40 rows but not all 100: k-means regions are split
     clf = SVC(solver="partition", region_rows=40, memory_budget="60kB", gamma=1.0).fit(X, y)
     assert np.diff(np.asarray(clf.region_starts_)).size == clf.region_centers_.shape[0]
+
+
+def test_regions_solved_in_threads_give_the_sequential_model(monkeypatch):
+    rng = np.random.default_rng(8)
+    X, y = _blobs(80, FAR, rng)
+    y3 = np.where(y > 0, 1, 0) + 2 * (X[:, 1] > 25)
+    fits = []
+    for threads in (1, 2):
+        monkeypatch.setattr(svc_module, "PARTITION_THREADS", threads)
+        fits.append(SVC(C=3.0, gamma=4.0, solver="partition", region_rows=40).fit(X, y3))
+    a, b = fits
+    assert np.array_equal(a.support_, b.support_)
+    assert np.array_equal(a.pair_coef_, b.pair_coef_)
+    assert np.array_equal(a.region_intercept_, b.region_intercept_)

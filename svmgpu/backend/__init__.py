@@ -83,7 +83,7 @@ from svmgpu.backend._sparse import (
     sparse_product_t,
     take_rows,
 )
-from svmgpu.backend._threads import serial_blas, small_blas
+from svmgpu.backend._threads import map_threads, serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
@@ -139,6 +139,7 @@ __all__ = [
     "require_dask",
     "resolve_budget",
     "seed_from",
+    "map_threads",
     "serial_blas",
     "set_rows",
     "small_blas",

@@ -59,3 +59,26 @@ def _blas_controller():
     except ImportError:  # pragma: no cover
         return None
     return ThreadpoolController()
+
+
+def map_threads(fn, items, *, xp, max_workers=None):
+    """``[fn(item) for item in items]``, on the CPU's cores when ``xp`` is NumPy: the items run
+    in a thread pool (``max_workers``: the cores, at most), each with BLAS on one thread
+    (:func:`serial_blas`, entered once here and carried into every task's context), so that
+    independent problems (the regions of a partitioned SVC) fill the cores instead of one BLAS
+    call at a time. NumPy releases the GIL in its kernels and BLAS. Elsewhere (a GPU queue, other
+    namespaces), and for one item or one core, in order in this thread. The results keep the
+    order of ``items``; the first exception raised is re-raised."""
+    import os  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    items = list(items)
+    workers = min(len(items), os.cpu_count() or 1,
+                  max_workers if max_workers is not None else len(items))
+    if not is_numpy(xp) or workers <= 1:
+        return [fn(item) for item in items]
+    with serial_blas(xp=xp):
+        contexts = [contextvars.copy_context() for _ in items]  # (one per task: a context
+        with ThreadPoolExecutor(max_workers=workers) as pool:  # cannot run in two threads)
+            futures = [pool.submit(c.run, fn, item) for c, item in zip(contexts, items)]
+            return [f.result() for f in futures]

@@ -49,6 +49,7 @@ from svmgpu.backend import (
     fetch_scalars,
     format_bytes,
     host_array,
+    map_threads,
     nonzero_indices,
     numpy_dtype,
     random_subset,
@@ -90,6 +91,10 @@ AUTO_RANK = 1000
 #: regions. On Covtype (464,810 rows, C = 32, γ = 32) 233 regions reached 95.9 % in about 40 s
 #: on a 2-core CPU (bench/README.md).
 PARTITION_ROWS = 2000
+
+#: Regions solved at once on the CPU (one BLAS thread each; :func:`svmgpu.backend.map_threads`):
+#: each holds its kernel matrix, which the memory budget counts.
+PARTITION_THREADS = 2
 
 #: ``solver="auto"`` takes the partitioned path (above :data:`EXACT_MAX_ROWS` rows) when the
 #: median kernel value between random pairs of rows is below this: typical rows do not
@@ -212,7 +217,8 @@ class _FrontDoor:
                         f"({min(size, m):,} rows)",
                    hint="lower region_rows")
         max_rows = EXACT_MAX_ROWS
-        while max_rows > size and dense + self._exact_bytes(max_rows) > ctx.budget_bytes:
+        while max_rows > size and \
+                dense + PARTITION_THREADS * self._exact_bytes(max_rows) > ctx.budget_bytes:
             max_rows = max(size, max_rows * 3 // 4)
         self.rank_ = None
         X_fit = dense_rows(X, slice(None), xp=xp)
@@ -253,23 +259,30 @@ class _FrontDoor:
             stats += [xp.count_nonzero((reg == j) & (w > 0) & (y > 0)) for j in range(g)]
             stats += [xp.count_nonzero((reg == j) & (w > 0) & (y < 0)) for j in range(g)]
         counts = [int(v) for v in fetch_scalars(*stats, xp=xp)]
-        alphas, supports, intercepts, n_iter, converged, history = [], [], [], 0, True, []
+        intercepts, tasks = [0.0] * g, []
         for j in range(g):
             n = counts[j]
             if n == 0 or (cls and (counts[g + j] == 0 or counts[2 * g + j] == 0)):
-                intercepts.append(0.0 if n == 0 or not cls else
-                                  (1.0 if counts[g + j] else -1.0))
+                intercepts[j] = 0.0 if n == 0 or not cls else (1.0 if counts[g + j] else -1.0)
                 continue
             pos = nonzero_indices(reg == j, n, xp=xp)  # (positions in this problem)
-            where = pos if rows is None else xp.take(rows, pos)
+            tasks.append((j, pos, pos if rows is None else xp.take(rows, pos)))
+
+        def solve(task):
+            j, pos, where = task
             Xj = xp.take(self._X_fit, where, axis=0)
             res, it = self._exact_solve(self.kernel_.block(Xj, Xj), xp.take(y, pos),
                                         None if sample_weight is None
                                         else xp.take(sample_weight, pos), max_iter)
             nz = xp.nonzero(res.coef != 0)[0]
-            alphas.append(xp.take(res.coef, nz))
-            supports.append(xp.take(where, nz))
-            intercepts.append(res.info["intercept"])
+            return j, xp.take(res.coef, nz), xp.take(where, nz), res, it
+
+        alphas, supports, n_iter, converged, history = [], [], 0, True, []
+        for j, alpha, support, res, it in map_threads(solve, tasks, xp=xp,
+                                                      max_workers=PARTITION_THREADS):
+            alphas.append(alpha)
+            supports.append(support)
+            intercepts[j] = res.info["intercept"]
             n_iter += it
             converged = converged and res.converged
             history += res.objective_history
