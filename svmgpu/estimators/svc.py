@@ -88,8 +88,8 @@ EXACT_MAX_ROWS = 20_000
 AUTO_RANK = 1000
 
 #: ``region_rows="auto"`` of the partitioned path: k-means into ``ceil(m / PARTITION_ROWS)``
-#: regions. On Covtype (464,810 rows, C = 32, γ = 32) 233 regions reached 95.9 % in about 40 s
-#: on a 2-core CPU (bench/README.md).
+#: regions. On Covtype (464,810 rows, C = 32, γ = 32) 233 regions reached 95.9 % in 36 s on a
+#: 2-core CPU (bench/README.md).
 PARTITION_ROWS = 2000
 
 #: Regions solved at once on the CPU (one BLAS thread each; :func:`svmgpu.backend.map_threads`):
