@@ -119,13 +119,14 @@ def scale01(X_train, *others):
     return [((X - lo) / span).astype(X_train.dtype) for X in (X_train, *others)]
 
 
-def _covtype_permuted(path):
-    """All rows of the file, class 2 against the rest (±1), in the permutation of seed 0."""
+def _covtype_permuted(path, binary=True):
+    """All rows of the file, class 2 against the rest (±1; ``binary=False``: the 7 classes),
+    in the permutation of seed 0."""
     import numpy as np
 
     from svmgpu.datasets import load_covtype
 
-    X, y = load_covtype(path)
+    X, y = load_covtype(path, binary=binary)
     perm = np.random.default_rng(0).permutation(X.shape[0])
     return X[perm], y[perm]
 
@@ -149,13 +150,13 @@ DCSVM_COVTYPE = {"m": 464_810, "m_test": 116_202, "C": 32.0, "gamma": 32.0}
 DCSVM_SPLIT = "DC-SVM's 80/20: 464,810 / 116,202 rows of the permutation of seed 0"
 
 
-def covtype_dcsvm_split(path, dtype="float64"):
+def covtype_dcsvm_split(path, dtype="float64", binary=True):
     """DC-SVM's 80/20 split of the permutation of :func:`covtype_split`: ``(X, y, Xt, yt)``,
     464,810 training and 116,202 test rows, scaled to [0, 1] with the training minima and
-    maxima."""
+    maxima (``binary=False``: the 7 classes)."""
     import numpy as np
 
-    X, y = _covtype_permuted(path)
+    X, y = _covtype_permuted(path, binary)
     n = DCSVM_COVTYPE["m"]
     lo, hi = X[:n].min(axis=0), X[:n].max(axis=0)
     X = ((X - lo) / np.where(hi > lo, hi - lo, 1.0)).astype(dtype)
