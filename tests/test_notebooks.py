@@ -109,6 +109,8 @@ def test_02_covtype(monkeypatch):
     assert ns["X"].min() >= 0.0 and ns["X"].max() <= 1.0  # scaled on the training rows
     assert len(ns["results"]) == 3 and len(ns["sweep"]) == 3
     assert _accuracies_ok((r["accuracy (%)"] for r in ns["results"] + ns["sweep"]), low=60.0)
+    assert ns["part"].solver_ == "partition" and _accuracies_ok([ns["partition"]["accuracy (%)"]],
+                                                               low=60.0)
 
 
 def test_03_paper_tables(monkeypatch):
