@@ -162,3 +162,19 @@ def test_regions_solved_in_threads_give_the_sequential_model(monkeypatch):
     assert np.array_equal(a.support_, b.support_)
     assert np.array_equal(a.pair_coef_, b.pair_coef_)
     assert np.array_equal(a.region_intercept_, b.region_intercept_)
+
+
+def test_probability_and_ovo_shapes_on_the_partitioned_path():
+    """Platt's cross-validation refits the partitioned model on its folds; the probabilities
+    sum to 1 and agree with the labels; "ovo" gives the pairwise values."""
+    rng = np.random.default_rng(9)
+    X, y = _blobs(120, FAR, rng)
+    y3 = np.where(y > 0, 1, 0) + 2 * (X[:, 0] > 25)
+    clf = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120, probability=True,
+              random_state=0).fit(X, y3)
+    P = clf.predict_proba(X)
+    assert P.shape == (360, 4) and np.allclose(P.sum(axis=1), 1.0)
+    assert np.mean(clf.classes_[P.argmax(axis=1)] == y3) > 0.9
+    ovo = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120,
+              decision_function_shape="ovo").fit(X, y3)
+    assert ovo.decision_function(X).shape == (360, 6)
