@@ -201,14 +201,19 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     history, active = [], []
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
+    accepted = None  # (r, αᵀKα, F) at the last accepted point, from its line search
     for n_iter in range(1, max_iter + 1):
-        r = tgt - sig * (Ka + b)
+        r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
         c = loss.curvature(r, xp=xp) * xp.astype(s > 0, f64)
-        residual, aKa, loss_sum = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)),
-                                                xp.sum(alpha * Ka),
-                                                xp.sum(s * loss.value(r, xp=xp)), xp=xp)
-        obj = 0.5 * aKa + C * loss_sum
+        if accepted is None:
+            residual, aKa, loss_sum = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)),
+                                                    xp.sum(alpha * Ka),
+                                                    xp.sum(s * loss.value(r, xp=xp)), xp=xp)
+            obj = 0.5 * aKa + C * loss_sum
+        else:
+            (residual,) = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)), xp=xp)
+            aKa, obj = accepted[1], accepted[2]
         history.append(obj)
         if residual <= tol * C * s_max:
             converged = True
@@ -246,7 +251,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         for _ in range(_MAX_HALVINGS):
             r_t = r - step * sig * (Kd + db)
             quad = aKa + 2.0 * step * q1 + step * step * q2
-            if _objective(quad, r_t, s, loss, C, xp=xp) <= obj + 1e-12 * abs(obj):
+            obj_t = _objective(quad, r_t, s, loss, C, xp=xp)
+            if obj_t <= obj + 1e-12 * abs(obj):
+                accepted = (r_t, quad, obj_t)  # (the next step starts from this point)
                 break
             step *= 0.5
         else:  # no decrease along the step: the pieces' curvature says too little here
