@@ -101,7 +101,8 @@ def main():
     out += "_7class" if args.classes == 7 and not args.out else ""
     path = write_results(out, {
         "benchmark": "partitioned SVC on Covtype vs k-means + sklearn SVC per region",
-        "split": DCSVM_SPLIT, "classes": args.classes, "C": DCSVM_COVTYPE["C"], "gamma": DCSVM_COVTYPE["gamma"],
+        "split": DCSVM_SPLIT, "classes": args.classes, "C": DCSVM_COVTYPE["C"],
+        "gamma": DCSVM_COVTYPE["gamma"],
         "machine": info, "repeats": 1, "command": " ".join(sys.argv),
         "loadavg_at_end": list(os.getloadavg()), "results": rows})
     print(f"wrote {path}")

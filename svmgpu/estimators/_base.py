@@ -144,7 +144,7 @@ def fit_method(fit):
     return wrapper
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _param_names(cls):
     return tuple(BaseEstimator._get_param_names.__func__(cls))
 

@@ -63,8 +63,8 @@ from svmgpu.kernels import kernel_matvec, negligible_level
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.exact import exact_newton
-from svmgpu.solvers.partition import assign, bounded_regions
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
+from svmgpu.solvers.partition import assign, bounded_regions
 from svmgpu.solvers.reduced import newton_reduced
 
 #: The half-width δ of the Huber hinge that stands in for the hinge: the widest that gave
