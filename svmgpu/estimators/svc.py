@@ -64,7 +64,7 @@ from svmgpu.losses import get_loss
 from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.exact import exact_newton
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
-from svmgpu.solvers.partition import assign, bounded_regions
+from svmgpu.solvers.partition import assign, bounded_regions, group_rows
 from svmgpu.solvers.reduced import newton_reduced
 
 #: The half-width δ of the Huber hinge that stands in for the hinge: the widest that gave
@@ -121,19 +121,6 @@ _RIDGE = 1e-8
 #: Newton steps per binary problem when ``max_iter=-1`` (no limit, as in scikit-learn): a
 #: safeguard; the semi-smooth Newton method ends in tens of steps.
 _MAX_NEWTON_STEPS = 1000
-
-
-def _group_by(labels, n_groups, *, xp):
-    """``(order, bounds)``: the positions of ``labels`` (ints in 0..n_groups−1) sorted by label
-    (stably: ascending inside a group) and, as Python ints (one batched read), where each
-    group starts in that order (``bounds[j]:bounds[j + 1]``). One sort instead of a pass per
-    group."""
-    order = xp.argsort(labels, stable=True)
-    edges = xp.searchsorted(xp.take(labels, order),
-                            xp.arange(n_groups + 1, dtype=labels.dtype,
-                                      device=getattr(labels, "device", None)))
-    return order, [int(v) for v in fetch_scalars(*[edges[j] for j in range(n_groups + 1)],
-                                                  xp=xp)]
 
 
 class _FrontDoor:
@@ -279,7 +266,7 @@ class _FrontDoor:
             side = xp.where(w > 0, xp.where(y > 0, xp.ones_like(key), xp.full_like(key, 2)),
                             xp.zeros_like(key))
             key = key + side
-        order, b = _group_by(key, 3 * g, xp=xp)
+        order, b = group_rows(key, 3 * g, xp=xp)
         intercepts, tasks = [0.0] * g, []
         for j in range(g):
             n, n_pos, n_neg = b[3 * j + 3] - b[3 * j], b[3 * j + 2] - b[3 * j + 1], \
@@ -427,7 +414,7 @@ class _FrontDoor:
         centers = xp.astype(self.region_centers_, Xd.dtype)
         where = assign(Xd, centers, xp=xp)
         g, n_p = int(centers.shape[0]), int(self.pair_coef_.shape[1])
-        order, b = _group_by(where, g, xp=xp)
+        order, b = group_rows(where, g, xp=xp)
         starts = [int(v) for v in fetch_scalars(*[self.region_starts_[j] for j in range(g + 1)],
                                                 xp=xp)]
         W = xp.astype(self.pair_coef_, Xd.dtype)

@@ -57,6 +57,19 @@ def assign(X, centers, *, xp):
     return out[0] if len(out) == 1 else xp.concat(out)
 
 
+def group_rows(labels, n_groups, *, xp):
+    """``(order, bounds)``: the positions of ``labels`` (ints in 0..n_groups−1) sorted by label
+    (stably: ascending inside a group) and, as Python ints (one batched read), where each
+    group starts in that order (``order[bounds[j]:bounds[j + 1]]`` are group j's rows). One
+    sort instead of a pass over all rows per group."""
+    order = xp.argsort(labels, stable=True)
+    edges = xp.searchsorted(xp.take(labels, order),
+                            xp.arange(n_groups + 1, dtype=labels.dtype,
+                                      device=getattr(labels, "device", None)))
+    return order, [int(v) for v in fetch_scalars(*[edges[j] for j in range(n_groups + 1)],
+                                                  xp=xp)]
+
+
 def _centres_of(X, labels, k, old, *, xp):
     """The mean of each cluster's rows (a one-hot product per row block); an empty cluster
     keeps its old centre."""
@@ -140,10 +153,9 @@ def bounded_regions(X, n_regions, max_rows, *, xp, random_state=0):
     none empty; ``labels`` (int64, shape (m,)) is each row's region."""
     centers, labels = kmeans(X, n_regions, xp=xp, random_state=random_state)
     dev = getattr(X, "device", None)
-    k = int(centers.shape[0])
-    counts = fetch_scalars(*[xp.count_nonzero(labels == g) for g in range(k)], xp=xp)
-    todo = [(centers[g, ...], nonzero_indices(labels == g, int(counts[g]), xp=xp))
-            for g in range(k) if counts[g] > 0]
+    order, b = group_rows(labels, int(centers.shape[0]), xp=xp)
+    todo = [(centers[g, ...], order[b[g]:b[g + 1]])
+            for g in range(int(centers.shape[0])) if b[g + 1] > b[g]]
     seed = seed_from(random_state)
     out_centers, parts = [], []
     while todo:
@@ -168,4 +180,4 @@ def bounded_regions(X, n_regions, max_rows, *, xp, random_state=0):
     return xp.stack(out_centers, axis=0), labels
 
 
-__all__ = ["assign", "bounded_regions", "kmeans"]
+__all__ = ["assign", "bounded_regions", "group_rows", "kmeans"]
