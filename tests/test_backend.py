@@ -93,6 +93,35 @@ def test_linalg_matches_scipy(device, xp):
                     dtype="float32", rtol=1e-4, atol=1e-6)
 
 
+def test_cholesky_overwrite_factors_in_place(device, xp):
+    rng = np.random.default_rng(1)
+    A = _spd(7, rng)
+    b = rng.standard_normal((7, 2))
+    for lower in (True, False):
+        Ad = B.to_device(A.copy(), device)
+        c = B.cho_factor(Ad, lower=lower, overwrite=True, xp=xp)
+        assert_allclose(B.cho_solve(c, B.to_device(b, device), xp=xp), np.linalg.solve(A, b),
+                        device=device, rtol=1e-10)
+        if B.is_numpy(xp):  # factored in A's own memory, no copy
+            assert np.shares_memory(c[0], Ad)
+
+
+def test_take_block_and_add_diagonal(device, xp):
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((9, 7))
+    rows, cols = np.array([4, 0, 8, 4]), np.array([6, 1, 2])
+    blk = B.take_block(B.to_device(A, device), B.to_device(rows, device),
+                       B.to_device(cols, device), xp=xp)
+    assert_array_equal(blk, A[np.ix_(rows, cols)], device=device)
+    S = rng.standard_normal((5, 5))
+    v = rng.standard_normal(5)
+    out = B.add_diagonal(B.to_device(S.copy(), device), B.to_device(v, device), xp=xp)
+    assert_array_equal(out, S + np.diag(v), device=device)
+    empty = B.take_block(B.to_device(A, device), B.to_device(rows, device),
+                         B.to_device(cols[:0], device), xp=xp)
+    assert tuple(empty.shape) == (4, 0)
+
+
 def test_cholesky_not_pd_raises(device, xp):
     A = B.to_device(np.array([[1.0, 2.0], [2.0, 1.0]]), device)
     with pytest.raises(np.linalg.LinAlgError):

@@ -62,6 +62,7 @@ from svmgpu.backend._memory import (
     resolve_budget,
 )
 from svmgpu.backend._ops import (
+    add_diagonal,
     BlockScratch,
     clip,
     exp_neg_clipped_inplace,
@@ -71,6 +72,7 @@ from svmgpu.backend._ops import (
     nonzero_indices,
     power_inplace,
     set_rows,
+    take_block,
 )
 from svmgpu.backend._sparse import (
     all_finite,
@@ -87,6 +89,7 @@ from svmgpu.backend._threads import map_threads, serial_blas, small_blas
 from svmgpu.backend._tree import tree_to_device
 
 __all__ = [
+    "add_diagonal",
     "BlockScratch",
     "GramAccumulator",
     "all_finite",
@@ -98,6 +101,7 @@ __all__ = [
     "row_sq_norms",
     "sparse_product_t",
     "take_rows",
+    "take_block",
     "array_device",
     "asarray",
     "available_memory",

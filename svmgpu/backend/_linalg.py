@@ -63,10 +63,14 @@ def _lapack(name, a):
     return _LAPACK[key]
 
 
-def cholesky(a, *, lower: bool = True, check: bool = True, xp):
+def cholesky(a, *, lower: bool = True, check: bool = True, overwrite: bool = False, xp):
     """Cholesky factor of an SPD matrix ``a`` of shape (n, n).
 
     Returns the lower (``a = L Lᵀ``) or upper (``a = Uᵀ U``) factor.
+
+    ``overwrite=True`` lets NumPy factor ``a`` in its own memory (its contents are then
+    undefined): LAPACK reads a C-ordered symmetric matrix as its (equal) Fortran-ordered
+    transpose, with no copy.
 
     ``check=False`` skips the test of the factor that makes CuPy and other non-NumPy
     namespaces raise (one device synchronisation): for matrices positive definite by
@@ -84,8 +88,10 @@ def cholesky(a, *, lower: bool = True, check: bool = True, xp):
 
             with small_blas(a.shape[0], xp=xp):
                 return scipy.linalg.cholesky(a, lower=lower, check_finite=False)
+        if overwrite and a.flags.c_contiguous and not a.flags.f_contiguous:
+            a = a.T  # the same symmetric matrix, Fortran-ordered: factored in place
         with small_blas(a.shape[0], xp=xp):
-            c, info = potrf(a, lower=lower, clean=1)
+            c, info = potrf(a, lower=lower, clean=1, overwrite_a=int(overwrite))
         if info > 0:
             raise LinAlgError(f"{info}-th leading minor not positive definite")
         if info < 0:  # pragma: no cover - an argument LAPACK refuses
@@ -259,10 +265,10 @@ def greedy_pivoted_cholesky(diag, column, max_rank, *, stop_trace, rel_tol, xp):
     return Pt[: len(pivots), :], pivots, trace
 
 
-def cho_factor(a, *, lower: bool = True, check: bool = True, xp):
-    """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)`` (``check`` as in
-    :func:`cholesky`)."""
-    return cholesky(a, lower=lower, check=check, xp=xp), lower
+def cho_factor(a, *, lower: bool = True, check: bool = True, overwrite: bool = False, xp):
+    """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)`` (``check`` and
+    ``overwrite`` as in :func:`cholesky`)."""
+    return cholesky(a, lower=lower, check=check, overwrite=overwrite, xp=xp), lower
 
 
 def cho_solve(c_and_lower, b, *, xp):

@@ -171,6 +171,35 @@ def clip(x, *, min=None, max=None, xp):  # noqa: A002 - the standard's names
     return x
 
 
+def take_block(a, rows, cols, *, xp):
+    """The block ``a[rows][:, cols]`` of a 2-D array (integer index arrays), in one gather.
+
+    NumPy and CuPy index the block directly (``a[rows[:, None], cols]``); the standard's two
+    ``take`` calls would first copy whole rows: on a 20,000 × 20,000 kernel matrix, 2,300 rows
+    (368 MB) to keep a 2,300 × 2,300 block took 0.1–0.5 s where the direct gather takes 0.04 s.
+    """
+    if (is_numpy(xp) or is_cupy(xp)) and rows.shape[0] * a.shape[1] > _SMALL_GATHER:
+        return a[rows[:, None], cols[None, :]]
+    return xp.take(xp.take(a, rows, axis=0), cols, axis=1)
+
+
+#: Elements of whole rows below which :func:`take_block` gathers rows then columns: NumPy's
+#: two ``take`` calls cost 2.6 µs on 40 × 60 where its 2-D index costs 5 µs (a digits fit
+#: gathers hundreds of such blocks).
+_SMALL_GATHER = 1 << 16
+
+
+def add_diagonal(a, values, *, xp):
+    """``a + diag(values)`` for a square 2-D ``a``; returns the result (``a`` itself, changed
+    in place, on NumPy and CuPy; other namespaces build it with ``eye``, which NumPy paid as
+    two more n × n arrays a call)."""
+    n = a.shape[0]
+    if (is_numpy(xp) or is_cupy(xp)) and a.flags.c_contiguous:
+        a.reshape(-1)[:: n + 1] += values  # the diagonal as a strided view
+        return a
+    return a + xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None)) * values[None, :]
+
+
 def set_rows(base, rows, values, *, xp):
     """``base`` with ``base[rows] = values`` (rows along the first axis); returns the result.
 

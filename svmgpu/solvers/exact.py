@@ -33,7 +33,16 @@ import math
 import time
 
 from svmgpu._log import fields, get_logger
-from svmgpu.backend import cho_factor, cho_solve, fetch_scalars, set_rows, small_blas
+from svmgpu.backend import (
+    add_diagonal,
+    cho_factor,
+    cho_solve,
+    fetch_scalars,
+    matmul,
+    set_rows,
+    small_blas,
+    take_block,
+)
 from svmgpu.solvers._result import SolverResult
 
 _log = get_logger("exact")
@@ -155,7 +164,7 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
     elsewhere; ``Σ alpha = 0`` holds), or None when it stalled."""
     m = K.shape[0]
     sub = xp.arange(0, m, _PRESOLVE_STRIDE, device=getattr(K, "device", None))
-    Ks = xp.take(xp.take(K, sub, axis=0), sub, axis=1)
+    Ks = take_block(K, sub, sub, xp=xp)
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
                         tol=tol, max_iter=max_iter, start=None, presolve=True)
@@ -197,7 +206,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         alpha, b = _ls_svm(K, tgt * sig, C * s, xp=xp)
     else:
         alpha, b = xp.astype(start[0], f64), float(start[1])
-    Ka = xp.matmul(K, alpha)
+    Ka = matmul(K, alpha, xp=xp)
     history, active = [], []
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
@@ -226,13 +235,17 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         nQ = int(Q.shape[0])
         active.append(nQ)
         if nQ:
-            KQ = xp.take(K, Q, axis=0)
             cQ, sQ = xp.take(c, Q), xp.take(s, Q)
-            M = xp.take(KQ, Q, axis=1)
-            M = M + xp.eye(nQ, dtype=f64, device=dev) * (1.0 / (C * sQ * cQ))[None, :]
+            # K α_new on Q = (Kα)_Q + K_Q,E (α_new − α)_E, E the rows whose α changes: those of
+            # Q and of F that changed piece (few but in the first steps). One gather of Q's
+            # rows gives that block and K_QQ: each costs a read of Q's rows of K.
+            delta = alpha_new - alpha
+            E = xp.concat([Q, xp.nonzero((delta != 0) & ~inQ)[0]])
+            KQE = take_block(K, Q, E, xp=xp)
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + xp.take(tgt, Q)) \
-                - xp.matmul(KQ, alpha_new)
-            L = cho_factor(M, lower=True, xp=xp)
+                - xp.take(Ka, Q) - matmul(KQE, xp.take(delta, E), xp=xp)
+            M = add_diagonal(xp.asarray(KQE[:, :nQ], copy=True), 1.0 / (C * sQ * cQ), xp=xp)
+            L = cho_factor(M, lower=True, overwrite=True, xp=xp)
             x = cho_solve(L, xp.stack([xp.ones((nQ,), dtype=f64, device=dev), rhs], axis=1),
                           xp=xp)
             sum1, sum2, sumF = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]),
@@ -240,10 +253,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             b_new = (sum2 + sumF) / sum1
             alpha_new = alpha_new + _scatter(Q, x[:, 1] - b_new * x[:, 0], m, xp=xp, dev=dev)
             d = alpha_new - alpha
-            Kd = xp.matmul(K, d)
+            Kd = matmul(K, d, xp=xp)
         else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
             d = alpha_new - alpha
-            Kd = xp.matmul(K, d)
+            Kd = matmul(K, d, xp=xp)
             b_new = _intercept_search(Ka + Kd, tgt, sig, s, loss, C, xp=xp, b0=b)
         db = b_new - b
         q1, q2 = fetch_scalars(xp.sum(d * Ka), xp.sum(d * Kd), xp=xp)
