@@ -5,7 +5,7 @@ split (464,810 / 116,202 rows of the permutation of seed 0), features scaled to 
 C = 32, γ = 32 (the exact SVM reaches 96.15 %). In the same run:
 
 * ``svmgpu.SVC(C=32, gamma=32)`` with its defaults (``solver="auto"`` takes the partitioned
-  path there), and with each ``--region-rows``;
+  path there), and with each ``--region-rows`` and ``--overlap`` (``region_overlap``);
 * the baseline of the issue: scikit-learn's ``MiniBatchKMeans`` into k regions, ``SVC(C=32,
   gamma=32)`` per region, each test row predicted by its region's model, for each ``--k``.
 
@@ -13,7 +13,7 @@ Fit and predict seconds, test accuracy, regions and support vectors; one fit eac
 take tens of seconds). ``--classes 7`` takes Covtype's 7 classes (one-vs-one in every region,
 in both). ``--device cuda`` runs svmgpu on the GPU (the baseline stays on the CPU).
 
-Usage: python bench/bench_partition.py [--covtype PATH] [--region-rows auto,4000]
+Usage: python bench/bench_partition.py [--covtype PATH] [--region-rows auto,4000] [--overlap auto,0]
        [--k 256,128] [--classes 2] [--device cpu] [--out partition_cpu]
 """
 
@@ -29,11 +29,11 @@ from _cases import COVTYPE_DEFAULT_PATH, DCSVM_COVTYPE, DCSVM_SPLIT, covtype_dcs
 from _common import machine_info, print_table, sync, write_results
 
 
-def _svmgpu(X, y, Xt, yt, region_rows, device):
+def _svmgpu(X, y, Xt, yt, region_rows, overlap, device):
     from svmgpu import SVC
 
     clf = SVC(C=DCSVM_COVTYPE["C"], gamma=DCSVM_COVTYPE["gamma"], device=device,
-              region_rows=region_rows)
+              region_rows=region_rows, region_overlap=overlap)
     t0 = time.perf_counter()
     clf.fit(X, y)
     sync(device)
@@ -41,7 +41,8 @@ def _svmgpu(X, y, Xt, yt, region_rows, device):
     t0 = time.perf_counter()
     pred = np.asarray(clf.predict(Xt))
     sync(device)
-    return {"method": f"svmgpu SVC(region_rows={region_rows!r})", "solver": clf.solver_,
+    return {"method": f"svmgpu SVC(region_rows={region_rows!r}, region_overlap={overlap!r})",
+            "solver": clf.solver_,
             "fit_seconds": fit, "predict_seconds": time.perf_counter() - t0,
             "test_accuracy": float(np.mean(pred == yt)),
             "regions": int(clf.region_centers_.shape[0]) if clf.solver_ == "partition" else None,
@@ -81,6 +82,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--covtype", default=str(COVTYPE_DEFAULT_PATH))
     ap.add_argument("--region-rows", default="auto,4000")
+    ap.add_argument("--overlap", default="auto,0",
+                    help="region_overlap values, each with every --region-rows")
     ap.add_argument("--k", default="256,128")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--classes", type=int, choices=[2, 7], default=2)
@@ -90,8 +93,10 @@ def main():
     X, y, Xt, yt = covtype_dcsvm_split(args.covtype, binary=args.classes == 2)
     rows = []
     for rr in [r for r in args.region_rows.split(",") if r]:
-        rows.append(_svmgpu(X, y, Xt, yt, rr if rr == "auto" else int(rr), args.device))
-        print(rows[-1], flush=True)
+        for ov in [o for o in args.overlap.split(",") if o]:
+            rows.append(_svmgpu(X, y, Xt, yt, rr if rr == "auto" else int(rr),
+                                ov if ov == "auto" else float(ov), args.device))
+            print(rows[-1], flush=True)
     for k in [int(k) for k in args.k.split(",") if k]:
         rows.append(_baseline(X, y, Xt, yt, k))
         print(rows[-1], flush=True)

@@ -178,3 +178,84 @@ def test_probability_and_ovo_shapes_on_the_partitioned_path():
     ovo = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120,
               decision_function_shape="ovo").fit(X, y3)
     assert ovo.decision_function(X).shape == (360, 6)
+
+
+def test_assign_second_nearest_and_gap_brute_force():
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((500, 3))
+    C = rng.standard_normal((6, 3))
+    D = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    order = np.argsort(D, axis=1)
+    first, second, gap = assign(X, C, xp=np, second=True)
+    assert np.array_equal(first, order[:, 0]) and np.array_equal(second, order[:, 1])
+    rows = np.arange(500)
+    assert_allclose(gap, D[rows, order[:, 1]] - D[rows, order[:, 0]], rtol=1e-10, atol=1e-12)
+    one = assign(X, C[:1], xp=np, second=True)
+    assert np.array_equal(one[1], one[0]) and np.all(one[2] == 0)
+
+
+def test_overlap_band_rows_join_both_regions_and_predictions_blend():
+    """With region_overlap=ρ (RBF: a band of squared distance ρ/γ), a row also joins the region
+    of its second-nearest centre when its squared distance to it is within the band, and a
+    point of the band is predicted by both regions' exact SVMs, the second weighted
+    ½ − gap/(2·band): the decision values of exact SVCs fitted on those memberships."""
+    rng = np.random.default_rng(11)
+    X, y = _blobs(150, np.array([[0.0, 0.0], [2.0, 0.0]]), rng, spread=0.6)
+    Xt, _ = _blobs(60, np.array([[0.0, 0.0], [2.0, 0.0]]), np.random.default_rng(12),
+                   spread=0.6)
+    common = dict(C=3.0, gamma=1.0, tol=1e-10)
+    clf = SVC(solver="partition", region_rows=150, region_overlap=1.0, **common).fit(X, y)
+    band = clf.region_overlap_
+    assert band == pytest.approx(1.0)  # ρ / γ
+    C = np.asarray(clf.region_centers_)
+    assert C.shape[0] == 2
+
+    def nearest(P):
+        D = ((P[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+        near = D.argmin(axis=1)
+        return near, np.abs(D[:, 1] - D[:, 0])
+
+    near, gap = nearest(X)
+    members = [np.flatnonzero((near == j) | (gap < band)) for j in range(2)]
+    assert 0 < np.sum(gap < band) < len(X)  # the band holds some rows, not all
+    own = [SVC(solver="exact", **common).fit(X[r], y[r]) for r in members]
+    near_t, gap_t = nearest(Xt)
+    f_near = np.where(near_t == 0, own[0].decision_function(Xt), own[1].decision_function(Xt))
+    f_other = np.where(near_t == 0, own[1].decision_function(Xt), own[0].decision_function(Xt))
+    w = np.maximum(0.5 - gap_t / (2 * band), 0.0)
+    assert np.sum(w > 0) > 0
+    assert_allclose(clf.decision_function(Xt), (1 - w) * f_near + w * f_other, rtol=1e-7,
+                    atol=1e-7)
+    # region_overlap=0: disjoint regions, each point by its nearest region's model
+    plain = SVC(solver="partition", region_rows=150, region_overlap=0, **common).fit(X, y)
+    assert plain.region_overlap_ == 0.0
+    alone = [SVC(solver="exact", **common).fit(X[near == j], y[near == j]) for j in range(2)]
+    assert_allclose(plain.decision_function(Xt),
+                    np.where(near_t == 0, alone[0].decision_function(Xt),
+                             alone[1].decision_function(Xt)), rtol=1e-7, atol=1e-7)
+    with pytest.raises(ValueError, match="region_overlap"):
+        SVC(solver="partition", region_overlap=-1.0).fit(X, y)
+
+
+def test_overlap_never_takes_a_region_past_its_bound(monkeypatch):
+    """The band's extra rows are dropped from a region they would take past the exact solve's
+    row bound (here set by the memory budget); without a tight bound they stay."""
+    X, y = _blobs(50, FAR[:2], np.random.default_rng(7))
+    seen = []
+    real = svc_module.SVC._overlap_rows
+
+    def spy(self, X_, centers, regions, max_rows):
+        extra = real(self, X_, centers, regions, max_rows)
+        e, g = np.asarray(extra), centers.shape[0]
+        sizes = np.bincount(np.asarray(regions), minlength=g) + np.bincount(e[e >= 0],
+                                                                            minlength=g)
+        seen.append((max_rows, sizes.max(), int(np.sum(e >= 0))))
+        return extra
+
+    monkeypatch.setattr(svc_module.SVC, "_overlap_rows", spy)
+    kw = dict(solver="partition", region_rows=40, gamma=1.0, region_overlap=5.0)
+    SVC(memory_budget="60kB", **kw).fit(X, y)
+    SVC(**kw).fit(X, y)
+    (bound, largest, _), (_, _, n_extra) = seen
+    assert largest <= bound == 40
+    assert n_extra > 0

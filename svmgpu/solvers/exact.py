@@ -237,14 +237,24 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         if nQ:
             cQ, sQ = xp.take(c, Q), xp.take(s, Q)
             # K α_new on Q = (Kα)_Q + K_Q,E (α_new − α)_E, E the rows whose α changes: those of
-            # Q and of F that changed piece (few but in the first steps). One gather of Q's
-            # rows gives that block and K_QQ: each costs a read of Q's rows of K.
+            # Q and of F that changed piece (few but in the first steps). One gather of the
+            # block K_Q,(Q ∪ E) gives it and K_QQ; where E is a large part of the rows, Q's
+            # whole rows are copied instead (a copy of rows is faster than a gather of
+            # scattered entries: Covtype regions of 1,800 rows, 4.5 s against 3.9 s).
             delta = alpha_new - alpha
-            E = xp.concat([Q, xp.nonzero((delta != 0) & ~inQ)[0]])
-            KQE = take_block(K, Q, E, xp=xp)
-            rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + xp.take(tgt, Q)) \
-                - xp.take(Ka, Q) - matmul(KQE, xp.take(delta, E), xp=xp)
-            M = add_diagonal(xp.asarray(KQE[:, :nQ], copy=True), 1.0 / (C * sQ * cQ), xp=xp)
+            extra = xp.nonzero((delta != 0) & ~inQ)[0]
+            if 3 * (nQ + int(extra.shape[0])) < m:
+                E = xp.concat([Q, extra])
+                KQE = take_block(K, Q, E, xp=xp)
+                KQd = matmul(KQE, xp.take(delta, E), xp=xp)
+                M = xp.asarray(KQE[:, :nQ], copy=True)
+            else:
+                KQE = xp.take(K, Q, axis=0)
+                KQd = matmul(KQE, delta, xp=xp)
+                M = xp.take(KQE, Q, axis=1)
+            del KQE
+            rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + xp.take(tgt, Q)) - xp.take(Ka, Q) - KQd
+            M = add_diagonal(M, 1.0 / (C * sQ * cQ), xp=xp)
             L = cho_factor(M, lower=True, overwrite=True, xp=xp)
             x = cho_solve(L, xp.stack([xp.ones((nQ,), dtype=f64, device=dev), rhs], axis=1),
                           xp=xp)

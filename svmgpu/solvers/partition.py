@@ -42,19 +42,43 @@ KMEANS_TOL = 1e-4
 _ASSIGN_BLOCK = 8192
 
 
-def assign(X, centers, *, xp):
+def assign(X, centers, *, xp, second=False):
     """The index of the nearest centre of every row of ``X``, int64 array of shape (n,),
-    computed over row blocks (``‖x − c‖² = ‖x‖² − 2 xᵀc + ‖c‖²``, the row's norm dropped)."""
-    n = X.shape[0]
+    computed over row blocks (``‖x − c‖² = ‖x‖² − 2 xᵀc + ‖c‖²``, the row's norm dropped).
+
+    ``second=True`` returns ``(nearest, second, gap)``: also the second-nearest centre (the
+    nearest one when there is one centre) and ``gap = ‖x − c_second‖² − ‖x − c_nearest‖²``
+    (≥ 0; the row's norm cancels), in X's dtype.
+    """
+    n, k = X.shape[0], centers.shape[0]
+    dev = getattr(X, "device", None)
     c2 = xp.sum(centers * centers, axis=1)
-    out = []
+    ids = xp.arange(k, dtype=xp.int64, device=dev)
+    first, other, gaps = [], [], []
     for s in range(0, n, _ASSIGN_BLOCK):
         B = X[s:min(s + _ASSIGN_BLOCK, n), ...]
         D = c2[None, :] - 2.0 * xp.matmul(B, xp.matrix_transpose(centers))
-        out.append(xp.astype(xp.argmin(D, axis=1), xp.int64))
-    if not out:
-        return xp.zeros((0,), dtype=xp.int64, device=getattr(X, "device", None))
-    return out[0] if len(out) == 1 else xp.concat(out)
+        near = xp.astype(xp.argmin(D, axis=1), xp.int64)
+        first.append(near)
+        if second and k > 1:
+            rest = xp.where(ids[None, :] == near[:, None], xp.asarray(math.inf, dtype=D.dtype,
+                                                                        device=dev), D)
+            other.append(xp.astype(xp.argmin(rest, axis=1), xp.int64))
+            gaps.append(xp.maximum(xp.min(rest, axis=1) - xp.min(D, axis=1),
+                                   xp.zeros((), dtype=D.dtype, device=dev)))
+        elif second:
+            other.append(near)
+            gaps.append(xp.zeros(near.shape, dtype=D.dtype, device=dev))
+
+    def joined(parts, dtype):
+        if not parts:
+            return xp.zeros((0,), dtype=dtype, device=dev)
+        return parts[0] if len(parts) == 1 else xp.concat(parts)
+
+    labels = joined(first, xp.int64)
+    if not second:
+        return labels
+    return labels, joined(other, xp.int64), joined(gaps, X.dtype)
 
 
 def group_rows(labels, n_groups, *, xp):
