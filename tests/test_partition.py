@@ -70,8 +70,8 @@ def test_one_region_is_the_exact_path():
     for labels, kw in ((y, {}), (y3, {}), (y, {"class_weight": "balanced"})):
         common = dict(C=5.0, gamma=2.0, tol=1e-10, **kw)
         ref = SVC(solver="exact", **common).fit(X, labels, sample_weight=w)
-        got = SVC(solver="partition", region_rows=1000, **common).fit(X, labels,
-                                                                       sample_weight=w)
+        got = SVC(solver="partition", region_rows=1000, dtype="float64", **common).fit(
+            X, labels, sample_weight=w)
         assert got.solver_ == "partition" and got.region_centers_.shape == (1, 2)
         assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=1e-8,
                         atol=1e-8)
@@ -80,8 +80,13 @@ def test_one_region_is_the_exact_path():
         assert not hasattr(got, "dual_coef_") and not hasattr(got, "intercept_")
     t = np.sin(3 * X[:, 0]) + X[:, 1] + 5.0
     ref = SVR(solver="exact", C=5.0, gamma=2.0, tol=1e-10).fit(X, t)
-    got = SVR(solver="partition", region_rows=1000, C=5.0, gamma=2.0, tol=1e-10).fit(X, t)
+    got = SVR(solver="partition", region_rows=1000, C=5.0, gamma=2.0, tol=1e-10,
+              dtype="float64").fit(X, t)
     assert_allclose(got.predict(X), ref.predict(X), rtol=1e-8, atol=1e-8)
+    # dtype=None: the region's kernel matrix in float32, the model within float32's rounding
+    f32 = SVR(solver="partition", region_rows=1000, C=5.0, gamma=2.0, tol=1e-10).fit(X, t)
+    assert_allclose(f32.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)
+    assert np.max(np.abs(f32.predict(X) - ref.predict(X))) > 0  # (it did run in float32)
 
 
 def test_far_apart_regions_are_each_regions_own_svm():
@@ -91,7 +96,8 @@ def test_far_apart_regions_are_each_regions_own_svm():
     rng = np.random.default_rng(3)
     X, y = _blobs(120, FAR, rng, labels=[None, None, 1])
     Xt, _ = _blobs(40, FAR, np.random.default_rng(4))
-    clf = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120, tol=1e-10).fit(X, y)
+    clf = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120, tol=1e-10,
+              dtype="float64").fit(X, y)
     assert clf.region_centers_.shape[0] == 3
     f = clf.decision_function(Xt)
     for b in range(2):
@@ -144,9 +150,13 @@ def test_region_rows_is_validated_and_the_budget_checked_first():
     with pytest.raises(ValueError, match="region_rows"):
         SVC(solver="partition", region_rows=1).fit(X, y)
     with pytest.raises(MemoryError, match="lower region_rows"):  # a region's kernel: 160 kB
-        SVC(solver="partition", region_rows=100, memory_budget="100kB").fit(X, y)
+        SVC(solver="partition", region_rows=100, memory_budget="100kB", dtype="float64").fit(X, y)
+    with pytest.raises(MemoryError, match="lower region_rows"):  # in float32 (dtype=None): 80 kB
+        SVC(solver="partition", region_rows=100, memory_budget="60kB").fit(X, y)
+    SVC(solver="partition", region_rows=100, memory_budget="100kB").fit(X, y)
     # a budget that holds regions of 40 rows but not all 100: k-means regions are split
-    clf = SVC(solver="partition", region_rows=40, memory_budget="60kB", gamma=1.0).fit(X, y)
+    clf = SVC(solver="partition", region_rows=40, memory_budget="60kB", gamma=1.0,
+              dtype="float64").fit(X, y)
     assert np.diff(np.asarray(clf.region_starts_)).size == clf.region_centers_.shape[0]
 
 
@@ -204,6 +214,7 @@ def test_overlap_band_rows_join_both_regions_and_predictions_blend():
     Xt, _ = _blobs(60, np.array([[0.0, 0.0], [2.0, 0.0]]), np.random.default_rng(12),
                    spread=0.6)
     common = dict(C=3.0, gamma=1.0, tol=1e-10)
+    common["dtype"] = "float64"
     clf = SVC(solver="partition", region_rows=150, region_overlap=1.0, **common).fit(X, y)
     band = clf.region_overlap_
     assert band == pytest.approx(1.0)  # ρ / γ
@@ -253,7 +264,7 @@ def test_overlap_never_takes_a_region_past_its_bound(monkeypatch):
         return extra
 
     monkeypatch.setattr(svc_module.SVC, "_overlap_rows", spy)
-    kw = dict(solver="partition", region_rows=40, gamma=1.0, region_overlap=5.0)
+    kw = dict(solver="partition", region_rows=40, gamma=1.0, region_overlap=5.0, dtype="float64")
     SVC(memory_budget="60kB", **kw).fit(X, y)
     SVC(**kw).fit(X, y)
     (bound, largest, _), (_, _, n_extra) = seen

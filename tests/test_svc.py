@@ -10,6 +10,7 @@ from sklearn.datasets import (
     load_digits,
     load_iris,
     load_wine,
+    make_classification,
     make_friedman1,
 )
 from sklearn.metrics.pairwise import rbf_kernel
@@ -278,3 +279,23 @@ def test_prediction_skips_support_vectors_beyond_the_kernels_reach(monkeypatch, 
     assert calls
     assert_allclose(pruned, full, rtol=1e-12, atol=1e-12)
     assert np.array_equal(clf.predict(Xt), np.where(full > 0, clf.classes_[1], clf.classes_[0]))
+
+
+def test_exact_path_float32_kernel_from_its_row_threshold(monkeypatch):
+    """With dtype=None the exact path holds the kernel matrix in float32 from
+    EXACT_FLOAT32_ROWS rows on: the model is float64's within float32's rounding (and differs
+    from it: it did run in float32); below the threshold, and with dtype="float64", the
+    model is the float64 one."""
+    from svmgpu.estimators import svc as svc_module
+
+    X, y = make_classification(400, n_features=6, random_state=3)
+    ref = SVC(dtype="float64").fit(X, y)
+    same = SVC().fit(X, y)
+    assert np.array_equal(same.decision_function(X), ref.decision_function(X))
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 300)
+    f32 = SVC().fit(X, y)
+    assert f32.solver_ == "exact"
+    d32, d64 = f32.decision_function(X), ref.decision_function(X)
+    assert 0 < np.max(np.abs(d32 - d64)) < 1e-3
+    assert np.mean(f32.predict(X) == ref.predict(X)) > 0.99
+    assert np.array_equal(SVC(dtype="float64").fit(X, y).decision_function(X), d64)

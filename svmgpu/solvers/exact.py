@@ -113,7 +113,10 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
     Parameters
     ----------
     K : array of shape (m, m)
-        The kernel matrix of the training rows (symmetric positive semi-definite).
+        The kernel matrix of the training rows (symmetric positive semi-definite). A float32
+        K stays float32 (its products too: half their memory traffic); α, the margins and the
+        Newton systems are float64 either way, and a full step that keeps the pieces ends the
+        iteration once the residual is below √eps₃₂ (the products' rounding).
     y : array of shape (m,)
         Labels in {−1, +1} (classification) or real targets (regression).
     loss : Loss
@@ -183,7 +186,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     t0 = time.perf_counter()
     f64 = xp.float64
     dev = getattr(K, "device", None)
-    K = xp.astype(K, f64, copy=False)
+    if K.dtype != xp.float32:  # (a float32 K stays float32: products in float32)
+        K = xp.astype(K, f64, copy=False)
     m = K.shape[0]
     y = xp.astype(y, f64)
     cls = task == "classification"
@@ -206,10 +210,13 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         alpha, b = _ls_svm(K, tgt * sig, C * s, xp=xp)
     else:
         alpha, b = xp.astype(start[0], f64), float(start[1])
-    Ka = matmul(K, alpha, xp=xp)
+    Ka = _times(K, alpha, xp=xp)
     history, active = [], []
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
+    # a full step that kept the pieces solved their system: the residual left is rounding,
+    # which a float32 K's products leave near 1e-6 C (they would stall a tighter tol)
+    settled = 1e-12 if K.dtype == f64 else math.sqrt(float(xp.finfo(K.dtype).eps))
     accepted = None  # (r, αᵀKα, F) at the last accepted point, from its line search
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
@@ -246,12 +253,12 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
                 KQE = take_block(K, Q, E, xp=xp)
-                KQd = matmul(KQE, xp.take(delta, E), xp=xp)
-                M = xp.asarray(KQE[:, :nQ], copy=True)
+                KQd = _times(KQE, xp.take(delta, E), xp=xp)
+                M = xp.astype(KQE[:, :nQ], f64, copy=True)
             else:
                 KQE = xp.take(K, Q, axis=0)
-                KQd = matmul(KQE, delta, xp=xp)
-                M = xp.take(KQE, Q, axis=1)
+                KQd = _times(KQE, delta, xp=xp)
+                M = xp.astype(xp.take(KQE, Q, axis=1), f64, copy=False)
             del KQE
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + xp.take(tgt, Q)) - xp.take(Ka, Q) - KQd
             M = add_diagonal(M, 1.0 / (C * sQ * cQ), xp=xp)
@@ -263,10 +270,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             b_new = (sum2 + sumF) / sum1
             alpha_new = alpha_new + _scatter(Q, x[:, 1] - b_new * x[:, 0], m, xp=xp, dev=dev)
             d = alpha_new - alpha
-            Kd = matmul(K, d, xp=xp)
+            Kd = _times(K, d, xp=xp)
         else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
             d = alpha_new - alpha
-            Kd = matmul(K, d, xp=xp)
+            Kd = _times(K, d, xp=xp)
             b_new = _intercept_search(Ka + Kd, tgt, sig, s, loss, C, xp=xp, b0=b)
         db = b_new - b
         q1, q2 = fetch_scalars(xp.sum(d * Ka), xp.sum(d * Kd), xp=xp)
@@ -288,7 +295,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug(fields(it=n_iter, objective=obj, residual=residual, active=nQ,
                               step=step))
-        if step == 1.0 and nQ == prev_Q and residual <= 1e-12 * C * s_max:
+        if step == 1.0 and nQ == prev_Q and residual <= settled * C * s_max:
             converged = True
             break
         prev_Q = nQ
@@ -307,6 +314,7 @@ def _ls_svm(K, target, w, *, xp):
     """``(α, b)`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0`` (Suykens): the
     Newton start with every row on one quadratic piece (rows of weight 0 get α = 0)."""
     m = K.shape[0]
+    K = xp.astype(K, xp.float64, copy=False)
     keep = w > 0
     inv = xp.where(keep, 1.0 / xp.where(keep, w, xp.ones_like(w)), xp.zeros_like(w))
     M = K + xp.eye(m, dtype=K.dtype, device=getattr(K, "device", None)) * inv[None, :]
@@ -319,6 +327,14 @@ def _ls_svm(K, target, w, *, xp):
     s1, s2 = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]), xp=xp)
     b = s2 / s1
     return x[:, 1] - b * x[:, 0], b
+
+
+def _times(K, v, *, xp):
+    """``K v`` in float64 for a float64 ``v``: a float32 K multiplies in float32 (half the
+    memory traffic of the products that dominate a step), the result read back as float64."""
+    if K.dtype == xp.float64:
+        return matmul(K, v, xp=xp)
+    return xp.astype(matmul(K, xp.astype(v, K.dtype), xp=xp), xp.float64)
 
 
 def _scatter(idx, values, m, *, xp, dev):
