@@ -62,8 +62,8 @@ from svmgpu.backend._memory import (
     resolve_budget,
 )
 from svmgpu.backend._ops import (
-    add_diagonal,
     BlockScratch,
+    add_diagonal,
     clip,
     exp_neg_clipped_inplace,
     fetch_scalars,

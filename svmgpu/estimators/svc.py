@@ -748,7 +748,8 @@ class SVR(_FrontDoor, SVRBase):
 
     def __init__(self, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, max_iter=-1, *, rank="auto", solver="auto", region_rows="auto",
-                 region_overlap="auto", random_state=None, device="auto", dtype=None, memory_budget=None, verbose=0):
+                 region_overlap="auto", random_state=None, device="auto", dtype=None,
+                 memory_budget=None, verbose=0):
         store_parameters(self, locals())
 
     def _losses(self, continuation=False):
