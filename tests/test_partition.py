@@ -54,6 +54,14 @@ def test_bounded_regions_cover_every_row_within_the_bound():
     counts = np.bincount(labels, minlength=g)
     assert counts.min() >= 1 and counts.max() <= 150 and counts.sum() == 1000
     assert g >= 1000 // 150
+    # second=True: the nearest, second-nearest centre and gap of the returned centres, with
+    # and without splits, and the same regions
+    for bound in (150, 2000):
+        c2, l2, near = bounded_regions(X, 2, bound, xp=np, random_state=0, second=True)
+        c1, l1 = bounded_regions(X, 2, bound, xp=np, random_state=0)
+        assert np.array_equal(c2, c1) and np.array_equal(l2, l1)
+        for got, want in zip(near, assign(X, c2, xp=np, second=True)):
+            assert np.array_equal(got, want)
     # identical rows cannot be split by 2-means: they are halved in order
     same = np.ones((50, 2))
     c, lab = bounded_regions(same, 1, 20, xp=np)
@@ -255,9 +263,9 @@ def test_overlap_never_takes_a_region_past_its_bound(monkeypatch):
     seen = []
     real = svc_module.SVC._overlap_rows
 
-    def spy(self, X_, centers, regions, max_rows):
-        extra = real(self, X_, centers, regions, max_rows)
-        e, g = np.asarray(extra), centers.shape[0]
+    def spy(self, near, regions, max_rows):
+        extra = real(self, near, regions, max_rows)
+        e, g = np.asarray(extra), self.region_centers_.shape[0]
         sizes = np.bincount(np.asarray(regions), minlength=g) + np.bincount(e[e >= 0],
                                                                             minlength=g)
         seen.append((max_rows, sizes.max(), int(np.sum(e >= 0))))

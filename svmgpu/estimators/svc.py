@@ -103,18 +103,20 @@ LS_SVM_START_ROWS = 150
 AUTO_RANK = 1000
 
 #: ``region_rows="auto"`` of the partitioned path: k-means into ``ceil(m / PARTITION_ROWS)``
-#: regions. On Covtype (464,810 rows, C = 32, γ = 32) 233 regions reached 95.9 % in 36 s on a
-#: 2-core CPU (bench/README.md).
-PARTITION_ROWS = 2000
+#: regions. Covtype (464,810 rows, C = 32, γ = 32, ρ = 0.5, 2-core CPU, seeds 0–2): 465
+#: regions reached 96.12–96.18 % in 16–17 s; 310 regions (1,500 rows) were slower and no more
+#: accurate, 930 (500 rows) slower (k-means and per-region overheads) and 0.05 points less.
+PARTITION_ROWS = 1000
 
 #: ``region_overlap="auto"``: a row also joins the region of its second-nearest centre when
 #: ``k(x, c₂) ≥ e^(−ρ) k(x, c₁)`` for the RBF kernel (its squared distance to c₂ exceeds that
 #: to c₁ by less than ``ρ / γ``; other decaying kernels: ``negligible_distance(e^(−ρ))²``), and
 #: a new point in that band is predicted by both regions' models, blended (FaLK-SVM's
-#: overlapping local models, Segata and Blanzieri 2010, in one band). Covtype (C = 32, γ = 32,
-#: 256 regions, one thread): ρ = 0 95.92 % in 32 s of solves, ρ = 0.32 96.09 % in 42 s,
-#: ρ = 0.96 96.15 % in 65 s.
-REGION_OVERLAP = 0.64
+#: overlapping local models, Segata and Blanzieri 2010, in one band). Covtype as above, 465
+#: regions: ρ = 0.32 96.10–96.14 % (17 s), ρ = 0.5 96.12–96.18 % (16–17 s after the faster
+#: k-means), ρ = 0.64 96.15–96.19 % (20 s), ρ = 1 96.18 % (23 s); without overlap, 233 regions
+#: gave 95.94 %.
+REGION_OVERLAP = 0.5
 
 #: Regions solved at once on the CPU (one BLAS thread each; :func:`svmgpu.backend.map_threads`):
 #: each holds its kernel matrix, which the memory budget counts.
@@ -257,11 +259,12 @@ class _FrontDoor:
         self.rank_ = None
         X_fit = dense_rows(X, slice(None), xp=xp)
         self._X_fit = X_fit
-        centers, regions = bounded_regions(X_fit, -(-m // size), max_rows, xp=xp,
-                                           random_state=seed_from(self.random_state))
-        self.region_centers_ = centers
         self.region_overlap_ = self._overlap_band()
-        extra = self._overlap_rows(X_fit, centers, regions, max_rows)
+        centers, regions, *near = bounded_regions(
+            X_fit, -(-m // size), max_rows, xp=xp, random_state=seed_from(self.random_state),
+            second=self.region_overlap_ > 0)
+        self.region_centers_ = centers
+        extra = self._overlap_rows(near[0], regions, max_rows) if near else None
         self._log.info("regions %d (%d rows at most), overlap band %.3g", centers.shape[0],
                        max_rows, self.region_overlap_)
         return {"regions": regions, "extra": extra}
@@ -275,15 +278,16 @@ class _FrontDoor:
         r = self.kernel_.negligible_distance(math.exp(-rho))
         return 0.0 if r is None else float(r) ** 2
 
-    def _overlap_rows(self, X, centers, regions, max_rows):
+    def _overlap_rows(self, near, regions, max_rows):
         """Each row's second region (int64, shape (m,); −1 for none): the nearest centre
         other than its own region's when the squared distance to it exceeds the nearest by
-        less than ``region_overlap_``. A region that the extra rows would take past
-        ``max_rows`` (the exact solve's bound) gets none. None when there is no band."""
-        xp, g = self._ctx.xp, int(centers.shape[0])
-        if self.region_overlap_ == 0 or g < 2:
+        less than ``region_overlap_`` (``near``: :func:`assign`'s ``(nearest, second, gap)``).
+        A region that the extra rows would take past ``max_rows`` (the exact solve's bound)
+        gets none. None for one region."""
+        xp, g = self._ctx.xp, int(self.region_centers_.shape[0])
+        if g < 2:
             return None
-        first, second, gap = assign(X, centers, xp=xp, second=True)
+        first, second, gap = near
         moved = first != regions  # (a 2-means split put the row off its nearest centre)
         other = xp.where(moved, first, second)
         near = moved | (gap < self.region_overlap_)

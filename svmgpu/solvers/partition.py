@@ -34,8 +34,12 @@ from svmgpu.backend import (
 #: Rows of the sample on which Lloyd's iterations run (all rows are assigned once at the end).
 KMEANS_SAMPLE = 50_000
 
+#: Rows of the sample (at least 8 per centre) from which k-means++ draws the first centres:
+#: its cost is rows × centres × (2 + ln centres).
+KMEANS_PP_SAMPLE = 16_384
+
 #: Lloyd's iterations at most, and the relative change of the objective that ends them.
-KMEANS_MAX_ITER = 30
+KMEANS_MAX_ITER = 10
 KMEANS_TOL = 1e-4
 
 #: Rows per block of the assignment's distance products.
@@ -141,14 +145,16 @@ def _kmeans_pp(X, k, *, seed, xp):
 
 
 def kmeans(X, k, *, xp, random_state=0, sample=KMEANS_SAMPLE, max_iter=KMEANS_MAX_ITER,
-           tol=KMEANS_TOL):
+           tol=KMEANS_TOL, second=False):
     """Lloyd's k-means: ``(centers, labels)``, centres of shape (k, d) and every row's nearest
-    centre (int64, shape (m,)).
+    centre (int64, shape (m,)); with ``second=True``, ``(centers, (labels, second, gap))`` as
+    :func:`assign` gives them.
 
-    The centres start by k-means++ (:func:`_kmeans_pp`, seeded by ``random_state``) and move by
-    Lloyd's iterations on at most ``sample`` rows (drawn the same way), until the mean squared distance
-    changes by less than ``tol`` (relative) or after ``max_iter``; then every row is assigned.
-    Deterministic for a given ``random_state``.
+    The centres start by k-means++ (:func:`_kmeans_pp`, seeded by ``random_state``, on
+    :data:`KMEANS_PP_SAMPLE` rows of the sample, 8 per centre at least) and move by Lloyd's
+    iterations on at most ``sample`` rows (drawn the same way), until the mean squared
+    distance changes by less than ``tol`` (relative) or after ``max_iter``; then every row is
+    assigned. Deterministic for a given ``random_state``.
     """
     m = X.shape[0]
     k = max(1, min(int(k), m))
@@ -156,7 +162,10 @@ def kmeans(X, k, *, xp, random_state=0, sample=KMEANS_SAMPLE, max_iter=KMEANS_MA
     dev = array_device(X)
     sub = X if m <= sample else xp.take(X, random_subset(m, sample, seed=seed, device=dev),
                                         axis=0)
-    centers = _kmeans_pp(sub, k, seed=seed + 1, xp=xp)
+    n_pp = min(sub.shape[0], max(KMEANS_PP_SAMPLE, 8 * k))
+    pp = sub if n_pp == sub.shape[0] else xp.take(
+        sub, random_subset(sub.shape[0], n_pp, seed=seed + 2, device=dev), axis=0)
+    centers = _kmeans_pp(pp, k, seed=seed + 1, xp=xp)
     prev = math.inf
     for _ in range(max_iter):
         labels = assign(sub, centers, xp=xp)
@@ -166,20 +175,27 @@ def kmeans(X, k, *, xp, random_state=0, sample=KMEANS_SAMPLE, max_iter=KMEANS_MA
         if prev - obj <= tol * obj:
             break
         prev = obj
-    return centers, assign(X, centers, xp=xp)
+    return centers, assign(X, centers, xp=xp, second=second)
 
 
-def bounded_regions(X, n_regions, max_rows, *, xp, random_state=0):
+def bounded_regions(X, n_regions, max_rows, *, xp, random_state=0, second=False):
     """``(centers, labels)`` of regions of at most ``max_rows`` rows each: :func:`kmeans` into
     ``n_regions`` regions, then every larger region split by 2-means, recursively (k-means
     regions of Covtype ranged from 838 to 27,802 rows for a mean of 7,263; a region's exact
     solve holds its kernel matrix). Regions are numbered 0..g−1 (g = ``centers.shape[0]``),
-    none empty; ``labels`` (int64, shape (m,)) is each row's region."""
-    centers, labels = kmeans(X, n_regions, xp=xp, random_state=random_state)
+    none empty; ``labels`` (int64, shape (m,)) is each row's region. ``second=True`` returns
+    ``(centers, labels, (nearest, second, gap))``, the last as :func:`assign` gives it for
+    these centres (a row of a split region may lie nearer another region's centre than its
+    own: ``nearest`` may differ from ``labels``), from k-means' own assignment when nothing
+    was split."""
+    centers, near = kmeans(X, n_regions, xp=xp, random_state=random_state, second=second)
+    labels = near[0] if second else near
     dev = getattr(X, "device", None)
     order, b = group_rows(labels, int(centers.shape[0]), xp=xp)
     todo = [(centers[g, ...], order[b[g]:b[g + 1]])
             for g in range(int(centers.shape[0])) if b[g + 1] > b[g]]
+    if all(int(rows.shape[0]) <= max_rows for _, rows in todo) and len(todo) == len(b) - 1:
+        return (centers, labels, near) if second else (centers, labels)
     seed = seed_from(random_state)
     out_centers, parts = [], []
     while todo:
@@ -201,7 +217,10 @@ def bounded_regions(X, n_regions, max_rows, *, xp, random_state=0):
     for j, rows in enumerate(parts):
         labels = set_rows(labels, rows, xp.full((int(rows.shape[0]),), j, dtype=xp.int64,
                                                 device=dev), xp=xp)
-    return xp.stack(out_centers, axis=0), labels
+    centers = xp.stack(out_centers, axis=0)
+    if not second:
+        return centers, labels
+    return centers, labels, assign(X, centers, xp=xp, second=True)
 
 
 __all__ = ["assign", "bounded_regions", "group_rows", "kmeans"]
