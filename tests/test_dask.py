@@ -14,7 +14,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 da = pytest.importorskip("dask.array")  # the test extra installs Dask: this never skips in CI
 distributed = pytest.importorskip("distributed")
 
-from svmgpu import GreedySVC, UniSVC, UniSVR  # noqa: E402
+from svmgpu import SVC, SVR, GreedySVC, UniSVC, UniSVR  # noqa: E402
 from svmgpu.distributed import DaskNewtonRows, DistributedFitError  # noqa: E402
 
 pytestmark = pytest.mark.slow  # (a cluster / notebook runs: see pyproject's markers)
@@ -541,3 +541,48 @@ def test_rank_auto_has_one_policy_for_dask_and_memory():
                                          r"pass rank=300"):
         UniSVC().fit(Xd, yd)
     assert UniSVC().fit(X, y).rank_ is None  # in memory: the full kernel, as before
+
+
+def _local_blobs(m_per=400, seed=3):
+    """Three overlapping blobs with a nonlinear label (a local kernel at gamma=4)."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0]])
+    X = np.vstack([c + 0.6 * rng.standard_normal((m_per, 2)) for c in centres])
+    y = np.where(np.sin(4 * X[:, 0]) + X[:, 1] > 1.0, 1, -1)
+    y3 = np.array(["a", "b", "c"])[np.digitize(X[:, 0] - X[:, 1], [-1.0, 1.0])]
+    return X, y, y3
+
+
+@pytest.mark.parametrize("labels", ["binary", "three"])
+def test_partitioned_svc_on_a_cluster_equals_the_in_memory_fit(client, labels):
+    """SVC's partitioned path on Dask: k-means on the sample the in-memory fit draws, every
+    row's regions on the workers, each region solved by a task on the workers; the model is
+    the in-memory one (overlap band, sample and class weights, one-vs-one for 3 classes)."""
+    X, y, y3 = _local_blobs()
+    yy = y if labels == "binary" else y3
+    w = np.random.default_rng(4).uniform(0.5, 2.0, len(yy))
+    kw = dict(C=5.0, gamma=4.0, solver="partition", region_rows=150, region_overlap=1.0,
+              class_weight="balanced", tol=1e-10)
+    Xd = da.from_array(X, chunks=((300, 1, 499, 400),) + ((2,)))
+    a = SVC(**kw).fit(X, yy, sample_weight=w)
+    b = SVC(**kw).fit(Xd, da.from_array(yy, chunks=500), sample_weight=da.from_array(w, chunks=600))
+    assert b.solver_ == "partition" and b.region_centers_.shape == a.region_centers_.shape
+    assert_array_equal(np.sort(b.support_), np.sort(a.support_))
+    dec = b.decision_function(Xd)
+    assert isinstance(dec, da.Array)
+    assert_allclose(dec.compute(), a.decision_function(X), rtol=0, atol=1e-9)
+    assert_array_equal(b.predict(Xd).compute(), a.predict(X))
+    assert_array_equal(b.n_support_, a.n_support_)
+
+
+def test_partitioned_svr_on_a_cluster_and_other_paths_refused(client):
+    X, _, _ = _local_blobs()
+    t = np.sin(3 * X[:, 0]) + X[:, 1] + 4.0
+    Xd = da.from_array(X, chunks=500)
+    a = SVR(C=5.0, gamma=4.0, solver="partition", region_rows=150).fit(X, t)
+    b = SVR(C=5.0, gamma=4.0, solver="partition", region_rows=150).fit(
+        Xd, da.from_array(t, chunks=500))
+    assert_allclose(b.predict(Xd).compute(), a.predict(X), rtol=0, atol=1e-9)
+    for est in (SVC(gamma=4.0, solver="exact"), SVC(gamma=4.0, solver="lowrank", rank=20)):
+        with pytest.raises(TypeError, match="partitioned path only"):
+            est.fit(Xd, da.from_array(np.where(X[:, 0] > 0, 1, -1), chunks=500))

@@ -278,3 +278,18 @@ def test_overlap_never_takes_a_region_past_its_bound(monkeypatch):
     (bound, largest, _), (_, _, n_extra) = seen
     assert largest <= bound == 40
     assert n_extra > 0
+
+
+def test_dask_input_without_a_cluster_and_its_refusals(monkeypatch):
+    """Dask input (no cluster: Dask's local scheduler) gives the in-memory model; a region that
+    the in-memory fit would split by 2-means is refused, naming the fix."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(12)
+    X, y = _blobs(150, np.array([[0.0, 0.0], [2.0, 0.0]]), rng, spread=0.6)
+    Xd, yd = da.from_array(X, chunks=110), da.from_array(y, chunks=110)
+    kw = dict(C=3.0, gamma=1.0, solver="partition", region_rows=100)
+    a, b = SVC(**kw).fit(X, y), SVC(**kw).fit(Xd, yd)
+    assert_allclose(b.decision_function(X), a.decision_function(X), rtol=0, atol=1e-10)
+    monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 60)
+    with pytest.raises(ValueError, match="a Dask fit does not yet.*lower region_rows"):
+        SVC(**kw).fit(Xd, yd)

@@ -208,6 +208,56 @@ def rows_of(X, rows, *, device):
     return get_namespace(parts[0]).concat(parts, axis=0)
 
 
+def _assign_block(b, centers):
+    """Nearest centre, second-nearest centre and gap of a chunk's rows, as float64 columns."""
+    from svmgpu.solvers.partition import assign  # noqa: PLC0415 - (the layer above: solvers)
+
+    xp = get_namespace(b)
+    first, second, gap = assign(b, asarray(centers, device=array_device(b), dtype=b.dtype),
+                                xp=xp, second=True)
+    return xp.stack([xp.astype(first, xp.float64), xp.astype(second, xp.float64),
+                     xp.astype(gap, xp.float64)], axis=1)
+
+
+def nearest_centres(X, centers, *, device):
+    """``(nearest, second, gap)`` of every row of a Dask ``X`` (as
+    :func:`svmgpu.solvers.partition.assign` with ``second=True``), computed chunk by chunk on
+    the workers and gathered on ``device``: three m-vectors."""
+    A = X.map_blocks(_assign_block, to_numpy(centers), dtype=np.float64,
+                     chunks=(X.chunks[0], (3,)))
+    A = asarray(A.compute(), device=device)
+    xp = get_namespace(A)
+    return xp.astype(A[:, 0], xp.int64), xp.astype(A[:, 1], xp.int64), A[:, 2]
+
+
+def _solve_parts(solve, payload, *parts):
+    xp = get_namespace(parts[0])
+    return solve(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), payload)
+
+
+def solve_on_rows(X, tasks, solve, *, device):
+    """``[solve(X[rows], payload) for rows, payload in tasks]`` on the workers of a Dask ``X``:
+    each task gathers its rows (sorted indices, on the client) from the chunks that hold them
+    and runs where the scheduler puts it; all tasks in one computation. The results' arrays
+    come back on ``device``."""
+    import dask  # noqa: PLC0415
+
+    bounds = np.cumsum((0,) + X.chunks[0])
+    blocks = X.to_delayed().ravel()
+    outs = []
+    for rows, payload in tasks:
+        rows = to_numpy(rows)
+        parts = []
+        for k in np.flatnonzero((bounds[1:] > rows[0]) & (bounds[:-1] <= rows[-1])):
+            local = rows[(rows >= bounds[k]) & (rows < bounds[k + 1])] - bounds[k]
+            if local.size:
+                parts.append(dask.delayed(_take_local)(blocks[k], local))
+        payload = tuple(None if v is None else to_numpy(v) for v in payload)
+        outs.append(dask.delayed(_solve_parts)(solve, payload, *parts))
+    return [tuple(asarray(v, device=device) if hasattr(v, "shape") else v for v in out)
+            for out in dask.compute(*outs)]
+
+
 def _predict_block(b, est, method):
     """``est.<method>(b)`` on the worker, the model moved to the chunk's device if needed (a
     pickled model arrives on the CPU)."""
@@ -228,10 +278,13 @@ def map_predict(est, method, X):
     dtype = np.float64 if method != "predict" else (
         getattr(est, "classes_", np.zeros(0)).dtype if k else np.float64)
     if two_d:
+        if method == "decision_function" and getattr(est, "decision_function_shape",
+                                                     "ovr") == "ovo":
+            k = len(est.pairs_)  # (the pairwise values of a one-vs-one model)
         return X.map_blocks(_predict_block, est, method, dtype=dtype, chunks=(X.chunks[0], (k,)))
     return X.map_blocks(_predict_block, est, method, dtype=dtype, drop_axis=1)
 
 
 __all__ = ["as_rows_like", "class_counts", "column_moments", "encode_labels",
-           "landmark_factor", "map_predict", "per_class", "persist", "regression_targets",
-           "sample_weights"]
+           "landmark_factor", "map_predict", "nearest_centres", "per_class", "persist",
+           "regression_targets", "rows_of", "sample_weights", "solve_on_rows"]

@@ -190,6 +190,10 @@ class SVMBase(BaseEstimator):
         seconds of each phase are ``fit_timings_`` whatever the verbosity.
     """
 
+    #: A Dask classification fit brings its class indices and weights (m-vectors) to the
+    #: client instead of keeping them chunked (the partitioned SVC groups them by region).
+    _dask_labels_on_client = False
+
     #: Attributes that hold the device object and the compute context of the current call:
     #: never saved or pickled (a loaded model rebuilds them from ``device_``).
     _transient_attributes = ("_device", "_ctx")
@@ -515,10 +519,17 @@ class SVCBase(ClassifierMixin, SVMBase):
                 raise ValueError("probability=True does not take Dask input yet (its internal "
                                  "cross-validation is in-memory); fit without it")
             classes, y_idx = dask_data.encode_labels(y, X)
-            if multi == "ovo" and classes.shape[0] > 2:
-                raise ValueError("multi_class='ovo' does not take Dask input yet; use "
-                                 "multi_class='ovr'")
+            if self._dask_labels_on_client:  # (m class indices and weights: small)
+                y_idx = asarray(y_idx.compute(), device=ctx.device)
+            elif multi == "ovo" and classes.shape[0] > 2:
+                raise ValueError(
+                    "multi_class='ovo' does not take Dask input yet; use multi_class='ovr'"
+                    if "multi_class" in self.get_params() else
+                    f"{type(self).__name__}'s one-vs-one problems do not take Dask input with "
+                    f"more than two classes yet ({classes.shape[0]} here); fit on X.compute()")
             sw = user_sw = dask_data.sample_weights(sample_weight, X)
+            if self._dask_labels_on_client and sw is not None:
+                sw = user_sw = asarray(sw.compute(), device=ctx.device, dtype=X.dtype)
         else:
             y = check_y(y, X, ctx)
             classes, y_idx = self._encode_labels(y, xp=xp)
@@ -541,15 +552,20 @@ class SVCBase(ClassifierMixin, SVMBase):
             self._phase("solve", self._fit_binary, shared, rows, yb, w,
                         detail={"problem": f"{k + 1}/{n_problems}"})
             for k, (rows, yb, w) in enumerate(binary_problems(
-                y_idx, n_classes, pairs, sw, xp=xp, dtype=X.dtype, dask=self._dask_fit))]
+                y_idx, n_classes, pairs, sw, xp=xp, dtype=X.dtype,
+                dask=is_dask_collection(y_idx)))]
         self.pairs_ = pairs
         self._y_idx = y_idx  # (each training row's class index, for _after_fit: never saved)
         self._after_fit(shared)
         del self._y_idx
         support = getattr(self, "support_", None)
         if support is not None and not isinstance(support, list):  # (a path per class: its own)
-            self.n_support_ = (dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
-                               if self._dask_fit else self._class_counts(y, support))
+            self.n_support_ = (
+                dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
+                if is_dask_collection(y_idx) else self._class_counts(y, support)
+                if not self._dask_fit else host_array(fetch_scalars(
+                    *[xp.count_nonzero(xp.take(y_idx, support) == c) for c in range(n_classes)],
+                    xp=xp), "int64"))
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if self.probability:
@@ -598,7 +614,7 @@ class SVCBase(ClassifierMixin, SVMBase):
         xp = ctx.xp
         k = int(self.classes_.shape[0])
         if isinstance(cw, str) and cw == "balanced":
-            counts = dask_data.class_counts(y_idx, k).tolist() if self._dask_fit else \
+            counts = dask_data.class_counts(y_idx, k).tolist() if is_dask_collection(y_idx) else \
                 fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
             n = float(sum(counts))
             weights = [n / (k * c) for c in counts]
@@ -620,7 +636,7 @@ class SVCBase(ClassifierMixin, SVMBase):
             raise ValueError(f"class_weight must be None, 'balanced' or a dict of class: "
                              f"weight, got {cw!r}")
         self.class_weight_ = host_array(weights, "float64")
-        if self._dask_fit:
+        if is_dask_collection(y_idx):
             w = dask_data.per_class(y_idx, self.class_weight_, X.dtype)
             return w if sw is None else sw * w
         per_class = asarray(self.class_weight_, device=ctx.device, dtype=X.dtype)

@@ -37,15 +37,18 @@ until the rank is chosen by the data). The choice and its reason are logged at `
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Integral, Real
 
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from svmgpu.backend import (
     asarray,
     check_fits,
+    compute_context,
     dense_rows,
     fetch_scalars,
     format_bytes,
@@ -57,7 +60,10 @@ from svmgpu.backend import (
     set_rows,
     take_block,
 )
+from svmgpu.distributed import _data as dask_data
+from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._base import SVCBase, SVRBase, store_parameters
+from svmgpu.estimators._input import check_X
 from svmgpu.estimators._multiclass import ovo_vote_counts
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
@@ -66,7 +72,13 @@ from svmgpu.losses import get_loss
 from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.exact import exact_newton
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
-from svmgpu.solvers.partition import assign, bounded_regions, group_rows
+from svmgpu.solvers.partition import (
+    KMEANS_SAMPLE,
+    assign,
+    bounded_regions,
+    group_rows,
+    kmeans,
+)
 from svmgpu.solvers.reduced import newton_reduced
 
 #: The half-width δ of the Huber hinge that stands in for the hinge: the widest that gave
@@ -144,16 +156,33 @@ _RIDGE = 1e-8
 _MAX_NEWTON_STEPS = 1000
 
 
+def _solve_region_task(est, max_iter, Xj, payload):
+    """One region's solve on a Dask worker (:func:`svmgpu.distributed.solve_on_rows`): the
+    estimator copy in the context of the region's rows, its result without the per-row
+    vectors (only the support vectors travel back)."""
+    y, sample_weight = payload
+    est._ctx = compute_context(Xj, dtype=est.dtype, memory_budget=est.memory_budget)
+    xp = est._ctx.xp
+    y = asarray(y, device=est._ctx.device)
+    if sample_weight is not None:
+        sample_weight = asarray(sample_weight, device=est._ctx.device)
+    alpha, nz, res, it = est._solve_region(xp.astype(Xj, est._ctx.dtype), y, sample_weight,
+                                           max_iter)
+    res.info.pop("margins", None)
+    return alpha, nz, res, it
+
+
 class _FrontDoor:
     """What SVC and SVR share: the choice of the path, the kernel matrix or the landmarks, the
     two solvers, the support vectors and one prediction pass over kernel blocks. Subclasses
     give the losses (:meth:`_losses`) and the low-rank solve (:meth:`_lowrank_solve`)."""
 
+    _dask_labels_on_client = True
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.svm.full_kernel_form = True  # (the exact path is the full kernel)
-        tags.svm.dask_refusal = ("solves in one process (the exact path's kernel matrix is "
-                                 "m × m); the UniSVM estimators take Dask input")
+        tags.svm.dask = True  # (on the partitioned path only: _choose_solver says so)
         return tags
 
     def _exact_bytes(self, m, region=False):
@@ -169,7 +198,18 @@ class _FrontDoor:
         return self.dtype is None and (region or m >= EXACT_FLOAT32_ROWS)
 
     def _choose_solver(self, X, budget):
-        """``(solver_, why)`` of this fit (see the module notes)."""
+        """``(solver_, why)`` of this fit (see the module notes); Dask input is taken on the
+        partitioned path only."""
+        solver, why = self._choose_path(X, budget)
+        if self._dask_fit and solver != "partition":
+            raise TypeError(
+                f"{type(self).__name__} takes Dask input on its partitioned path only (regions "
+                f"solved on the workers), and this fit would take the {solver} path ({why}); "
+                "pass solver='partition' for a local kernel, fit on X.compute(), or use "
+                "UniSVC/UniSVR, whose low-rank solvers run on Dask")
+        return solver, why
+
+    def _choose_path(self, X, budget):
         m = X.shape[0]
         exact_bytes = self._exact_bytes(m)
         if self.solver != "auto":
@@ -198,7 +238,8 @@ class _FrontDoor:
         xp, m = self._ctx.xp, X.shape[0]
         n = min(_LOCALITY_SAMPLE, m)
         rows = random_subset(m, n, seed=0, device=self._ctx.device)
-        S = dense_rows(X, rows, xp=xp)
+        S = dask_data.rows_of(X, rows, device=self._ctx.device) if self._dask_fit else \
+            dense_rows(X, rows, xp=xp)
         K = self.kernel_.block(S, S)
         off = xp.reshape(K[:n - 1, 1:], (-1,))  # (the upper part holds every pair once)
         return fetch_scalars(xp.sort(off)[off.shape[0] // 2], xp=xp)[0] if n > 1 else None
@@ -248,6 +289,8 @@ class _FrontDoor:
         xp, (m, d) = ctx.xp, X.shape
         size = PARTITION_ROWS if self.region_rows == "auto" else int(self.region_rows)
         dense = 2 * m * d * numpy_dtype(X.dtype).itemsize + 64 * m
+        if self._dask_fit:  # the rows stay on the workers; the client holds m-vectors
+            dense = 64 * m
         check_fits(dense + self._exact_bytes(min(size, m), region=True), ctx.budget_bytes,
                    what=f"SVC's partitioned path: {m:,} dense rows and a region's kernel matrix "
                         f"({min(size, m):,} rows)",
@@ -257,17 +300,41 @@ class _FrontDoor:
                 max_rows, region=True) > ctx.budget_bytes:
             max_rows = max(size, max_rows * 3 // 4)
         self.rank_ = None
-        X_fit = dense_rows(X, slice(None), xp=xp)
-        self._X_fit = X_fit
         self.region_overlap_ = self._overlap_band()
-        centers, regions, *near = bounded_regions(
-            X_fit, -(-m // size), max_rows, xp=xp, random_state=seed_from(self.random_state),
-            second=self.region_overlap_ > 0)
+        if self._dask_fit:
+            self._X_fit = X
+            centers, regions, *near = self._dask_regions(X, -(-m // size), max_rows)
+        else:
+            X_fit = dense_rows(X, slice(None), xp=xp)
+            self._X_fit = X_fit
+            centers, regions, *near = bounded_regions(
+                X_fit, -(-m // size), max_rows, xp=xp, random_state=seed_from(self.random_state),
+                second=self.region_overlap_ > 0)
         self.region_centers_ = centers
         extra = self._overlap_rows(near[0], regions, max_rows) if near else None
         self._log.info("regions %d (%d rows at most), overlap band %.3g", centers.shape[0],
                        max_rows, self.region_overlap_)
         return {"regions": regions, "extra": extra}
+
+    def _dask_regions(self, X, k, max_rows):
+        """The regions of a Dask ``X``: k-means on the sample the in-memory fit draws (the same
+        rows: the same centres), then every row's nearest and second-nearest centre on the
+        workers (:func:`svmgpu.distributed.nearest_centres`). A region larger than
+        ``max_rows`` is refused (the in-memory fit would split it by 2-means)."""
+        ctx, m = self._ctx, int(X.shape[0])
+        seed = seed_from(self.random_state)
+        sample = dask_data.draw_rows(None, m, min(KMEANS_SAMPLE, m), random_state=seed)
+        S = dask_data.rows_of(X, sample, device=ctx.device)
+        centers, _ = kmeans(S, k, xp=ctx.xp, random_state=seed)
+        near = dask_data.nearest_centres(X, centers, device=ctx.device)
+        _, b = group_rows(near[0], int(centers.shape[0]), xp=ctx.xp)
+        largest = max(b[j + 1] - b[j] for j in range(len(b) - 1))
+        if largest > max_rows:
+            raise ValueError(
+                f"a k-means region of this Dask fit holds {largest:,} rows, more than the "
+                f"{max_rows:,} an exact solve takes (the in-memory fit splits such regions; a "
+                "Dask fit does not yet): lower region_rows, or fit on X.compute()")
+        return (centers, near[0], near) if self.region_overlap_ > 0 else (centers, near[0])
 
     def _overlap_band(self):
         """The squared-distance band of :data:`REGION_OVERLAP` for the fitted kernel: 0 for
@@ -317,12 +384,34 @@ class _FrontDoor:
                 n_iter += res.n_iter + res.info["n_presolve_iter"]
         return res, n_iter
 
+    def _solve_region(self, Xj, y, sample_weight, max_iter):
+        """The exact path on one region's rows: ``(α at its support vectors, their positions
+        in Xj, the solver's result, Newton steps)``; the kernel matrix in float32 with
+        ``dtype=None`` (:meth:`_float32_kernel`)."""
+        xp = self._ctx.xp
+        if self._float32_kernel(int(Xj.shape[0]), region=True):
+            Xj = xp.astype(Xj, xp.float32)
+        res, it = self._exact_solve(self.kernel_.block(Xj, Xj), y, sample_weight, max_iter)
+        nz = xp.nonzero(res.coef != 0)[0]
+        return xp.take(res.coef, nz), nz, res, it
+
+    def _worker_copy(self):
+        """What a Dask worker needs of this fit to solve a region: the parameters and the
+        fitted kernel (no data)."""
+        est = clone(self)
+        est.kernel_ = self.kernel_
+        return est
+
     def _fit_regions(self, regions, extra, rows, y, sample_weight, max_iter):
         """One binary problem on the partitioned path: the exact path in each region on its
         rows of the problem (its own and those of the overlap band, ``extra``); a region whose
         rows (of positive weight) are of one class gets no support vectors and the intercept
         ±1 (that class), an empty one 0."""
         xp = self._ctx.xp
+        if is_dask_collection(y):  # (m labels and weights: the client groups them by region)
+            y = asarray(y.compute(), device=self._ctx.device)
+            if sample_weight is not None:
+                sample_weight = asarray(sample_weight.compute(), device=self._ctx.device)
         g = int(self.region_centers_.shape[0])
         reg = regions if rows is None else xp.take(regions, rows)
         n = int(reg.shape[0])
@@ -356,18 +445,24 @@ class _FrontDoor:
 
         def solve(task):
             j, pos, where = task
-            Xj = xp.take(self._X_fit, where, axis=0)
-            if self._float32_kernel(int(Xj.shape[0]), region=True):
-                Xj = xp.astype(Xj, xp.float32)
-            res, it = self._exact_solve(self.kernel_.block(Xj, Xj), xp.take(y, pos),
-                                        None if sample_weight is None
-                                        else xp.take(sample_weight, pos), max_iter)
-            nz = xp.nonzero(res.coef != 0)[0]
-            return j, xp.take(res.coef, nz), xp.take(where, nz), res, it
+            alpha, nz, res, it = self._solve_region(
+                xp.take(self._X_fit, where, axis=0), xp.take(y, pos),
+                None if sample_weight is None else xp.take(sample_weight, pos), max_iter)
+            return j, alpha, xp.take(where, nz), res, it
 
+        if is_dask_collection(self._X_fit):  # each region's rows gathered by its own task
+            done = dask_data.solve_on_rows(
+                self._X_fit, [(where, (xp.take(y, pos), None if sample_weight is None
+                                       else xp.take(sample_weight, pos)))
+                              for _, pos, where in tasks],
+                functools.partial(_solve_region_task, self._worker_copy(), max_iter),
+                device=self._ctx.device)
+            results = [(j, alpha, xp.take(where, nz), res, it)
+                       for (j, _, where), (alpha, nz, res, it) in zip(tasks, done)]
+        else:
+            results = map_threads(solve, tasks, xp=xp, max_workers=PARTITION_THREADS)
         alphas, supports, groups, n_iter, converged, history = [], [], [], 0, True, []
-        for j, alpha, support, res, it in map_threads(solve, tasks, xp=xp,
-                                                      max_workers=PARTITION_THREADS):
+        for j, alpha, support, res, it in results:
             alphas.append(alpha)
             supports.append(support)
             groups.append(xp.full(support.shape, j, dtype=xp.int64,
@@ -450,7 +545,13 @@ class _FrontDoor:
                 dual[j - 1, :] = xp.where(cls == i, W[:, q], dual[j - 1, :])
                 dual[i, :] = xp.where(cls == j, W[:, q], dual[i, :])
         self.support_ = support
-        self.support_vectors_ = xp.take(self._X_fit, support, axis=0)
+        if is_dask_collection(self._X_fit):  # (the support vectors' rows: one gather)
+            rows = xp.unique_values(support)
+            self.support_vectors_ = xp.take(
+                dask_data.rows_of(self._X_fit, rows, device=self._ctx.device),
+                xp.searchsorted(rows, support), axis=0)
+        else:
+            self.support_vectors_ = xp.take(self._X_fit, support, axis=0)
         self.pair_coef_ = W
         if dual is not None:
             self.dual_coef_ = dual
@@ -690,6 +791,9 @@ class SVC(_FrontDoor, SVCBase):
         (positive means ``classes_[1]``); else (n_samples, n_classes) for
         ``decision_function_shape="ovr"`` or (n_samples, n_pairs) for "ovo"."""
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return dask_data.map_predict(self, "decision_function",
+                                         check_X(self, X, reset=False)[0])
         if self.decision_function_shape == "ovo" and int(self.classes_.shape[0]) > 2:
             scores, xp = self._raw_decision(X)
             return self._to_caller(xp.stack(scores, axis=1), X)
@@ -699,6 +803,8 @@ class SVC(_FrontDoor, SVCBase):
         """Predicted class labels (the most votes of the one-vs-one problems, ties to the
         first class; the argmax of ``decision_function`` with ``break_ties=True``)."""
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return dask_data.map_predict(self, "predict", check_X(self, X, reset=False)[0])
         k = int(self.classes_.shape[0])
         if k == 2 or (self.break_ties and self.decision_function_shape == "ovr"):
             return super().predict(X)
