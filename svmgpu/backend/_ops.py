@@ -145,10 +145,13 @@ def fetch_scalars(*values, xp) -> list[float]:
     synchronisation instead of one per ``float(x)``."""
     from svmgpu.backend._device import to_numpy  # noqa: PLC0415
 
+    if is_numpy(xp):  # no transfer to save: each value read as it is
+        return [float(v) if isinstance(v, (int, float)) else float(xp.reshape(v, ()))
+                for v in values]
+    if not is_cupy(xp):  # no standard bulk read: one scalar read each
+        return [float(v) for v in values]
     arrs = [v for v in values if not isinstance(v, (int, float))]
     if not arrs:
-        return [float(v) for v in values]
-    if not (is_numpy(xp) or is_cupy(xp)):  # no standard bulk read: one scalar read each
         return [float(v) for v in values]
     dev = getattr(arrs[0], "device", None)
     stacked = xp.stack([xp.asarray(v, dtype=xp.float64, device=dev) if isinstance(v, (int, float))

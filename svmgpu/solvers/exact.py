@@ -218,17 +218,19 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     # which a float32 K's products leave near 1e-6 C (they would stall a tighter tol)
     settled = 1e-12 if K.dtype == f64 else math.sqrt(float(xp.finfo(K.dtype).eps))
     accepted = None  # (r, αᵀKα, F) at the last accepted point, from its line search
+    weighted = xp.astype(s > 0, f64)  # (rows of weight 0 have no curvature)
+    Css = C * s * sig  # α = C s σ ψ'(r) at the optimum
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
-        c = loss.curvature(r, xp=xp) * xp.astype(s > 0, f64)
+        c = loss.curvature(r, xp=xp) * weighted
         if accepted is None:
-            residual, aKa, loss_sum = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)),
+            residual, aKa, loss_sum = fetch_scalars(xp.max(xp.abs(alpha - Css * g)),
                                                     xp.sum(alpha * Ka),
                                                     xp.sum(s * loss.value(r, xp=xp)), xp=xp)
             obj = 0.5 * aKa + C * loss_sum
         else:
-            (residual,) = fetch_scalars(xp.max(xp.abs(alpha - C * s * sig * g)), xp=xp)
+            (residual,) = fetch_scalars(xp.max(xp.abs(alpha - Css * g)), xp=xp)
             aKa, obj = accepted[1], accepted[2]
         history.append(obj)
         if residual <= tol * C * s_max:
@@ -238,7 +240,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         a = g - c * r  # ψ'(r) = a + c r on the current pieces
         inQ = c > 0
         Q = xp.nonzero(inQ)[0]
-        alpha_new = xp.where(inQ, xp.zeros_like(alpha), C * s * sig * a)
+        alpha_new = xp.where(inQ, xp.zeros_like(alpha), Css * a)
         nQ = int(Q.shape[0])
         active.append(nQ)
         if nQ:
