@@ -299,3 +299,27 @@ def test_exact_path_float32_kernel_from_its_row_threshold(monkeypatch):
     assert 0 < np.max(np.abs(d32 - d64)) < 1e-3
     assert np.mean(f32.predict(X) == ref.predict(X)) > 0.99
     assert np.array_equal(SVC(dtype="float64").fit(X, y).decision_function(X), d64)
+
+
+def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatch):
+    """On a hard problem a float32 K's products hold the residual above a tight tol while
+    the objective moves by rounding only: exact_newton ends after a few such steps
+    (info["rounding"], not converged) instead of running to max_iter, and SVC continues from
+    there with K in float64 to convergence: the float64 fit's model."""
+    import warnings
+
+    from svmgpu.estimators import svc as svc_module
+    from svmgpu.kernels import RBF
+
+    X, y = make_classification(1500, n_features=8, random_state=1, flip_y=0.1)
+    K = RBF(1.0).block(X.astype(np.float32), X.astype(np.float32))
+    res = exact_newton(K, 2.0 * y - 1, get_loss("huber_hinge", delta=0.1), C=100.0, xp=np,
+                       tol=1e-8, max_iter=300)
+    assert not res.converged and res.info["rounding"] and res.n_iter < 300
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no ConvergenceWarning)
+        got = SVC(C=100.0, gamma=1.0, tol=1e-8).fit(X, y)
+    assert got.converged_.all() and got.n_iter_[0] < 300
+    ref = SVC(C=100.0, gamma=1.0, tol=1e-8, dtype="float64").fit(X, y)
+    assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-3)

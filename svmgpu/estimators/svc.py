@@ -185,10 +185,11 @@ class _FrontDoor:
         tags.svm.dask = True  # (on the partitioned path only: _choose_solver says so)
         return tags
 
-    def _exact_bytes(self, m, region=False):
-        """The exact path's memory: the kernel matrix, a pair's copy of it, the dense rows."""
-        itemsize = 4 if self._float32_kernel(m, region) else 8
-        return 2 * m * m * itemsize + m * self.n_features_in_ * 8
+    def _exact_bytes(self, m):
+        """The exact path's memory: the kernel matrix, a pair's copy of it, the dense rows
+        (16 bytes an entry: two float64 matrices, or a float32 one, a pair's copy and the
+        float64 one of a refinement, :meth:`_exact_solve`)."""
+        return 16 * m * m + m * self.n_features_in_ * 8
 
     def _float32_kernel(self, m, region=False):
         """Whether an exact solve of m rows holds its kernel matrix in float32: with
@@ -291,13 +292,13 @@ class _FrontDoor:
         dense = 2 * m * d * numpy_dtype(X.dtype).itemsize + 64 * m
         if self._dask_fit:  # the rows stay on the workers; the client holds m-vectors
             dense = 64 * m
-        check_fits(dense + self._exact_bytes(min(size, m), region=True), ctx.budget_bytes,
+        check_fits(dense + self._exact_bytes(min(size, m)), ctx.budget_bytes,
                    what=f"SVC's partitioned path: {m:,} dense rows and a region's kernel matrix "
                         f"({min(size, m):,} rows)",
                    hint="lower region_rows")
         max_rows = EXACT_MAX_ROWS
-        while max_rows > size and dense + PARTITION_THREADS * self._exact_bytes(
-                max_rows, region=True) > ctx.budget_bytes:
+        while max_rows > size and \
+                dense + PARTITION_THREADS * self._exact_bytes(max_rows) > ctx.budget_bytes:
             max_rows = max(size, max_rows * 3 // 4)
         self.rank_ = None
         self.region_overlap_ = self._overlap_band()
@@ -368,7 +369,7 @@ class _FrontDoor:
                              xp.full_like(extra, -1), extra)
         return extra
 
-    def _exact_solve(self, K, y, sample_weight, max_iter):
+    def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None):
         """The exact path on one kernel matrix: ``(result, Newton steps)``; a stalled
         iteration restarts as a continuation from wider corners (:meth:`_losses`)."""
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
@@ -382,6 +383,15 @@ class _FrontDoor:
                 start = "ls_svm" if res is None else (res.coef, res.info["intercept"])
                 res = exact_newton(K, y, loss, start=start, **kw)
                 n_iter += res.n_iter + res.info["n_presolve_iter"]
+        if not res.converged and rows_f64 is not None and K.dtype != self._ctx.xp.float64:
+            # a float32 K held the residual above tol: finish on the float64 kernel matrix
+            # from there (Covtype regions at γ = 2: 5–20 more steps instead of 1,000
+            # unconverged). Not on K upcast: the rounded matrix is slightly indefinite, and
+            # there the Newton iteration circled at the same residual from either start.
+            del K
+            res = exact_newton(self.kernel_.block(rows_f64, rows_f64), y, self._losses()[-1],
+                               start=(res.coef, res.info["intercept"]), **kw)
+            n_iter += res.n_iter
         return res, n_iter
 
     def _solve_region(self, Xj, y, sample_weight, max_iter):
@@ -389,9 +399,10 @@ class _FrontDoor:
         in Xj, the solver's result, Newton steps)``; the kernel matrix in float32 with
         ``dtype=None`` (:meth:`_float32_kernel`)."""
         xp = self._ctx.xp
-        if self._float32_kernel(int(Xj.shape[0]), region=True):
-            Xj = xp.astype(Xj, xp.float32)
-        res, it = self._exact_solve(self.kernel_.block(Xj, Xj), y, sample_weight, max_iter)
+        X32 = xp.astype(Xj, xp.float32) if self._float32_kernel(int(Xj.shape[0]),
+                                                                  region=True) else Xj
+        res, it = self._exact_solve(self.kernel_.block(X32, X32), y, sample_weight, max_iter,
+                                    rows_f64=Xj)
         nz = xp.nonzero(res.coef != 0)[0]
         return xp.take(res.coef, nz), nz, res, it
 
@@ -497,7 +508,9 @@ class _FrontDoor:
         K = shared["K"]
         if rows is not None:
             K = take_block(K, rows, rows, xp=xp)
-        res, n_iter = self._exact_solve(K, y, sample_weight, max_iter)
+        res, n_iter = self._exact_solve(
+            K, y, sample_weight, max_iter,
+            rows_f64=self._X_fit if rows is None else xp.take(self._X_fit, rows, axis=0))
         alpha = res.coef
         nonzero = xp.nonzero(alpha != 0)[0]
         support = nonzero if rows is None else xp.take(rows, nonzero)
