@@ -391,7 +391,6 @@ class _FrontDoor:
             # from there (Covtype regions at γ = 2: 5–20 more steps instead of 1,000
             # unconverged). Not on K upcast: the rounded matrix is slightly indefinite, and
             # there the Newton iteration circled at the same residual from either start.
-            del K
             res = exact_newton(self.kernel_.block(rows_f64, rows_f64), y, self._losses()[-1],
                                start=(res.coef, res.info["intercept"]), **kw)
             n_iter += res.n_iter
