@@ -90,8 +90,8 @@ def main():
             "classification" else (("sklearn SVR()", SklearnSVR), ("svmgpu SVR()", SVR))
         for method, make in peers:
             repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
-            est, fit = repeat_timed(lambda make=make, X=Xtr, y=ytr: make(**params).fit(X, y),
-                                    repeats, warmup=1)
+            est, fit = repeat_timed(
+                lambda make=make, X=Xtr, y=ytr, p=params: make(**p).fit(X, y), repeats, warmup=1)
             pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
             preds[method] = pred
             row = {"data": name, "m": int(Xtr.shape[0]), "method": method, "params": params,

@@ -290,3 +290,19 @@ def test_dask_input_without_a_cluster_and_its_refusals(monkeypatch):
     monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 60)
     with pytest.raises(ValueError, match="a Dask fit does not yet.*lower region_rows"):
         SVC(**kw).fit(Xd, yd)
+
+
+def test_a_region_without_positive_weight_is_not_solved():
+    """SVR: a region whose rows all have weight 0 has nothing to fit (its LS-SVM start divided
+    by zero): it predicts 0, with no support vectors; the other regions are their own SVRs."""
+    rng = np.random.default_rng(13)
+    X, _ = _blobs(60, FAR[:2], rng)
+    t = np.sin(X[:, 0]) + X[:, 1] + 3.0
+    w = np.ones(len(t))
+    w[60:] = 0.0  # the second blob: no weight
+    got = SVR(C=3.0, gamma=4.0, solver="partition", region_rows=60, dtype="float64",
+              tol=1e-10).fit(X, t, sample_weight=w)
+    assert got.region_centers_.shape[0] == 2
+    assert np.all(got.support_ < 60) and np.all(got.predict(X[60:]) == 0.0)
+    own = SVR(C=3.0, gamma=4.0, solver="exact", tol=1e-10).fit(X[:60], t[:60])
+    assert_allclose(got.predict(X[:60]), own.predict(X[:60]), rtol=1e-8, atol=1e-8)

@@ -419,7 +419,7 @@ class _FrontDoor:
         """One binary problem on the partitioned path: the exact path in each region on its
         rows of the problem (its own and those of the overlap band, ``extra``); a region whose
         rows (of positive weight) are of one class gets no support vectors and the intercept
-        ±1 (that class), an empty one 0."""
+        ±1 (that class), one without a row of positive weight 0."""
         xp = self._ctx.xp
         if is_dask_collection(y):  # (m labels and weights: the client groups them by region)
             y = asarray(y.compute(), device=self._ctx.device)
@@ -437,21 +437,21 @@ class _FrontDoor:
                 at = xp.concat([at, twice])
                 reg = xp.concat([reg, xp.take(ext, twice)])
         cls = self._task == "classification"
-        # the rows of each region, grouped by one sort: key = 3 · region + side (classification:
-        # 1 for the positive rows of positive weight, 2 for the negative ones, 0 for weight 0)
-        key = reg * 3
-        if cls:
-            w = sample_weight if sample_weight is not None else xp.ones_like(y)
-            one = xp.ones((n,), dtype=xp.int64, device=self._ctx.native_device)
-            side = xp.where(w > 0, xp.where(y > 0, one, 2 * one), 0 * one)
-            key = key + xp.take(side, at)
+        # the rows of each region, grouped by one sort: key = 3 · region + side (1 for the
+        # positive rows of positive weight, 2 for the negative ones (classification), 0 for
+        # weight 0; regression: 1 for positive weight)
+        w = sample_weight if sample_weight is not None else xp.ones_like(y)
+        one = xp.ones((n,), dtype=xp.int64, device=self._ctx.native_device)
+        side = xp.where(w > 0, xp.where(y > 0, one, 2 * one) if cls else one, 0 * one)
+        key = reg * 3 + xp.take(side, at)
         order, b = group_rows(key, 3 * g, xp=xp)
         intercepts, tasks = [0.0] * g, []
         for j in range(g):
-            n_j, n_pos, n_neg = b[3 * j + 3] - b[3 * j], b[3 * j + 2] - b[3 * j + 1], \
-                b[3 * j + 3] - b[3 * j + 2]
-            if n_j == 0 or (cls and (n_pos == 0 or n_neg == 0)):
-                intercepts[j] = 0.0 if n_j == 0 or not cls else (1.0 if n_pos else -1.0)
+            n_pos, n_neg = b[3 * j + 2] - b[3 * j + 1], b[3 * j + 3] - b[3 * j + 2]
+            if n_pos + n_neg == 0 or (cls and (n_pos == 0 or n_neg == 0)):
+                # no row of positive weight (nothing to fit: 0), or one class (its sign)
+                intercepts[j] = 0.0 if n_pos + n_neg == 0 or not cls else \
+                    (1.0 if n_pos else -1.0)
                 continue
             pos = xp.sort(xp.take(at, order[b[3 * j]:b[3 * j + 3]]))  # (in this problem)
             tasks.append((j, pos, pos if rows is None else xp.take(rows, pos)))
