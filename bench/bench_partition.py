@@ -16,7 +16,8 @@ in both). ``--device cuda`` runs svmgpu on the GPU (the baseline stays on the CP
 thread each), X persisted on the workers before the clock starts.
 
 Usage: python bench/bench_partition.py [--covtype PATH] [--region-rows auto,4000] [--overlap auto,0]
-       [--k 256,128] [--classes 2] [--device cpu] [--dask-workers 0] [--out partition_cpu]
+       [--k 256,128] [--classes 2] [--device cpu] [--seeds 1,2] [--dask-workers 0]
+       [--out partition_cpu]
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from _cases import COVTYPE_DEFAULT_PATH, DCSVM_COVTYPE, DCSVM_SPLIT, covtype_dcs
 from _common import machine_info, print_table, sync, write_results
 
 
-def _svmgpu(X, y, Xt, yt, region_rows, overlap, device):
+def _svmgpu(X, y, Xt, yt, region_rows, overlap, device, seed=None):
     from svmgpu import SVC
 
     clf = SVC(C=DCSVM_COVTYPE["C"], gamma=DCSVM_COVTYPE["gamma"], device=device,
-              region_rows=region_rows, region_overlap=overlap)
+              region_rows=region_rows, region_overlap=overlap, random_state=seed)
     t0 = time.perf_counter()
     clf.fit(X, y)
     sync(device)
@@ -43,7 +44,9 @@ def _svmgpu(X, y, Xt, yt, region_rows, overlap, device):
     t0 = time.perf_counter()
     pred = np.asarray(clf.predict(Xt))
     sync(device)
-    return {"method": f"svmgpu SVC(region_rows={region_rows!r}, region_overlap={overlap!r})",
+    seeded = "" if seed is None else f", random_state={seed}"
+    return {"method": f"svmgpu SVC(region_rows={region_rows!r}, region_overlap={overlap!r}"
+                      f"{seeded})",
             "solver": clf.solver_,
             "fit_seconds": fit, "predict_seconds": time.perf_counter() - t0,
             "test_accuracy": float(np.mean(pred == yt)),
@@ -120,6 +123,8 @@ def main():
     ap.add_argument("--k", default="256,128")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--classes", type=int, choices=[2, 7], default=2)
+    ap.add_argument("--seeds", default="",
+                    help="also fit the defaults with each of these random_state values")
     ap.add_argument("--dask-workers", type=int, default=0,
                     help="also fit the default on a LocalCluster of this many workers")
     ap.add_argument("--out", default=None)
@@ -132,6 +137,9 @@ def main():
             rows.append(_svmgpu(X, y, Xt, yt, rr if rr == "auto" else int(rr),
                                 ov if ov == "auto" else float(ov), args.device))
             print(rows[-1], flush=True)
+    for seed in [int(v) for v in args.seeds.split(",") if v]:
+        rows.append(_svmgpu(X, y, Xt, yt, "auto", "auto", args.device, seed=seed))
+        print(rows[-1], flush=True)
     if args.dask_workers:
         rows.append(_svmgpu_dask(X, y, Xt, yt, args.dask_workers))
         print(rows[-1], flush=True)
