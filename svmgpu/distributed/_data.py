@@ -21,6 +21,7 @@ from svmgpu.backend import (
 from svmgpu.distributed._engine import executor, is_dask_collection
 from svmgpu.lowrank import nystrom
 from svmgpu.lowrank._factor import _check_nonzero_kernel, _check_rank
+from svmgpu.solvers.partition import assign
 
 
 def persist(*arrays):
@@ -210,8 +211,6 @@ def rows_of(X, rows, *, device):
 
 def _assign_block(b, centers):
     """Nearest centre, second-nearest centre and gap of a chunk's rows, as float64 columns."""
-    from svmgpu.solvers.partition import assign  # noqa: PLC0415 - (the layer above: solvers)
-
     xp = get_namespace(b)
     first, second, gap = assign(b, asarray(centers, device=array_device(b), dtype=b.dtype),
                                 xp=xp, second=True)
