@@ -5,10 +5,12 @@ Small sets (the exact path's domain): iris, wine, breast cancer, digits (75 % / 
 0); medium: ``make_classification(25000, n_features=20, n_informative=10)`` at 5,000, 10,000
 and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701, as shipped;
 ``--ijcnn1 DIR``, default ../shared/data; ``--ijcnn1 ''`` leaves it out), also with LIBSVM's tuned
-``C=32, gamma=2`` for both. Regression:
+``C=32, gamma=2`` for both; Covtype's 7 classes on ``--covtype-rows`` (50,000) training rows of
+DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out). Regression:
 ``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows (5,000 test rows), R². Each fit is timed
 ``--repeats`` times after one warm-up fit (the first fit of a process pays its imports and BLAS
-start-up), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
+start-up; above 20,000 rows, where a fit takes seconds and the smaller sets have warmed the
+process, none), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
 number of support vectors are recorded.
 
 Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--ijcnn1 DIR]
@@ -20,11 +22,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _cases import IJCNN1_DEFAULT_DIR, ijcnn1_split
+from _cases import COVTYPE_DEFAULT_PATH, IJCNN1_DEFAULT_DIR, covtype_dcsvm_split, ijcnn1_split
 from _common import machine_info, print_table, repeat_timed, timing_fields, write_results
 
 
-def _sets(medium, ijcnn1):
+def _sets(medium, ijcnn1, covtype=None, covtype_rows=0):
     from sklearn.datasets import (
         load_breast_cancer,
         load_digits,
@@ -49,6 +51,10 @@ def _sets(medium, ijcnn1):
         X, y, Xt, yt = ijcnn1_split(ijcnn1)
         yield "ijcnn1", X, Xt, y, yt, {}
         yield "ijcnn1_tuned", X, Xt, y, yt, TUNED_IJCNN1
+    if covtype and covtype_rows:  # Covtype's 7 classes, DC-SVM's split and [0, 1] scaling
+        X, y, Xt, yt = covtype_dcsvm_split(covtype, binary=False)
+        yield (f"covtype7_{covtype_rows}", X[:covtype_rows], Xt[:50000], y[:covtype_rows],
+               yt[:50000], {})
 
 
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
@@ -71,6 +77,9 @@ def main():
     ap.add_argument("--medium", default="5000,10000,20000")
     ap.add_argument("--ijcnn1", default=str(IJCNN1_DEFAULT_DIR))
     ap.add_argument("--regression", default="2000,20000")
+    ap.add_argument("--covtype", default=str(COVTYPE_DEFAULT_PATH))
+    ap.add_argument("--covtype-rows", type=int, default=50000,
+                    help="training rows of Covtype's 7 classes (0 leaves it out)")
     ap.add_argument("--out", default="svc_cpu")
     args = ap.parse_args()
     from sklearn.metrics import r2_score
@@ -82,7 +91,8 @@ def main():
     medium = [int(m) for m in args.medium.split(",") if m]
     rows = []
     regression = [int(m) for m in args.regression.split(",") if m]
-    cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1)] + \
+    cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1, args.covtype,
+                                                         args.covtype_rows)] + \
         [(*case, "regression") for case in _regression_sets(regression)]
     for name, Xtr, Xte, ytr, yte, params, task in cases:
         preds = {}
@@ -91,7 +101,8 @@ def main():
         for method, make in peers:
             repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
             est, fit = repeat_timed(
-                lambda make=make, X=Xtr, y=ytr, p=params: make(**p).fit(X, y), repeats, warmup=1)
+                lambda make=make, X=Xtr, y=ytr, p=params: make(**p).fit(X, y), repeats,
+                warmup=1 if Xtr.shape[0] <= 20000 else 0)
             pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
             preds[method] = pred
             row = {"data": name, "m": int(Xtr.shape[0]), "method": method, "params": params,
