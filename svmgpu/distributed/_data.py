@@ -193,18 +193,32 @@ def _take_local(b, idx):
     return get_namespace(b).take(b, asarray(idx, device=array_device(b)), axis=0)
 
 
-def rows_of(X, rows, *, device):
-    """The rows ``rows`` (sorted host indices) of a Dask ``X``, on ``device``: each chunk that
-    holds some gives them with its own namespace (CuPy chunks take device indices)."""
+def _chunks(X):
+    """``(bounds, blocks)`` of a Dask ``X``: where each row chunk starts (and the end), and
+    the chunks as delayed objects."""
+    return np.cumsum((0,) + X.chunks[0]), X.to_delayed().ravel()
+
+
+def _delayed_rows(bounds, blocks, rows):
+    """The rows ``rows`` (sorted host indices) as delayed takes, one per chunk that holds
+    some (each with its own namespace: CuPy chunks take device indices)."""
     import dask  # noqa: PLC0415
 
-    bounds = np.cumsum((0,) + X.chunks[0])
-    blocks = X.to_delayed().ravel()
     parts = []
-    for k in range(len(blocks)):
+    if rows.size == 0:
+        return parts
+    for k in np.flatnonzero((bounds[1:] > rows[0]) & (bounds[:-1] <= rows[-1])):
         local = rows[(rows >= bounds[k]) & (rows < bounds[k + 1])] - bounds[k]
         if local.size:
             parts.append(dask.delayed(_take_local)(blocks[k], local))
+    return parts
+
+
+def rows_of(X, rows, *, device):
+    """The rows ``rows`` (sorted indices) of a Dask ``X``, on ``device``."""
+    import dask  # noqa: PLC0415
+
+    parts = _delayed_rows(*_chunks(X), to_numpy(rows))
     parts = [asarray(p, device=device) for p in dask.compute(*parts)]
     return get_namespace(parts[0]).concat(parts, axis=0)
 
@@ -241,16 +255,10 @@ def solve_on_rows(X, tasks, solve, *, device):
     come back on ``device``."""
     import dask  # noqa: PLC0415
 
-    bounds = np.cumsum((0,) + X.chunks[0])
-    blocks = X.to_delayed().ravel()
+    bounds, blocks = _chunks(X)
     outs = []
     for rows, payload in tasks:
-        rows = to_numpy(rows)
-        parts = []
-        for k in np.flatnonzero((bounds[1:] > rows[0]) & (bounds[:-1] <= rows[-1])):
-            local = rows[(rows >= bounds[k]) & (rows < bounds[k + 1])] - bounds[k]
-            if local.size:
-                parts.append(dask.delayed(_take_local)(blocks[k], local))
+        parts = _delayed_rows(bounds, blocks, to_numpy(rows))
         payload = tuple(None if v is None else to_numpy(v) for v in payload)
         outs.append(dask.delayed(_solve_parts)(solve, payload, *parts))
     return [tuple(asarray(v, device=device) if hasattr(v, "shape") else v for v in out)

@@ -560,12 +560,14 @@ class SVCBase(ClassifierMixin, SVMBase):
         del self._y_idx
         support = getattr(self, "support_", None)
         if support is not None and not isinstance(support, list):  # (a path per class: its own)
-            self.n_support_ = (
-                dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
-                if is_dask_collection(y_idx) else self._class_counts(y, support)
-                if not self._dask_fit else host_array(fetch_scalars(
-                    *[xp.count_nonzero(xp.take(y_idx, support) == c) for c in range(n_classes)],
-                    xp=xp), "int64"))
+            if is_dask_collection(y_idx):
+                self.n_support_ = dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
+            elif self._dask_fit:  # (Dask labels brought to the client: y is still Dask)
+                sup = xp.take(y_idx, support)
+                self.n_support_ = host_array(fetch_scalars(
+                    *[xp.count_nonzero(sup == c) for c in range(n_classes)], xp=xp), "int64")
+            else:
+                self.n_support_ = self._class_counts(y, support)
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if self.probability:
