@@ -374,7 +374,9 @@ class _FrontDoor:
 
     def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None):
         """The exact path on one kernel matrix: ``(result, Newton steps)``; a stalled
-        iteration restarts as a continuation from wider corners (:meth:`_losses`)."""
+        iteration restarts as a continuation from wider corners (:meth:`_losses`). A float32
+        K that cannot reach tol is finished on the float64 kernel of ``rows_f64`` (K's rows,
+        or a function giving them: built only then)."""
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
                   max_iter=max_iter, task=self._task)
         start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
@@ -391,6 +393,8 @@ class _FrontDoor:
             # from there (Covtype regions at γ = 2: 5–20 more steps instead of 1,000
             # unconverged). Not on K upcast: the rounded matrix is slightly indefinite, and
             # there the Newton iteration circled at the same residual from either start.
+            if callable(rows_f64):
+                rows_f64 = rows_f64()
             res = exact_newton(self.kernel_.block(rows_f64, rows_f64), y, self._losses()[-1],
                                start=(res.coef, res.info["intercept"]), **kw)
             n_iter += res.n_iter
@@ -512,7 +516,7 @@ class _FrontDoor:
             K = take_block(K, rows, rows, xp=xp)
         res, n_iter = self._exact_solve(
             K, y, sample_weight, max_iter,
-            rows_f64=self._X_fit if rows is None else xp.take(self._X_fit, rows, axis=0))
+            rows_f64=self._X_fit if rows is None else lambda: xp.take(self._X_fit, rows, axis=0))
         alpha = res.coef
         nonzero = xp.nonzero(alpha != 0)[0]
         support = nonzero if rows is None else xp.take(rows, nonzero)
