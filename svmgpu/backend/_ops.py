@@ -146,7 +146,7 @@ def fetch_scalars(*values, xp) -> list[float]:
     from svmgpu.backend._device import to_numpy  # noqa: PLC0415
 
     if is_numpy(xp):  # no transfer to save: each value read as it is
-        return [float(v) if isinstance(v, (int, float)) else float(xp.reshape(v, ()))
+        return [float(v) if getattr(v, "ndim", 0) == 0 else float(xp.reshape(v, ()))
                 for v in values]
     if not is_cupy(xp):  # no standard bulk read: one scalar read each
         return [float(v) for v in values]

@@ -518,7 +518,7 @@ class HuberHinge(Loss):
     piecewise_quadratic = True
 
     def _curvature(self, u, xp, delta):
-        return xp.where(xp.abs(u) < delta, _full(u, 0.5 / delta, xp), _zeros(u, xp))
+        return xp.astype(xp.abs(u) < delta, u.dtype) * (0.5 / delta)
 
 
 class SmoothRamp(Loss):

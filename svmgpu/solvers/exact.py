@@ -71,7 +71,9 @@ _MAX_HALVINGS = 30
 
 
 def _objective(alpha_K_alpha, r, s, loss, C, *, xp):
-    return 0.5 * alpha_K_alpha + C * float(xp.sum(s * loss.value(r, xp=xp)))
+    """F from ``αᵀKα`` and the residuals (``s`` None: unit weights)."""
+    v = loss.value(r, xp=xp)
+    return 0.5 * alpha_K_alpha + C * float(xp.sum(v if s is None else s * v))
 
 
 def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
@@ -201,9 +203,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     y = xp.astype(y, f64)
     cls = task == "classification"
     ones = xp.ones((m,), dtype=f64, device=dev)
-    sig, tgt = (y, ones) if cls else (ones, y)
-    s = ones if sample_weight is None else xp.astype(sample_weight, f64)
-    s_max = float(xp.max(s))
+    sig, tgt = (y, 1.0) if cls else (ones, y)
+    s = None if sample_weight is None else xp.astype(sample_weight, f64)  # (None: unit)
+    s_max = 1.0 if s is None else float(xp.max(s))
     C = float(C)
     n_pre = 0
     if presolve not in (True, False, "auto"):
@@ -216,7 +218,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if start is None:
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), 0.0
     elif isinstance(start, str) and start == "ls_svm":
-        alpha, b = _ls_svm(K, tgt * sig, C * s, xp=xp)
+        alpha, b = _ls_svm(K, tgt * sig, C * (ones if s is None else s), xp=xp)
     else:
         alpha, b = xp.astype(start[0], f64), float(start[1])
     Ka = _times(K, alpha, xp=xp)
@@ -228,17 +230,18 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     settled = 1e-12 if K.dtype == f64 else math.sqrt(float(xp.finfo(K.dtype).eps))
     accepted = None  # (r, αᵀKα, F) at the last accepted point, from its line search
     flat, rounding = 0, False  # (steps in a row that moved F by rounding only)
-    weighted = xp.astype(s > 0, f64)  # (rows of weight 0 have no curvature)
-    Css = C * s * sig  # α = C s σ ψ'(r) at the optimum
+    weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
+    Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
-        c = loss.curvature(r, xp=xp) * weighted
+        c = loss.curvature(r, xp=xp)
+        if weighted is not None:
+            c = c * weighted
         if accepted is None:
-            residual, aKa, loss_sum = fetch_scalars(xp.max(xp.abs(alpha - Css * g)),
-                                                    xp.sum(alpha * Ka),
-                                                    xp.sum(s * loss.value(r, xp=xp)), xp=xp)
-            obj = 0.5 * aKa + C * loss_sum
+            residual, aKa = fetch_scalars(xp.max(xp.abs(alpha - Css * g)),
+                                          xp.vecdot(alpha, Ka), xp=xp)
+            obj = _objective(aKa, r, s, loss, C, xp=xp)
         else:
             (residual,) = fetch_scalars(xp.max(xp.abs(alpha - Css * g)), xp=xp)
             aKa, obj = accepted[1], accepted[2]
@@ -254,7 +257,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         nQ = int(Q.shape[0])
         active.append(nQ)
         if nQ:
-            cQ, sQ = xp.take(c, Q), xp.take(s, Q)
+            cQ = xp.take(c, Q)
+            CscQ = C * cQ if s is None else C * xp.take(s, Q) * cQ
             # K α_new on Q = (Kα)_Q + K_Q,E (α_new − α)_E, E the rows whose α changes: those of
             # Q and of F that changed piece (few but in the first steps). One gather of the
             # block K_Q,(Q ∪ E) gives it and K_QQ; where E is a large part of the rows, Q's
@@ -272,8 +276,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                 KQd = _times(KQE, delta, xp=xp)
                 M = xp.astype(xp.take(KQE, Q, axis=1), f64, copy=False)
             del KQE
-            rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + xp.take(tgt, Q)) - xp.take(Ka, Q) - KQd
-            M = add_diagonal(M, 1.0 / (C * sQ * cQ), xp=xp)
+            tQ = tgt if cls else xp.take(tgt, Q)
+            rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
+            M = add_diagonal(M, 1.0 / CscQ, xp=xp)
             L = cho_factor(M, lower=True, overwrite=True, xp=xp)
             x = cho_solve(L, xp.stack([xp.ones((nQ,), dtype=f64, device=dev), rhs], axis=1),
                           xp=xp)
@@ -286,7 +291,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
             d = alpha_new - alpha
             Kd = _times(K, d, xp=xp)
-            b_new = _intercept_search(Ka + Kd, tgt, sig, s, loss, C, xp=xp, b0=b)
+            b_new = _intercept_search(Ka + Kd, tgt, sig, ones if s is None else s, loss, C,
+                                      xp=xp, b0=b)
         db = b_new - b
         q1, q2 = fetch_scalars(xp.sum(d * Ka), xp.sum(d * Kd), xp=xp)
         step = 1.0
