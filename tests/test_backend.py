@@ -182,6 +182,14 @@ def test_matmul_every_layout_matches_numpy(device, xp, dtype):
             if B.is_numpy(xp):
                 assert got is out
             assert_allclose(got, ref, device=device, **tol)
+            if B.is_numpy(xp):  # a column block of a wider matrix (kernel columns beside an
+                # intercept column): written in place though not C-ordered
+                wide = np.full(ref.shape[:-1] + (ref.shape[-1] + 1,), 7.0, dtype=dtype) \
+                    if ref.ndim == 2 else np.full((2 * ref.shape[0],), 7.0, dtype=dtype)
+                view = wide[:, :-1] if ref.ndim == 2 else wide[::2]
+                assert B.matmul(a, b, xp=xp, out=view) is view
+                np.testing.assert_allclose(view, ref, **tol)
+                np.testing.assert_array_equal(wide[:, -1] if ref.ndim == 2 else wide[1::2], 7.0)
     empty = B.matmul(B.to_device(np.zeros((0, 5), dtype), device),
                      B.to_device(np.ones((5, 3), dtype), device), xp=xp)
     assert tuple(empty.shape) == (0, 3)

@@ -183,6 +183,21 @@ def test_the_low_rank_path_with_every_row_a_landmark_is_the_exact_svm():
     assert_allclose(low.decision_function(Xte), exact.decision_function(Xte), atol=2e-3)
 
 
+def test_the_low_rank_paths_presolve_only_changes_the_start(monkeypatch):
+    """With at least 8 × LOWRANK_PRESOLVE_PER_RANK rows per landmark the low-rank path starts
+    from a solve on strided rows; the problem, and so the solution, is the same without it."""
+    import svmgpu.estimators.svc as svc_module
+
+    Xtr, Xte, ytr, _ = _split(load_breast_cancer)
+    rank = 9
+    assert 8 * svc_module.LOWRANK_PRESOLVE_PER_RANK * (rank + 1) <= len(Xtr)  # (it runs)
+    with_presolve = SVC(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
+    monkeypatch.setattr(svc_module, "LOWRANK_PRESOLVE_PER_RANK", len(Xtr))
+    without = SVC(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
+    assert_allclose(with_presolve.decision_function(Xte), without.decision_function(Xte),
+                    atol=1e-6)
+
+
 def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     import svmgpu.estimators.svc as svc_module
 

@@ -26,9 +26,10 @@ def matmul(a, b, *, xp, out=None):
 
 
 def _scipy_matmul(a, b, out):
-    """``a @ b`` by SciPy's BLAS, into ``out`` (C-ordered) when given; None (nothing done) where
-    it does not apply (``a`` not 2-D, ``b`` not 1-D or 2-D, mixed or non-float dtypes, an empty
-    product, an ``out`` that is not C-ordered).
+    """``a @ b`` by SciPy's BLAS, into ``out`` when given (written in place when C-ordered, else
+    copied in: a column block of a wider matrix, such as the kernel columns beside an intercept
+    column); None (nothing done) where it does not apply (``a`` not 2-D, ``b`` not 1-D or 2-D,
+    mixed or non-float dtypes, an empty product, an ``out`` of another dtype).
 
     NumPy and SciPy wheels each bundle an OpenBLAS with its own thread pool, and an OpenBLAS
     pool's threads spin for a while after each call. The CPU hot loops need SciPy's library
@@ -43,7 +44,7 @@ def _scipy_matmul(a, b, out):
     dt = a.dtype
     if (dt.char not in "fd" or b.dtype != dt or a.ndim != 2 or b.ndim not in (1, 2)
             or a.shape[0] == 0 or a.shape[1] == 0 or (b.ndim == 2 and b.shape[1] == 0)
-            or (out is not None and (out.dtype != dt or not out.flags.c_contiguous))):
+            or (out is not None and out.dtype != dt)):
         return None
     d = dt.char == "d"
     # a row-major a is its column-major transpose: read without a copy
@@ -57,8 +58,12 @@ def _scipy_matmul(a, b, out):
     # outᵀ = bᵀ aᵀ in column-major order
     left, trans_a = (b.T, 0) if b.flags.c_contiguous else (np.asfortranarray(b), 1)
     gemm = blas.dgemm if d else blas.sgemm
-    if out is None:
-        return gemm(1.0, left, at, trans_a=trans_a, trans_b=1 - trans).T
+    if out is None or not out.flags.c_contiguous:
+        res = gemm(1.0, left, at, trans_a=trans_a, trans_b=1 - trans).T
+        if out is None:
+            return res
+        out[...] = res
+        return out
     res = gemm(1.0, left, at, trans_a=trans_a, trans_b=1 - trans, c=out.T, overwrite_c=1)
     if not np.shares_memory(res, out):
         out[...] = res.T

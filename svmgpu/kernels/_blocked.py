@@ -10,6 +10,7 @@ from svmgpu.backend import (
     get_namespace,
     is_numpy,
     is_sparse,
+    matmul,
     native_device,
     resolve_budget,
     row_sq_norms,
@@ -155,7 +156,7 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
     out_shape = (X.shape[0],) + tuple(v.shape[1:])
     out = xp.empty(out_shape, dtype=v.dtype, device=getattr(v, "device", None))
     for s, e, K in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget):
-        out[s:e, ...] = xp.matmul(K, v)
+        out[s:e, ...] = matmul(K, v, xp=xp)  # (SciPy's BLAS on NumPy, as the solvers)
     return out
 
 

@@ -194,9 +194,7 @@ def _check_threshold(threshold):
 
 
 def _gram(A, B, *, xp, out):
-    if out is not None:
-        return matmul(A, xp.matrix_transpose(B), xp=xp, out=out)
-    return xp.matmul(A, xp.matrix_transpose(B))
+    return matmul(A, xp.matrix_transpose(B), xp=xp, out=out)
 
 
 class Linear(Kernel):
@@ -277,8 +275,7 @@ class RBF(Kernel):
 
     @staticmethod
     def _exp_of(A, right_t, *, xp, out):
-        E = matmul(A, right_t, xp=xp, out=out) if out is not None else xp.matmul(A, right_t)
-        return exp_neg_clipped_inplace(E, xp=xp)
+        return exp_neg_clipped_inplace(matmul(A, right_t, xp=xp, out=out), xp=xp)
 
     def _evaluate(self, A, B, *, xp, out):
         return self._exp_of(A, self._right(B, xp=xp), xp=xp, out=out)

@@ -24,6 +24,7 @@ from svmgpu.backend import (
     LinAlgError,
     fetch_scalars,
     is_numpy,
+    matmul,
     nonzero_indices,
     smw_factor_solve,
     spd_factor_solve,
@@ -370,7 +371,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
     rows.start(z if z0 is not None else None)
 
     def Bmul(v):
-        return v if B is None else xp.matmul(B, v)
+        return v if B is None else matmul(B, v, xp=xp)  # (SciPy's BLAS on NumPy: _ops.matmul)
 
     # The objective is the loss term ``c Σ sᵢ ψ(rᵢ)`` (a 0-d array from the rows, read with
     # other scalars) plus ``½ zᵀBz``, whose values along a step are formed on the host from
