@@ -195,6 +195,23 @@ def test_matmul_every_layout_matches_numpy(device, xp, dtype):
     assert tuple(empty.shape) == (0, 3)
 
 
+@pytest.mark.parametrize("r", [1, 127, 128, 129, 300])
+def test_gram_accumulator_fills_the_upper_triangle_across_copy_blocks(r):
+    """syrk writes the lower triangle; result() copies it up a block of columns at a time
+    (blocks of _SYMMETRIZE_BLOCK columns): every size around a block edge is AᵀA exactly."""
+    import array_api_compat.numpy as np_xp
+
+    from svmgpu.backend._linalg import _SYMMETRIZE_BLOCK
+
+    assert _SYMMETRIZE_BLOCK == 128
+    A = np.random.default_rng(r).standard_normal((40, r))
+    acc = B.GramAccumulator(r, xp=np_xp)
+    acc.add_sym(A)
+    G = acc.result()
+    np.testing.assert_array_equal(G, G.T)
+    np.testing.assert_allclose(G, A.T @ A, rtol=1e-12, atol=1e-12)
+
+
 def test_gram_accumulator_matches_dense(device, xp):
     """Σ_b A_bᵀ W_b A_b from blocks, symmetric (syrk into one triangle on NumPy) and signed
     (gemm), against one dense product."""

@@ -456,6 +456,10 @@ def tri_inv_matmul_inplace(block, lower_inv, *, xp):
     return xp.matmul(block, xp.matrix_transpose(lower_inv))
 
 
+#: Columns per block of :meth:`GramAccumulator.result`'s copy of the lower triangle.
+_SYMMETRIZE_BLOCK = 128
+
+
 class GramAccumulator:
     """``G = Σ_b Aᵦᵀ Wᵦ Bᵦ`` over row blocks, an r × r float64 matrix: the one accumulation of
     every Gram matrix (``PᵀP``, the Newton Hessian ``PᵀΛP`` and its updates).
@@ -517,10 +521,13 @@ class GramAccumulator:
 
     def result(self):
         """The accumulated ``G`` (symmetric after :meth:`add_sym`)."""
-        if self._lower:
-            import numpy as np  # noqa: PLC0415
-
-            upper = np.triu_indices(self.G.shape[0], 1)
-            self.G[upper] = self.G.T[upper]
+        if self._lower:  # the lower triangle copied up, a block of columns at a time (an
+            # index array of the triangle cost 10 ms at r = 1,000, these copies 0.8 ms)
+            G, r = self.G, self.G.shape[0]
+            for j in range(0, r, _SYMMETRIZE_BLOCK):
+                e = min(j + _SYMMETRIZE_BLOCK, r)
+                G[j:e, e:] = G[e:, j:e].T
+                for i in range(j, e - 1):
+                    G[i, i + 1:e] = G[i + 1:e, i]
             self._lower = False
         return self.G
