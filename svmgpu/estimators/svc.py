@@ -814,11 +814,11 @@ class SVC(_FrontDoor, SVCBase):
     def _lowrank_solve(self, P, y, sample_weight, B, max_iter):
         check_two_classes(y, sample_weight, xp=self._ctx.xp)
         m, r = P.shape
-        n_pre = LOWRANK_PRESOLVE_PER_RANK * r
+        n_pre = min(LOWRANK_PRESOLVE_PER_RANK * r, m // 8)
         return newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=B,
                               sample_weight=sample_weight, tol=float(self.tol),
                               max_iter=max_iter, delta0=LOWRANK_DELTA0,
-                              delta_min=HINGE_SMOOTHING, presolve=n_pre if 8 * n_pre <= m else None,
+                              delta_min=HINGE_SMOOTHING, presolve=n_pre if n_pre >= 2 * r else None,
                               verbose=self.verbose, xp=self._ctx.xp)
 
     # ------------------------------------------------------------------ prediction
