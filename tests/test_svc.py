@@ -184,15 +184,17 @@ def test_the_low_rank_path_with_every_row_a_landmark_is_the_exact_svm():
 
 
 def test_the_low_rank_paths_presolve_only_changes_the_start(monkeypatch):
-    """With at least 8 × LOWRANK_PRESOLVE_PER_RANK rows per landmark the low-rank path starts
-    from a solve on strided rows; the problem, and so the solution, is the same without it."""
+    """With 16 rows per landmark or more the low-rank path starts from a solve on strided rows
+    (min(LOWRANK_PRESOLVE_PER_RANK · r, m / 8) of them, when that is 2 r at least); the
+    problem, and so the solution, is the same without it."""
     import svmgpu.estimators.svc as svc_module
 
     Xtr, Xte, ytr, _ = _split(load_breast_cancer)
     rank = 9
-    assert 8 * svc_module.LOWRANK_PRESOLVE_PER_RANK * (rank + 1) <= len(Xtr)  # (it runs)
+    r = rank + 1  # (the intercept's column)
+    assert min(svc_module.LOWRANK_PRESOLVE_PER_RANK * r, len(Xtr) // 8) >= 2 * r  # (it runs)
     with_presolve = SVC(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
-    monkeypatch.setattr(svc_module, "LOWRANK_PRESOLVE_PER_RANK", len(Xtr))
+    monkeypatch.setattr(svc_module, "LOWRANK_PRESOLVE_PER_RANK", 1)  # (below 2 r: none)
     without = SVC(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
     assert_allclose(with_presolve.decision_function(Xte), without.decision_function(Xte),
                     atol=1e-6)
