@@ -200,6 +200,20 @@ def test_the_low_rank_paths_presolve_only_changes_the_start(monkeypatch):
                     atol=1e-6)
 
 
+def test_the_low_rank_path_in_float32_solves_the_float64_problem():
+    """The RKHS penalty K_JJ is computed from the landmarks in float64 also when the features
+    are float32: in float32 it was indefinite by its rounding, and a wide kernel (gamma=0.01,
+    400 landmarks) then ran 132 steps to NaN decision values."""
+    X, y = make_classification(3000, n_features=5, n_informative=4, n_redundant=0,
+                               random_state=0)
+    kw = dict(rank=400, solver="lowrank", gamma=0.01)
+    f32 = SVC(dtype="float32", **kw).fit(X[:2000], y[:2000])
+    f64 = SVC(**kw).fit(X[:2000], y[:2000])
+    assert f32.converged_.all() and f32.n_iter_.sum() <= 2 * f64.n_iter_.sum()
+    assert_allclose(np.asarray(f32.decision_function(X[2000:]), dtype=np.float64),
+                    f64.decision_function(X[2000:]), atol=5e-3)
+
+
 def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     import svmgpu.estimators.svc as svc_module
 

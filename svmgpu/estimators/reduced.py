@@ -44,8 +44,14 @@ def reduced_set_size(rank, n_candidates):
 
 def rkhs_matrix(kernel, Z, *, xp, intercept=False, intercept_penalty=1.0):
     """``K_JJ`` (float64) for the RKHS regularizer, extended by the diagonal
-    ``intercept_penalty`` for the offset (``½ b²`` by default, Zhou 2013's regularized offset)."""
-    K = xp.astype(kernel.block(Z, Z), xp.float64)
+    ``intercept_penalty`` for the offset (``½ b²`` by default, Zhou 2013's regularized offset).
+
+    Computed from the landmarks in float64 whatever their dtype: a float32 ``K_JJ`` is
+    indefinite by its rounding (its small eigenvalues are below float32's resolution), and the
+    objective ``½ zᵀ K_JJ z + …`` then has directions of negative curvature. ``SVC(rank=1000,
+    dtype="float32")`` on 20,000 Covtype rows "converged" to 56.9 % (73.2 % in float64) in
+    ten times the time."""
+    K = kernel.block(xp.astype(Z, xp.float64), xp.astype(Z, xp.float64))
     K = 0.5 * (K + xp.matrix_transpose(K))
     if not intercept:
         return K
