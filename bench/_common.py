@@ -23,6 +23,22 @@ ROOT = BENCH.parent
 RESULTS = BENCH / "results"
 
 
+class Unavailable(Exception):
+    """A method cannot run here (package or module missing, or no GPU); the message says why."""
+
+
+def thundersvm_class(name: str = "SVC"):
+    """ThunderSVM's ``SVC`` or ``SVR`` (the CPU package ``thundersvm-cpu``), or
+    :class:`Unavailable` saying why not."""
+    try:
+        import thundersvm  # noqa: PLC0415
+    except ImportError:
+        raise Unavailable("not installed (pip install thundersvm-cpu)") from None
+    except Exception as exc:  # noqa: BLE001 - a broken install (missing shared library)
+        raise Unavailable(f"not usable ({type(exc).__name__})") from None
+    return getattr(thundersvm, name)
+
+
 def peak_rss_bytes() -> int:
     """Peak resident set size of this process so far (VmHWM), in bytes."""
     from svmgpu.backend import peak_host_bytes

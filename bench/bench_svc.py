@@ -13,8 +13,15 @@ start-up; above 20,000 rows, where a fit takes seconds and the smaller sets have
 process, none), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
 number of support vectors are recorded.
 
+Other peers (``--peers``, default both; ``--peers ''`` none), after scikit-learn and svmgpu on
+every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its own defaults (its
+``gamma`` default is ``1 / n_features``), and scikit-learn's ``Nystroem`` with svmgpu's
+``AUTO_RANK`` components and ``SVC``'s ``gamma="scale"`` + ``LinearSVC()`` / ``LinearSVR()``
+(the tuned ijcnn1 set passes its ``C`` and ``gamma`` to every method). A peer that cannot run
+here is recorded with its reason.
+
 Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--ijcnn1 DIR]
-       [--out NAME]
+       [--peers thundersvm,nystroem] [--out NAME]
 """
 
 from __future__ import annotations
@@ -23,7 +30,15 @@ import argparse
 
 import numpy as np
 from _cases import COVTYPE_DEFAULT_PATH, IJCNN1_DEFAULT_DIR, covtype_dcsvm_split, ijcnn1_split
-from _common import machine_info, print_table, repeat_timed, timing_fields, write_results
+from _common import (
+    Unavailable,
+    machine_info,
+    print_table,
+    repeat_timed,
+    thundersvm_class,
+    timing_fields,
+    write_results,
+)
 
 
 def _sets(medium, ijcnn1, covtype=None, covtype_rows=0):
@@ -57,6 +72,44 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0):
                yt[:50000], {})
 
 
+#: Peers beside scikit-learn's SVC/SVR and svmgpu's (``--peers``).
+PEERS = ("thundersvm", "nystroem")
+
+
+def _methods(task, peers):
+    """``(name, make)`` of each method on a set, in the order they run: ``make(X, **params)``
+    builds the estimator (X: the training rows, for Nystroem's ``gamma="scale"``)."""
+    from sklearn.svm import SVC as SklearnSVC
+    from sklearn.svm import SVR as SklearnSVR
+
+    from svmgpu import SVC, SVR
+
+    cls = task == "classification"
+    kind = "SVC" if cls else "SVR"
+    out = [(f"sklearn {kind}()", lambda X, **p: (SklearnSVC if cls else SklearnSVR)(**p)),
+           (f"svmgpu {kind}()", lambda X, **p: (SVC if cls else SVR)(**p))]
+    if "thundersvm" in peers:
+        out.append((f"ThunderSVM {kind}()", lambda X, **p: thundersvm_class(kind)(**p)))
+    if "nystroem" in peers:
+        out.append((f"sklearn Nystroem + Linear{kind}", lambda X, **p: _nystroem(X, cls, **p)))
+    return out
+
+
+def _nystroem(X, cls, C=1.0, gamma="scale"):
+    """``Nystroem(AUTO_RANK components, SVC's gamma) + LinearSVC(C)`` (``LinearSVR``)."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC, LinearSVR
+
+    from svmgpu.estimators.svc import AUTO_RANK
+
+    if gamma == "scale":
+        gamma = 1.0 / (X.shape[1] * float(np.var(X)))
+    return make_pipeline(Nystroem(gamma=gamma, n_components=min(AUTO_RANK, X.shape[0]),
+                                  random_state=0),
+                         LinearSVC(C=C) if cls else LinearSVR(C=C))
+
+
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
 
@@ -80,14 +133,16 @@ def main():
     ap.add_argument("--covtype", default=str(COVTYPE_DEFAULT_PATH))
     ap.add_argument("--covtype-rows", type=int, default=50000,
                     help="training rows of Covtype's 7 classes (0 leaves it out)")
+    ap.add_argument("--peers", default=",".join(PEERS),
+                    help=f"other peers, comma-separated (of {', '.join(PEERS)}; '' none)")
     ap.add_argument("--out", default="svc_cpu")
     args = ap.parse_args()
     from sklearn.metrics import r2_score
-    from sklearn.svm import SVC as SklearnSVC
-    from sklearn.svm import SVR as SklearnSVR
 
-    from svmgpu import SVC, SVR
-
+    peers = [p for p in args.peers.split(",") if p]
+    unknown = sorted(set(peers) - set(PEERS))
+    if unknown:
+        ap.error(f"unknown peers {unknown}; valid: {', '.join(PEERS)}")
     medium = [int(m) for m in args.medium.split(",") if m]
     rows = []
     regression = [int(m) for m in args.regression.split(",") if m]
@@ -95,37 +150,49 @@ def main():
                                                          args.covtype_rows)] + \
         [(*case, "regression") for case in _regression_sets(regression)]
     for name, Xtr, Xte, ytr, yte, params, task in cases:
-        preds = {}
-        peers = (("sklearn SVC()", SklearnSVC), ("svmgpu SVC()", SVC)) if task == \
-            "classification" else (("sklearn SVR()", SklearnSVR), ("svmgpu SVR()", SVR))
-        for method, make in peers:
+        preds, done = {}, {}
+        for method, make in _methods(task, peers):
+            row = {"data": name, "m": int(Xtr.shape[0]), "method": method, "params": params}
+            try:
+                make(Xtr, **params)
+            except Unavailable as exc:
+                rows.append({**row, "status": f"unavailable: {exc}"})
+                print(rows[-1], flush=True)
+                continue
             repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
             est, fit = repeat_timed(
-                lambda make=make, X=Xtr, y=ytr, p=params: make(**p).fit(X, y), repeats,
+                lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y), repeats,
                 warmup=1 if Xtr.shape[0] <= 20000 else 0)
             pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
+            pred = np.asarray(pred).reshape(-1)
             preds[method] = pred
-            row = {"data": name, "m": int(Xtr.shape[0]), "method": method, "params": params,
-                   **timing_fields("fit_seconds", fit),
-                   **timing_fields("predict_seconds", predict),
-                   "test_accuracy": float(np.mean(pred == yte)) if task == "classification"
-                   else None,
-                   "test_r2": float(r2_score(yte, pred)) if task == "regression" else None,
-                   "n_support": int(np.sum(est.n_support_))}
+            n_support = getattr(est, "n_support_", None)
+            row.update(**timing_fields("fit_seconds", fit),
+                       **timing_fields("predict_seconds", predict),
+                       test_accuracy=float(np.mean(pred == yte)) if task == "classification"
+                       else None,
+                       test_r2=float(r2_score(yte, pred)) if task == "regression" else None,
+                       n_support=None if n_support is None else int(np.sum(n_support)),
+                       status="ok")
             if method.startswith("svmgpu"):
                 row["solver"] = est.solver_
                 row["rank"] = est.rank_
                 row["newton_steps"] = int(np.sum(est.n_iter_))
             rows.append(row)
+            done[method] = row
             print(row, flush=True)
-        ref, ours = rows[-2], rows[-1]
-        ours["fit_ratio_to_sklearn"] = ours["fit_seconds"] / ref["fit_seconds"]
-        if task == "classification":
-            ours["accuracy_minus_sklearn"] = ours["test_accuracy"] - ref["test_accuracy"]
-            ours["agreement_with_sklearn"] = float(np.mean(preds["svmgpu SVC()"]
-                                                           == preds["sklearn SVC()"]))
-        else:
-            ours["r2_minus_sklearn"] = ours["test_r2"] - ref["test_r2"]
+        kind = "SVC" if task == "classification" else "SVR"
+        ref = done[f"sklearn {kind}()"]
+        for method, row in done.items():
+            if method == f"sklearn {kind}()":
+                continue
+            row["fit_ratio_to_sklearn"] = row["fit_seconds"] / ref["fit_seconds"]
+            if task == "classification":
+                row["accuracy_minus_sklearn"] = row["test_accuracy"] - ref["test_accuracy"]
+                row["agreement_with_sklearn"] = float(np.mean(preds[method]
+                                                              == preds[ref["method"]]))
+            else:
+                row["r2_minus_sklearn"] = row["test_r2"] - ref["test_r2"]
     print_table(rows, ["data", "m", "method", "fit_seconds", "predict_seconds", "test_accuracy",
                        "test_r2", "n_support", "fit_ratio_to_sklearn", "agreement_with_sklearn"])
     path = write_results(args.out, {"benchmark": "svmgpu.SVC()/SVR() vs sklearn.svm.SVC()/SVR(), "

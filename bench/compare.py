@@ -49,12 +49,14 @@ import traceback
 import numpy as np
 from _cases import CHECKERBOARD
 from _common import (
+    Unavailable,
     machine_info,
     peak_rss_bytes,
     repeat_timed,
     reset_peak,
     results_path,
     rss_bytes,
+    thundersvm_class,
     timing_fields,
     write_results,
 )
@@ -74,10 +76,6 @@ METHODS = {
     "cuml": ("cuML SVC (GPU)", "peer"),
 }
 UNCAPPED = {"uni_sqh", "uni_tsqh"}
-
-
-class Unavailable(Exception):
-    """The method cannot run here (package or module missing, or no GPU); the message says why."""
 
 
 # ------------------------------------------------------------------------------ methods
@@ -117,13 +115,7 @@ def build(key, *, C, gamma, rank, device, dtype):
                       max_iter=1000),
         )
     if key == "thundersvm":
-        try:
-            from thundersvm import SVC as TSVC
-        except ImportError:
-            raise Unavailable("not installed") from None
-        except Exception as exc:  # noqa: BLE001 - a broken install (missing shared library)
-            raise Unavailable(f"not usable ({type(exc).__name__})") from None
-        return TSVC(kernel="rbf", C=C, gamma=gamma)
+        return thundersvm_class("SVC")(kernel="rbf", C=C, gamma=gamma)
     if key == "cuml":
         if not str(device).startswith("cuda"):
             raise Unavailable("needs CUDA (run with --device cuda)")

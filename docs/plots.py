@@ -179,7 +179,35 @@ def covtype_frontier():
     return _save(fig, "covtype_frontier.png")
 
 
-FIGURES = [gpu_phases, gpu_frontier, path_vs_grid, greedy_vs_svc, dask_cpu, covtype_frontier]
+def svc_vs_peers():
+    """Test accuracy (R² for regression) against fit time on each set of bench_svc.py: svmgpu's
+    SVC()/SVR() and its peers, all with their defaults."""
+    rows = [r for r in _load("svc_cpu.json")["results"] if r.get("status", "ok") == "ok"]
+    sets = list(dict.fromkeys(r["data"] for r in rows))
+    methods = list(dict.fromkeys(r["method"].replace("SVR", "SVC") for r in rows))
+    markers = dict(zip(methods, "o s ^ D v P".split()))
+    cols = 4
+    fig, axes = plt.subplots((len(sets) + cols - 1) // cols, cols,
+                             figsize=(3.2 * cols, 2.6 * ((len(sets) + cols - 1) // cols)))
+    for ax, name in zip(axes.flat, sets):
+        for r in (r for r in rows if r["data"] == name):
+            score = r["test_accuracy"] if r["test_accuracy"] is not None else r["test_r2"]
+            ax.plot(r["fit_seconds"], 100 * score, markers[r["method"].replace("SVR", "SVC")],
+                    label=r["method"].replace("SVR", "SVC").replace("SVC()", "").strip())
+        first = next(r for r in rows if r["data"] == name)
+        ax.set(xscale="log", title=f"{name} (m = {first['m']:,})", xlabel="fit time (s)",
+               ylabel="test accuracy (%)" if first["test_r2"] is None else "R² (%)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.title.set_fontsize(9)
+    for ax in list(axes.flat)[len(sets):]:
+        ax.axis("off")
+    handles, labels = next(iter(axes.flat)).get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower right", fontsize=8)
+    return _save(fig, "svc_vs_peers.png")
+
+
+FIGURES = [gpu_phases, gpu_frontier, path_vs_grid, greedy_vs_svc, dask_cpu, covtype_frontier,
+           svc_vs_peers]
 
 
 def main():
