@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -197,13 +198,19 @@ def svc_vs_peers():
         first = next(r for r in rows if r["data"] == name)
         ax.set(xscale="log", title=f"{name} (m = {first['m']:,})", xlabel="fit time (s)",
                ylabel="test accuracy (%)" if first["test_r2"] is None else "R² (%)")
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.grid(True, which="both", alpha=0.3)
         ax.title.set_fontsize(9)
     for ax in list(axes.flat)[len(sets):]:
         ax.axis("off")
     handles, labels = next(iter(axes.flat)).get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower right", fontsize=8)
-    return _save(fig, "svc_vs_peers.png")
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.savefig(OUT / "svc_vs_peers.png", dpi=DPI)
+    plt.close(fig)
+    return OUT / "svc_vs_peers.png"
 
 
 FIGURES = [gpu_phases, gpu_frontier, path_vs_grid, greedy_vs_svc, dask_cpu, covtype_frontier,
