@@ -28,7 +28,8 @@ Data sets and splits:
 
 The Covtype file (UCI ``covtype.data.gz``) is read from a path the caller gives; in this
 project's checkouts it is at ``../shared/data/covtype.data.gz`` (:data:`COVTYPE_DEFAULT_PATH`).
-No script uses ijcnn1. Everything imports NumPy and svmgpu lazily, so that
+LIBSVM's ijcnn1 (:func:`ijcnn1_split`, ``bench_svc.py``) is read from
+``../shared/data`` (:data:`IJCNN1_DEFAULT_DIR`). Everything imports NumPy and svmgpu lazily, so that
 ``bench_regression.py`` can run these functions against an earlier source tree.
 """
 
