@@ -88,6 +88,32 @@ def test_exact_presolve_changes_only_the_start(device):
     assert pre.n_iter < cold.n_iter  # (steps on all rows)
 
 
+def test_exact_presolve_also_starts_regression(device):
+    """presolve="auto" presolves regression too (on 20,000 friedman2 rows SVR's solve from
+    α = 0 took 35 s: halved steps while the pieces' system grew to 12,000 rows): the same
+    minimum as from zero, in fewer steps on all rows."""
+    from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS
+
+    rng = np.random.default_rng(4)
+    m = PRESOLVE_MIN_ROWS + 500
+    X = rng.random((m, 2))
+    y = np.sin(4 * X[:, 0]) * X[:, 1] + 0.02 * rng.standard_normal(m)
+    K = rbf_kernel(X, gamma=5.0)
+    loss = get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.1, delta=0.02)
+    kw = dict(C=1.0, task="regression", tol=1e-9, xp=device.xp)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    pre = exact_newton(Kd, yd, loss, **kw)
+    cold = exact_newton(Kd, yd, loss, presolve=False, **kw)
+    assert pre.converged and cold.converged
+    assert pre.info["n_presolve_iter"] > 0 and cold.info["n_presolve_iter"] == 0
+    F = _objective(K, y, loss, 1.0, np.ones(m), "regression")
+    z_pre = np.concatenate([host(pre.coef), [pre.info["intercept"]]])
+    z_cold = np.concatenate([host(cold.coef), [cold.info["intercept"]]])
+    assert F(z_pre) == pytest.approx(F(z_cold), rel=1e-9)
+    assert_allclose(host(pre.info["margins"]), host(cold.info["margins"]), atol=1e-5)
+    assert pre.n_iter < cold.n_iter
+
+
 def test_weights_are_repetitions_exactly():
     """The exact problem: a weight of 2 is a repeated row (both give the same f)."""
     rng = np.random.default_rng(1)

@@ -14,7 +14,6 @@ import warnings
 from numpy.linalg import LinAlgError
 
 from svmgpu.backend._device import is_cupy, is_numpy, numpy_dtype
-from svmgpu.backend._ops import matmul
 from svmgpu.backend._threads import small_blas
 
 
@@ -409,10 +408,12 @@ def smw_factor_solve(U, lam_diag, lam, b, *, xp, checked=True):
     n = U.shape[0]
     if n == 0:
         return b / lam, None
-    M = matmul(U, xp.matrix_transpose(U), xp=xp)
+    M = xp.matmul(U, xp.matrix_transpose(U))  # (NumPy: syrk, exactly symmetric; SciPy's
+    # gemm made M's rounding depend on U's layout, and a Dask fit's Newton steps differed from
+    # the in-memory fit's in 2–3 runs of 4: tests/test_dask.py)
     M = M + xp.eye(n, dtype=xp.float64, device=getattr(U, "device", None)) * (lam / lam_diag)[None, :]
-    t, ok = spd_factor_solve(M, matmul(U, b, xp=xp), xp=xp, allow_jitter=False, checked=checked)
-    return (b - matmul(t, U, xp=xp)) / lam, ok
+    t, ok = spd_factor_solve(M, xp.matmul(U, b), xp=xp, allow_jitter=False, checked=checked)
+    return (b - xp.matmul(t, U)) / lam, ok
 
 
 def solve_smw(U, lam_diag, lam, b, *, xp):
