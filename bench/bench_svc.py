@@ -7,7 +7,8 @@ and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701
 ``--ijcnn1 DIR``, default ../shared/data; ``--ijcnn1 ''`` leaves it out), also with LIBSVM's tuned
 ``C=32, gamma=2`` for both; Covtype's 7 classes on ``--covtype-rows`` (50,000) training rows of
 DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out). Regression:
-``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows (5,000 test rows), R². Each fit is timed
+``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows, ``make_friedman2`` and
+``make_friedman3`` (noise 0, targets standardized) at 20,000 (5,000 test rows), R². Each fit is timed
 ``--repeats`` times after one warm-up fit (the first fit of a process pays its imports and BLAS
 start-up; above 20,000 rows, where a fit takes seconds and the smaller sets have warmed the
 process, none), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
@@ -114,14 +115,22 @@ def _nystroem(X, cls, C=1.0, gamma="scale"):
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
 
 
-def _regression_sets(sizes):
-    from sklearn.datasets import make_friedman1
+def _regression_sets(sizes, smooth):
+    """friedman1 (noise 1) at each of ``sizes`` training rows, and friedman2 / friedman3
+    (noise 0, targets standardized: a smooth target fitted within about ε, few support
+    vectors) at ``smooth`` rows; 5,000 test rows each."""
+    from sklearn.datasets import make_friedman1, make_friedman2, make_friedman3
     from sklearn.preprocessing import StandardScaler
 
     X, y = make_friedman1(25000, noise=1.0, random_state=0)
     X = StandardScaler().fit_transform(X)
     for m in sizes:
         yield f"friedman1_{m}", X[:m], X[20000:], y[:m], y[20000:], {}
+    for name, make in (("friedman2", make_friedman2), ("friedman3", make_friedman3)):
+        X, y = make(25000, noise=0.0, random_state=0)
+        X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std()
+        for m in smooth:
+            yield f"{name}_{m}", X[:m], X[20000:], y[:m], y[20000:], {}
 
 
 def main():
@@ -130,6 +139,8 @@ def main():
     ap.add_argument("--medium", default="5000,10000,20000")
     ap.add_argument("--ijcnn1", default=str(IJCNN1_DEFAULT_DIR))
     ap.add_argument("--regression", default="2000,20000")
+    ap.add_argument("--smooth-regression", default="20000",
+                    help="training rows of friedman2 and friedman3 ('' leaves them out)")
     ap.add_argument("--covtype", default=str(COVTYPE_DEFAULT_PATH))
     ap.add_argument("--covtype-rows", type=int, default=50000,
                     help="training rows of Covtype's 7 classes (0 leaves it out)")
@@ -148,7 +159,8 @@ def main():
     regression = [int(m) for m in args.regression.split(",") if m]
     cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1, args.covtype,
                                                          args.covtype_rows)] + \
-        [(*case, "regression") for case in _regression_sets(regression)]
+        [(*case, "regression") for case in _regression_sets(
+            regression, [int(m) for m in args.smooth_regression.split(",") if m])]
     for name, Xtr, Xte, ytr, yte, params, task in cases:
         preds, done = {}, {}
         for method, make in _methods(task, peers):
