@@ -148,6 +148,7 @@ def main():
                     help=f"other peers, comma-separated (of {', '.join(PEERS)}; '' none)")
     ap.add_argument("--out", default="svc_cpu")
     args = ap.parse_args()
+    machine = machine_info("cpu")  # (its load average is the start's)
     from sklearn.metrics import r2_score
 
     peers = [p for p in args.peers.split(",") if p]
@@ -209,7 +210,7 @@ def main():
                        "test_r2", "n_support", "fit_ratio_to_sklearn", "agreement_with_sklearn"])
     path = write_results(args.out, {"benchmark": "svmgpu.SVC()/SVR() vs sklearn.svm.SVC()/SVR(), "
                                                  "defaults",
-                                    "machine": machine_info("cpu"), "repeats": args.repeats,
+                                    "machine": machine, "repeats": args.repeats,
                                     "results": rows})
     print(f"wrote {path}")
 
