@@ -26,9 +26,10 @@ def _load(name):
     return json.loads((RESULTS / name).read_text())
 
 
-def _save(fig, name):
+def _save(fig, name, rect=(0, 0, 1, 1)):
+    """Lay out (within ``rect`` of the figure: room for a legend above), write and close."""
     OUT.mkdir(exist_ok=True)
-    fig.tight_layout()
+    fig.tight_layout(rect=rect)
     fig.savefig(OUT / name, dpi=DPI)
     plt.close(fig)
     return OUT / name
@@ -207,10 +208,7 @@ def svc_vs_peers():
         ax.axis("off")
     handles, labels = next(iter(axes.flat)).get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
-    fig.savefig(OUT / "svc_vs_peers.png", dpi=DPI)
-    plt.close(fig)
-    return OUT / "svc_vs_peers.png"
+    return _save(fig, "svc_vs_peers.png", rect=(0, 0, 1, 0.95))
 
 
 FIGURES = [gpu_phases, gpu_frontier, path_vs_grid, greedy_vs_svc, dask_cpu, covtype_frontier,
