@@ -122,6 +122,16 @@ def test_take_block_and_add_diagonal(device, xp):
     assert tuple(empty.shape) == (4, 0)
 
 
+def test_range_block_is_the_gather_of_its_ranges(device, xp):
+    A = np.random.default_rng(3).standard_normal((10, 10))
+    ranges = [(0, 3), (5, 5), (6, 10)]  # (an empty range adds nothing)
+    idx = np.concatenate([np.arange(s, e) for s, e in ranges])
+    blk = B.range_block(B.to_device(A, device), ranges, xp=xp)
+    assert_array_equal(blk, A[np.ix_(idx, idx)], device=device)
+    assert_array_equal(B.range_block(B.to_device(A, device), [(2, 7)], xp=xp), A[2:7, 2:7],
+                       device=device)
+
+
 def test_cholesky_not_pd_raises(device, xp):
     A = B.to_device(np.array([[1.0, 2.0], [2.0, 1.0]]), device)
     with pytest.raises(np.linalg.LinAlgError):

@@ -71,6 +71,7 @@ from svmgpu.backend._ops import (
     matmul,
     nonzero_indices,
     power_inplace,
+    range_block,
     set_rows,
     take_block,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "sparse_product_t",
     "take_rows",
     "take_block",
+    "range_block",
     "array_device",
     "asarray",
     "available_memory",

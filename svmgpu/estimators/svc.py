@@ -56,9 +56,9 @@ from svmgpu.backend import (
     map_threads,
     numpy_dtype,
     random_subset,
+    range_block,
     seed_from,
     set_rows,
-    take_block,
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
@@ -294,9 +294,14 @@ class _FrontDoor:
             self.rank_ = None
             X_fit = dense_rows(X, slice(None), xp=xp)
             self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
+            order = self._class_order()
+            if order is not None:  # K's rows by class: a pair's block is two ranges of it
+                order, bounds = order
+                X_fit = xp.take(X_fit, order, axis=0)
             if self._float32_kernel(m):
                 X_fit = xp.astype(X_fit, xp.float32)
-            return {"K": self.kernel_.block(X_fit, X_fit)}
+            K = self.kernel_.block(X_fit, X_fit)
+            return {"K": K} if order is None else {"K": K, "order": order, "bounds": bounds}
         if self.solver_ == "partition":
             return self._prepare_regions(X, ctx=ctx)
         cand = positive_rows(sample_weight, xp=xp)
@@ -314,6 +319,23 @@ class _FrontDoor:
         B = rkhs_matrix(self.kernel_, Z, xp=xp, intercept=True,
                         intercept_penalty=_INTERCEPT_PENALTY)
         return {"P": P, "B": B}
+
+    def _class_order(self):
+        """``(order, bounds)`` for one-vs-one over more than two classes: the training rows
+        sorted by class (stable) and where each class starts and ends in that order
+        (``bounds[k]:bounds[k + 1]``, host ints); else None. The exact path computes its kernel
+        matrix in this order, so that each pair's block is copied as two ranges of rows and
+        columns (:func:`~svmgpu.backend.range_block`) instead of gathered entry by entry."""
+        y_idx = getattr(self, "_y_idx", None)
+        k = int(self.classes_.shape[0]) if y_idx is not None else 0
+        if k <= 2 or getattr(self, "multi_class", self._default_multi_class) != "ovo":
+            return None
+        xp = self._ctx.xp
+        counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
+        bounds = [0]
+        for c in counts:
+            bounds.append(bounds[-1] + int(c))
+        return xp.argsort(y_idx, stable=True), bounds
 
     def _prepare_regions(self, X, *, ctx):
         """The partitioned path's regions (:func:`~svmgpu.solvers.partition.bounded_regions`
@@ -543,8 +565,15 @@ class _FrontDoor:
             return {"alpha": coef[:r], "intercept": float(coef[r]), "n_iter": res.n_iter,
                     "converged": res.converged, "objective_history": res.objective_history}
         K = shared["K"]
-        if rows is not None:
-            K = take_block(K, rows, rows, xp=xp)
+        if rows is not None:  # a pair: its rows in K's order (by class), and their block
+            order, b = shared["order"], shared["bounds"]
+            i, j = (int(v) for v in fetch_scalars(xp.min(xp.take(self._y_idx, rows)),
+                                                   xp.max(xp.take(self._y_idx, rows)), xp=xp))
+            perm = xp.argsort(xp.take(self._y_idx, rows), stable=True)
+            y = xp.take(y, perm)
+            sample_weight = None if sample_weight is None else xp.take(sample_weight, perm)
+            rows = xp.concat([order[b[i]:b[i + 1]], order[b[j]:b[j + 1]]])
+            K = range_block(K, [(b[i], b[i + 1]), (b[j], b[j + 1])], xp=xp)
         res, n_iter = self._exact_solve(
             K, y, sample_weight, max_iter,
             rows_f64=self._X_fit if rows is None else lambda: xp.take(self._X_fit, rows, axis=0))
