@@ -254,6 +254,76 @@ def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
         SVC(solver="lowrank", rank=None).fit(Xtr, ytr)
 
 
+def _grow(monkeypatch, start=20, top=80):
+    import svmgpu.estimators.svc as svc_module
+
+    monkeypatch.setattr(svc_module, "AUTO_RANK_START", start)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_MAX", top)
+    return svc_module
+
+
+@pytest.mark.parametrize("est", ["SVC", "SVR"])
+def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
+    """rank="auto": from AUTO_RANK_START landmarks, × √2 a stage, warm-started, while more than
+    AUTO_RANK_CHANGE of the training predictions change (SVR: of their variance). The grown
+    model is the minimizer for its landmarks: a cold solve over the same landmarks (every
+    landmark passed as the reduced set) gives the same decision values. Runs on every backend
+    (array-api-strict's device1: no host round trip in the growth)."""
+    svc_module = _grow(monkeypatch)
+    if est == "SVC":
+        X, y = load_wine(return_X_y=True)  # three classes: three one-vs-one pairs
+        cls = SVC
+    else:
+        X, y = make_friedman1(180, noise=0.5, random_state=0)
+        cls = SVR
+    X = StandardScaler().fit_transform(X)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    grown = cls(solver="lowrank", tol=1e-10).fit(Xd, yd)
+    path = grown.rank_path_
+    assert [p["rank"] for p in path] == [20, 28, 40, 57, 80][:len(path)]
+    assert grown.rank_ == path[-1]["rank"] and len(path) >= 2
+    assert all(p["changed"] > svc_module.AUTO_RANK_CHANGE for p in path[1:-1])
+    assert path[-1]["changed"] <= svc_module.AUTO_RANK_CHANGE or grown.rank_ == 80
+    assert ("AUTO_RANK_CHANGE" if grown.rank_ < 80 else "AUTO_RANK_MAX") in path[-1]["stop"]
+    J = host(grown.support_)
+    assert len(set(J.tolist())) == grown.rank_  # (nested draws: distinct rows)
+    monkeypatch.setattr(svc_module, "select_reduced_set", lambda *a, **k: to_device(J, device))
+    cold = cls(solver="lowrank", rank=grown.rank_, tol=1e-10).fit(Xd, yd)
+    assert cold.rank_path_ == [{"rank": grown.rank_, "changed": None, "seconds": None}]
+    assert_allclose(grown.decision_function(Xd) if est == "SVC" else grown.predict(Xd),
+                    cold.decision_function(Xd) if est == "SVC" else cold.predict(Xd),
+                    atol=1e-5)
+
+
+def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch):
+    """``changed`` of a stage is the fraction of training rows whose predicted class differs
+    from the last stage's: recomputed here from two fits at those ranks' landmarks."""
+    svc_module = _grow(monkeypatch, start=10, top=14)
+    X, y = make_classification(600, n_features=6, n_informative=4, random_state=1)
+    grown = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    assert [p["rank"] for p in grown.rank_path_] == [10, 14]
+    J = np.asarray(grown.support_)
+    monkeypatch.setattr(svc_module, "select_reduced_set", lambda X, k, r, *a, **kw: J[:r])
+    small = SVC(solver="lowrank", rank=10, tol=1e-10).fit(X, y)
+    large = SVC(solver="lowrank", rank=14, tol=1e-10).fit(X, y)
+    expected = np.mean(small.predict(X) != large.predict(X))
+    assert expected > 0 and grown.rank_path_[1]["changed"] == pytest.approx(expected)
+
+
+def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
+    """The next rank's features and the current ones must fit the budget together: a budget
+    that holds 20 landmarks' features (and the Newton method's per-row vectors and presolve
+    copy, :func:`svmgpu.lowrank.feature_plan`) but not those of 20 + 28 keeps the first
+    stage."""
+    _grow(monkeypatch)
+    X, y = make_classification(4000, n_features=6, random_state=2)
+    feats = 4000 * 8  # bytes of one feature column
+    est = SVC(solver="lowrank", memory_budget=int(feats * 70), verbose=1).fit(X, y)
+    assert est.rank_ == 20 and len(est.rank_path_) == 1
+    assert "memory budget" in est.rank_path_[-1]["stop"]
+    assert "rank 20: the memory budget" in capsys.readouterr().err
+
+
 def _regression(name):
     if name == "diabetes":
         X, y = load_diabetes(return_X_y=True)

@@ -269,14 +269,17 @@ def asarray(x, *, device, dtype=None):
     return x
 
 
-def random_subset(n: int, k: int, *, seed, device):
+def random_subset(n: int, k: int, *, seed, device, sort=True):
     """``k`` distinct indices drawn uniformly from ``range(n)``, sorted, on ``device``.
 
     Drawn on the host with NumPy's generator seeded by ``seed`` and uploaded (k integers, host
     to device only): every backend then uses the same subset, which is what makes a GPU fit
-    reproduce the CPU fit (same landmarks, same presolve rows).
+    reproduce the CPU fit (same landmarks, same presolve rows). ``sort=False`` keeps the order
+    of the draw, whose every prefix is a uniform draw too (nested sets of landmarks).
     """
-    idx = np.sort(np.random.default_rng(seed).choice(n, size=k, replace=False))
+    idx = np.random.default_rng(seed).choice(n, size=k, replace=False)
+    if sort:
+        idx = np.sort(idx)
     return to_device(idx.astype(np.int64), device)
 
 

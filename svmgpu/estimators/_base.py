@@ -209,6 +209,14 @@ class SVMBase(BaseEstimator):
     def _log(self) -> logging.Logger:
         return get_logger(type(self).__name__)
 
+    def _fit_problems(self, shared, problems, n_problems):
+        """The fitted model of each of the ``n_problems`` problems ``(rows or None, labels or
+        targets, weights)`` that ``problems`` yields, one at a time: :meth:`_fit_binary` on the
+        shared features of ``_prepare_fit``, each a ``solve`` phase."""
+        return [self._phase("solve", self._fit_binary, shared, rows, y, w,
+                            detail={"problem": f"{k + 1}/{n_problems}"} if n_problems > 1 else None)
+                for k, (rows, y, w) in enumerate(problems)]
+
     def _phase(self, name, fn, *args, detail=None, **kwargs):
         """``fn(*args, **kwargs)``, one phase of ``fit``, timed into ``fit_timings_[name]``
         (after the device's queued work) and logged at INFO: ``features`` (``_prepare_fit``),
@@ -548,13 +556,10 @@ class SVCBase(ClassifierMixin, SVMBase):
                              detail={"rows": X.shape[0], "columns": X.shape[1]})
 
         pairs = class_pairs(n_classes, multi)
-        n_problems = 1 if n_classes == 2 else len(pairs) if pairs else n_classes
-        self.models_ = [
-            self._phase("solve", self._fit_binary, shared, rows, yb, w,
-                        detail={"problem": f"{k + 1}/{n_problems}"})
-            for k, (rows, yb, w) in enumerate(binary_problems(
-                y_idx, n_classes, pairs, sw, xp=xp, dtype=X.dtype,
-                dask=is_dask_collection(y_idx)))]
+        self.models_ = self._fit_problems(
+            shared, binary_problems(y_idx, n_classes, pairs, sw, xp=xp, dtype=X.dtype,
+                                    dask=is_dask_collection(y_idx)),
+            1 if n_classes == 2 else len(pairs) if pairs else n_classes)
         self.pairs_ = pairs
         self._after_fit(shared)
         del self._y_idx
@@ -801,7 +806,7 @@ class SVRBase(RegressorMixin, SVMBase):
         """The one model of a regressor from validated ``X``, targets ``y`` and weights."""
         shared = self._phase("features", self._prepare_fit, X, ctx=ctx, sample_weight=sw,
                              detail={"rows": X.shape[0], "columns": X.shape[1]})
-        self.models_ = [self._phase("solve", self._fit_binary, shared, None, y, sw)]
+        self.models_ = self._fit_problems(shared, [(None, y, sw)], 1)
         self._after_fit(shared)
         if getattr(self, "support_", None) is not None:
             self.n_support_ = host_array([self.support_.shape[0]], "int64")

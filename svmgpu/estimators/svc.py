@@ -31,14 +31,18 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
 ``solver="auto"`` takes the low-rank path when ``rank`` is an int; with ``rank="auto"`` the exact
 path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, else the
 partitioned one when the kernel is local (the median kernel value between random rows below
-:data:`LOCAL_KERNEL_LEVEL`), else the low-rank one at :data:`AUTO_RANK` landmarks (a constant
-until the rank is chosen by the data). The choice and its reason are logged at ``verbose=1``.
+:data:`LOCAL_KERNEL_LEVEL`), else the low-rank one, whose rank ``"auto"`` grows with the data:
+from :data:`AUTO_RANK_START` landmarks by :data:`AUTO_RANK_GROWTH` a stage, each stage started
+from the last one's solution, while more than :data:`AUTO_RANK_CHANGE` of the training
+predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget (``rank_path_``). The
+choices and their reasons are logged at ``verbose=1``.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import time
 from numbers import Integral, Real
 
 from sklearn.base import clone
@@ -54,6 +58,7 @@ from svmgpu.backend import (
     format_bytes,
     host_array,
     map_threads,
+    matmul,
     numpy_dtype,
     random_subset,
     range_block,
@@ -64,7 +69,7 @@ from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
 from svmgpu.estimators._base import SVCBase, SVRBase, store_parameters
 from svmgpu.estimators._input import check_X
-from svmgpu.estimators._multiclass import ovo_vote_counts
+from svmgpu.estimators._multiclass import class_pairs, ovo_vote_counts
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
 from svmgpu.kernels import kernel_matvec, negligible_level
@@ -120,8 +125,14 @@ EXACT_MAX_ROWS = 20_000
 #: on digits' pairs (~270 rows) and breast cancer (426) the zero start was faster.
 LS_SVM_START_ROWS = 150
 
-#: ``rank="auto"`` of the low-rank path.
-AUTO_RANK = 1000
+#: ``rank="auto"`` of the low-rank path: the rank it starts from, then × AUTO_RANK_GROWTH a
+#: stage (each stage warm-started from the last) while more than AUTO_RANK_CHANGE of the
+#: training predictions change, up to AUTO_RANK_MAX (:meth:`_FrontDoor._grow_rank`; measured
+#: in docs/svc.md).
+AUTO_RANK_START = 1000
+AUTO_RANK_GROWTH = math.sqrt(2.0)
+AUTO_RANK_MAX = 2000
+AUTO_RANK_CHANGE = 2e-3
 
 #: The low-rank path's Huber corners start at this half-width (then × 0.1 a stage, down to
 #: :data:`HINGE_SMOOTHING`). Above 1, so that at z = 0, where every residual is 1, every row is
@@ -282,6 +293,7 @@ class _FrontDoor:
     def _prepare_fit(self, X, *, ctx, sample_weight):
         m, xp = X.shape[0], ctx.xp
         self.kernel_ = self._make_kernel(X, sample_weight)
+        self.rank_path_ = None
         self.solver_, why = self._choose_solver(X, ctx.budget_bytes)
         if self.solver_ == "lowrank" and self.rank is None:
             raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
@@ -306,19 +318,111 @@ class _FrontDoor:
             return self._prepare_regions(X, ctx=ctx)
         cand = positive_rows(sample_weight, xp=xp)
         n_cand = m if cand is None else int(cand.shape[0])
-        self.rank_ = min(AUTO_RANK if self.rank == "auto" else int(self.rank), n_cand)
         seed = 0 if self.random_state is None else self.random_state  # deterministic
-        J = select_reduced_set(X, self.kernel_, self.rank_, "random", candidates=cand,
-                               random_state=seed, memory_budget=ctx.budget_bytes)
+        pool = None
+        if self.rank == "auto":  # the first of nested random sets (grown by _grow_rank)
+            r_max = min(AUTO_RANK_MAX, n_cand)
+            self.rank_ = min(AUTO_RANK_START, r_max)
+            pool = random_subset(n_cand, r_max, seed=seed, device=ctx.device, sort=False)
+            if cand is not None:
+                pool = xp.take(cand, pool)
+            J = pool[:self.rank_]
+        else:
+            self.rank_ = min(int(self.rank), n_cand)
+            J = select_reduced_set(X, self.kernel_, self.rank_, "random", candidates=cand,
+                                   random_state=seed, memory_budget=ctx.budget_bytes)
         Z = dense_rows(X, J, xp=xp)
         self._landmarks = (J, Z)
+        self.rank_path_ = [{"rank": self.rank_, "changed": None, "seconds": None}]
         in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
                                                itemsize=numpy_dtype(X.dtype).itemsize)
+        shared = self._landmark_features(X, Z, blocks, in_memory=in_memory)
+        if pool is not None and in_memory and int(pool.shape[0]) > self.rank_:
+            shared["grow"] = (X, pool)  # (features held in memory: extended, not rebuilt)
+        return shared
+
+    def _landmark_features(self, X, Z, blocks, *, in_memory=True, known=None):
+        """The low-rank path's shared arrays for the landmarks Z: ``P = [K(X, Z), 1]`` (of
+        which ``known`` holds the first columns already) and the RKHS penalty ``B``."""
         P = reduced_kernel_features(X, self.kernel_, Z, intercept=True, in_memory=in_memory,
-                                    memory_budget=blocks)
-        B = rkhs_matrix(self.kernel_, Z, xp=xp, intercept=True,
+                                    memory_budget=blocks, known=known)
+        B = rkhs_matrix(self.kernel_, Z, xp=self._ctx.xp, intercept=True,
                         intercept_penalty=_INTERCEPT_PENALTY)
         return {"P": P, "B": B}
+
+    def _fit_problems(self, shared, problems, n_problems):
+        grow = shared.pop("grow", None)
+        if grow is None:
+            return super()._fit_problems(shared, problems, n_problems)
+        problems = list(problems)  # (solved again at each rank)
+        t0 = time.perf_counter()
+        models = super()._fit_problems(shared, problems, n_problems)
+        self.rank_path_[0]["seconds"] = time.perf_counter() - t0
+        return self._grow_rank(shared, problems, models, *grow)
+
+    def _grow_rank(self, shared, problems, models, X, pool):
+        """``rank="auto"``: the rank grown by :data:`AUTO_RANK_GROWTH` a stage, the features
+        of the new landmarks appended to the held ones and every problem solved again from its
+        last solution (the new landmarks' coefficients 0), while the training predictions
+        still change: more than :data:`AUTO_RANK_CHANGE` of them (SVC: the predicted classes;
+        SVR: ``‖Δf‖² / ‖f − f̄‖²``). It ends there, at :data:`AUTO_RANK_MAX` landmarks (or
+        the rows), or where the features of the next rank and the current ones together would
+        pass the memory budget. Each stage is an entry of ``rank_path_``; the last one's
+        models are the fit's."""
+        xp, ctx = self._ctx.xp, self._ctx
+        m, r_max = X.shape[0], int(pool.shape[0])
+        t0 = time.perf_counter()
+        out = self._training_outputs(shared["P"], models)
+        path = self.rank_path_
+        stop = f"AUTO_RANK_MAX={AUTO_RANK_MAX} landmarks" if r_max == AUTO_RANK_MAX else \
+            f"all {r_max:,} rows of positive weight"
+        while True:
+            r = self.rank_
+            r_next = min(int(round(r * AUTO_RANK_GROWTH)), r_max)
+            if r_next <= r:
+                break
+            in_memory, blocks = self._feature_plan(m, r + r_next + 2, ctx,
+                                                   itemsize=numpy_dtype(X.dtype).itemsize)
+            if not in_memory:
+                stop = f"the memory budget (the features of {r_next:,} landmarks)"
+                break
+            t1 = time.perf_counter()
+            J = pool[:r_next]
+            Z = dense_rows(X, J, xp=xp)
+            shared.update(self._phase("features", self._landmark_features, X, Z, blocks,
+                                      known=shared["P"].to_array()[:, :r],
+                                      detail={"rank": r_next}))
+            self._landmarks, self.rank_ = (J, Z), r_next
+            zeros = xp.zeros((r_next - r,), dtype=xp.float64, device=ctx.native_device)
+            starts = [xp.concat([mod["alpha"], zeros,
+                                 xp.asarray([mod["intercept"]], dtype=xp.float64,
+                                            device=ctx.native_device)]) for mod in models]
+            models = [self._phase("solve", self._fit_binary, shared, rows, y, w, start=z0,
+                                  detail={"rank": r_next})
+                      for (rows, y, w), z0 in zip(problems, starts)]
+            new = self._training_outputs(shared["P"], models)
+            changed = self._output_change(out, new)
+            out = new
+            path.append({"rank": r_next, "changed": changed,
+                         "seconds": time.perf_counter() - t1})
+            if changed <= AUTO_RANK_CHANGE:
+                stop = f"{changed:.2%} of the training predictions changed <= " \
+                       f"AUTO_RANK_CHANGE={AUTO_RANK_CHANGE:.2%}"
+                break
+        path[-1]["stop"] = stop
+        self._log.info("rank %d: %s (%.2f s of growth)", self.rank_, stop,
+                       time.perf_counter() - t0)
+        return models
+
+    def _training_outputs(self, P, models):
+        """The decision values of every problem's model on every training row, shape
+        (m, n_problems), from the held features."""
+        xp = self._ctx.xp
+        Pa = P.to_array()
+        W = xp.stack([xp.concat([mod["alpha"], xp.asarray([mod["intercept"]], dtype=xp.float64,
+                                                          device=self._ctx.native_device)])
+                      for mod in models], axis=1)
+        return matmul(Pa, xp.astype(W, Pa.dtype), xp=xp)
 
     def _class_order(self):
         """``(order, bounds)`` for one-vs-one over more than two classes: the training rows
@@ -551,7 +655,7 @@ class _FrontDoor:
                 "region_intercept": intercepts, "n_iter": n_iter, "converged": converged,
                 "objective_history": history}
 
-    def _fit_binary(self, shared, rows, y, sample_weight):
+    def _fit_binary(self, shared, rows, y, sample_weight, start=None):
         xp = self._ctx.xp
         max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
         if "regions" in shared:
@@ -559,7 +663,7 @@ class _FrontDoor:
                                      max_iter)
         if "P" in shared:  # the low-rank path: z over the landmarks, b the last coefficient
             P = shared["P"] if rows is None else shared["P"].take(rows)
-            res = self._lowrank_solve(P, y, sample_weight, shared["B"], max_iter)
+            res = self._lowrank_solve(P, y, sample_weight, shared["B"], max_iter, start)
             coef = xp.astype(res.coef, xp.float64)
             r = int(coef.shape[0]) - 1
             return {"alpha": coef[:r], "intercept": float(coef[r]), "n_iter": res.n_iter,
@@ -761,8 +865,11 @@ class SVC(_FrontDoor, SVCBase):
         start of the partitioned path (None: seed 0, so the fit is deterministic).
     rank : "auto", int or None, default "auto"
         The landmarks of the low-rank path (at most the rows): an int takes that path with that
-        many; "auto" lets ``solver="auto"`` choose (:data:`AUTO_RANK` landmarks when it takes
-        the low-rank path); None asks for the exact path.
+        many; "auto" lets ``solver="auto"`` choose the path, and on the low-rank path grows the
+        rank from :data:`AUTO_RANK_START` by :data:`AUTO_RANK_GROWTH` a stage (nested random
+        landmarks, each stage warm-started) while more than :data:`AUTO_RANK_CHANGE` of the
+        training predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget
+        (``rank_path_``); None asks for the exact path.
     solver : {"auto", "exact", "lowrank", "partition"}, default "auto"
         The path (``solver_``; see the module notes): "auto" takes the exact one up to
         :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, above that
@@ -820,6 +927,11 @@ class SVC(_FrontDoor, SVCBase):
         The overlap band in squared distance (``ρ / γ`` for RBF; 0: none).
     rank_ : int or None
         The landmarks of the low-rank path (None on the exact path).
+    rank_path_ : list of dict or None
+        The low-rank path's stages: ``rank``, ``changed`` (the fraction of training rows whose
+        predicted class changed from the stage before; None for the first), ``seconds``, and
+        in the last stage of a grown rank, ``stop`` (why it stopped). One stage for an int
+        ``rank``; None on the other paths.
     n_iter_ : ndarray of shape (n_pairs,)
         Newton steps per pair.
     fit_timings_ : dict
@@ -857,16 +969,38 @@ class SVC(_FrontDoor, SVCBase):
         widths = _CONTINUATION if continuation else (HINGE_SMOOTHING,)
         return [get_loss("huber_hinge", delta=d) for d in widths]
 
-    def _lowrank_solve(self, P, y, sample_weight, B, max_iter):
+    def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None):
+        """Zhou 2013's reduced Newton method: from z = 0 with a presolve and the Huber
+        continuation from :data:`LOWRANK_DELTA0`, or from ``start`` (a smaller rank's solution)
+        at the final corner, one step at least."""
         check_two_classes(y, sample_weight, xp=self._ctx.xp)
         m, r = P.shape
         n_pre = min(LOWRANK_PRESOLVE_PER_RANK * r, m // 8)
+        warm = start is not None
         return newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=B,
                               sample_weight=sample_weight, tol=float(self.tol),
-                              max_iter=max_iter, delta0=LOWRANK_DELTA0,
-                              stage_tol=LOWRANK_STAGE_TOL,
-                              delta_min=HINGE_SMOOTHING, presolve=n_pre if n_pre >= 2 * r else None,
+                              max_iter=max_iter, z0=start,
+                              delta0=HINGE_SMOOTHING if warm else LOWRANK_DELTA0,
+                              stage_tol=LOWRANK_STAGE_TOL, min_iter=int(warm),
+                              delta_min=HINGE_SMOOTHING,
+                              presolve=n_pre if n_pre >= 2 * r and not warm else None,
                               verbose=self.verbose, xp=self._ctx.xp)
+
+    def _output_change(self, old, new):
+        """The fraction of training rows whose predicted class differs between two sets of
+        decision values (:meth:`_training_outputs`; one-vs-one: LIBSVM's vote)."""
+        xp = self._ctx.xp
+        if old.shape[1] == 1:
+            differ = (old[:, 0] > 0) != (new[:, 0] > 0)
+        else:
+            k = int(self.classes_.shape[0])
+
+            def labels(F):
+                votes = ovo_vote_counts([F[:, q] for q in range(F.shape[1])], class_pairs(k, "ovo"), k,
+                                        xp=xp)
+                return xp.argmax(votes, axis=1)
+            differ = labels(old) != labels(new)
+        return float(fetch_scalars(xp.mean(xp.astype(differ, xp.float64)), xp=xp)[0])
 
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X):
@@ -926,6 +1060,9 @@ class SVR(_FrontDoor, SVRBase):
     intercept_ : array of shape (1,)
     solver_ : {"exact", "lowrank", "partition"}
     rank_ : int or None
+    rank_path_ : list of dict or None
+        As in :class:`SVC`; a stage's ``changed`` is ``‖Δf‖² / ‖f − f̄‖²`` of the training
+        predictions (the share of their variance that moved, on R²'s scale).
     n_iter_, converged_, fit_timings_, region_centers_, region_starts_, region_intercept_,
     region_overlap_
         As in :class:`SVC`.
@@ -958,13 +1095,23 @@ class SVR(_FrontDoor, SVRBase):
         return [get_loss("huber_epsilon_insensitive", task="regression", epsilon=eps,
                          delta=min(HINGE_SMOOTHING, w)) for w in widths]
 
-    def _lowrank_solve(self, P, y, sample_weight, B, max_iter):
+    def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None):
         xp = self._ctx.xp
         r = B.shape[0]
         B = B + _RIDGE * xp.eye(r, dtype=B.dtype, device=self._ctx.native_device)
         return semismooth_newton(P, y, self._losses(), C=float(self.C), B=B, task="regression",
                                  sample_weight=sample_weight, verbose=self.verbose, xp=xp,
-                                 options=NewtonOptions(tol=float(self.tol), max_iter=max_iter))
+                                 z0=start, options=NewtonOptions(
+                                     tol=float(self.tol), max_iter=max_iter,
+                                     min_iter=int(start is not None)))
+
+    def _output_change(self, old, new):
+        """``‖Δf‖² / ‖f − f̄‖²`` between two sets of training predictions (the share of the
+        predictions' variance that changed, on R²'s scale)."""
+        xp = self._ctx.xp
+        f = new[:, 0]
+        d, v = fetch_scalars(xp.sum((f - old[:, 0]) ** 2), xp.sum((f - xp.mean(f)) ** 2), xp=xp)
+        return float(d) / max(float(v), 1e-300)
 
     def _after_fit(self, shared):
         super()._after_fit(shared)

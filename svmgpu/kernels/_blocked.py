@@ -197,10 +197,15 @@ def check_kernel_finite(ok, *, kernel, dtype):
             f"or the features hold extreme values): {OVERFLOW_ADVICE}")
 
 
-def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progress=None):
+def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progress=None,
+                   known=None):
     """``F = K(X, Z)`` of shape (m, r), or ``[K(X, Z), 1]`` of shape (m, r + 1), block by block
     (the one blocked kernel loop, :func:`iter_kernel_blocks`, writing into F): the features of
     the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM, PSVM).
+
+    ``known``, an array of shape (m, r₀) with r₀ ≤ r, holds the columns ``K(X, Z[:r₀])``
+    already (the features of a smaller, nested set of landmarks): they are copied and only the
+    others computed (the same values: the kernel's centre is Z's either way).
 
     Raises
     ------
@@ -212,9 +217,17 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     xp = get_namespace(X, Z)
     m, r = X.shape[0], Z.shape[0]
     F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=native_device(X))
-    for _ in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget,
-                                out=F[:, :r] if intercept else F, progress=progress):
-        pass
+    r0 = 0 if known is None else int(known.shape[1])
+    if known is not None:
+        if tuple(known.shape) != (m, r0) or r0 > r:
+            raise ValueError(f"known columns must have shape ({m}, r0) with r0 <= {r}, got "
+                             f"{tuple(known.shape)}")
+        F[:, :r0] = known
+    if r0 < r:
+        for _ in iter_kernel_blocks(kernel, X, Z[r0:, :], memory_budget=memory_budget,
+                                    center=kernel.center_of(Z, xp=xp), out=F[:, r0:r],
+                                    progress=progress):
+            pass
     if intercept:
         F[:, r] = 1.0
     check_kernel_finite(xp.all(xp.isfinite(F)), kernel=kernel, dtype=F.dtype)

@@ -158,6 +158,12 @@ class NewtonOptions:
         (rebuilt every step).
     curvature_floor : float
         See ``curvature_levels``.
+    min_iter : int
+        For piecewise-quadratic losses: Newton steps taken before the gradient test may end the
+        iteration (a full step on the right pieces lands on the minimizer). A start ``z0`` near
+        the solution of a neighbouring problem (a smaller set of landmarks, its coefficients
+        padded with zeros) can pass the test as it is, since the test is relative to
+        ``‖∇F(0)‖``; a presolve's start counts as 1.
     decrease_tol : float, optional
         For non-convex losses: also stop (converged, ``stop="decrease"``) once a step of the
         last stage lowers F by at most ``decrease_tol · |F|`` (DCA's usual rule, UniSVM
@@ -191,10 +197,14 @@ class NewtonOptions:
     curvature_levels: float | None = None
     curvature_floor: float = 1e-4
     decrease_tol: float | None = None
+    min_iter: int = 0
 
     def __post_init__(self):
         if self.stop not in _PRESOLVE_TOL:
             raise ValueError(f"stop must be 'gradient' or 'kkt', got {self.stop!r}")
+        if isinstance(self.min_iter, bool) or not isinstance(self.min_iter, int) or \
+                self.min_iter < 0:
+            raise ValueError(f"min_iter must be a non-negative int, got {self.min_iter!r}")
         if self.curvature_levels is not None and not self.curvature_levels > 1.0:
             raise ValueError(f"curvature_levels must be None or a ratio > 1, "
                              f"got {self.curvature_levels!r}")
@@ -455,8 +465,8 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
             gnorms.append(gn)
         end = "active_set" if stable else \
             ("gradient" if kkt <= (opts.tol if final else max(opts.tol, opts.stage_tol)) else None)
-        if presolved is not None and n_iter == 0 and piecewise:
-            end = None  # (one step at least from a presolve's point; see NewtonOptions)
+        if piecewise and n_iter < max(opts.min_iter, presolved is not None):
+            end = None  # (steps from a presolve's or a given start; see NewtonOptions)
         if end is not None:
             stage_log.append({"loss": k_loss, "C": c, "n_iter": n_stage})
             if final:

@@ -141,8 +141,8 @@ def _schedule(loss, *, delta0, delta_min, p0, p_max):
 def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
                    z0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
-                   armijo=1e-4, backtrack=0.5, max_backtracks=50, memory_budget=None, verbose=0,
-                   xp):
+                   armijo=1e-4, backtrack=0.5, max_backtracks=50, min_iter=0, memory_budget=None,
+                   verbose=0, xp):
     """Newton method for the reduced SVM (17) with the four smooth losses of Zhou (2013): the
     paper's set-up of :func:`semismooth_newton` (losses by name with their continuation, λ,
     the RKHS ridge, zero-weight rows dropped; the knobs of
@@ -192,6 +192,9 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         an int that many rows; None disables it.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction factor and maximum reductions of the line search.
+    min_iter : int
+        Newton steps before the gradient test may stop (:class:`NewtonOptions`; for a ``z0``
+        near the solution of a neighbouring problem).
     memory_budget : int, str or None
         Bytes for the row blocks of the Hessian and right-hand-side accumulations (None: half
         the free memory of P's device, read once here), for an array ``P``.
@@ -265,7 +268,8 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     options = NewtonOptions(
         tol=tol, stop="gradient", stage_tol=stage_tol, max_iter=max_iter, smw=smw,
         hessian_update=hessian_update, tau=LOGISTIC_TAU if loss == "logistic" else 0.0,
-        presolve=presolve, armijo=armijo, backtrack=backtrack, max_backtracks=max_backtracks)
+        presolve=presolve, armijo=armijo, backtrack=backtrack, max_backtracks=max_backtracks,
+        min_iter=min_iter)
     res = semismooth_newton(P, y, [registry_loss(loss, p) for p in params], C=C, B=B,
                             sample_weight=s, z0=z0, options=options, verbose=verbose,
                             label=f"newton {loss}", xp=xp)
