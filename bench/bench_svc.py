@@ -16,10 +16,10 @@ number of support vectors are recorded.
 
 Other peers (``--peers``, default both; ``--peers ''`` none), after scikit-learn and svmgpu on
 every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its own defaults (its
-``gamma`` default is ``1 / n_features``), and scikit-learn's ``Nystroem`` with svmgpu's
-``AUTO_RANK`` components and ``SVC``'s ``gamma="scale"`` + ``LinearSVC()`` / ``LinearSVR()``
-(the tuned ijcnn1 set passes its ``C`` and ``gamma`` to every method). A peer that cannot run
-here is recorded with its reason.
+``gamma`` default is ``1 / n_features``), and scikit-learn's ``Nystroem`` with
+``NYSTROEM_COMPONENTS`` (1,000, svmgpu's ``rank="auto"``'s first stage) and ``SVC``'s
+``gamma="scale"`` + ``LinearSVC()`` / ``LinearSVR()`` (the tuned ijcnn1 set passes its ``C``
+and ``gamma`` to every method). A peer that cannot run here is recorded with its reason.
 
 Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--ijcnn1 DIR]
        [--peers thundersvm,nystroem] [--out NAME]
@@ -97,19 +97,22 @@ def _methods(task, peers):
 
 
 def _nystroem(X, cls, C=1.0, gamma="scale"):
-    """``Nystroem(AUTO_RANK components, SVC's gamma) + LinearSVC(C)`` (``LinearSVR``)."""
+    """``Nystroem(NYSTROEM_COMPONENTS components, SVC's gamma) + LinearSVC(C)``
+    (``LinearSVR``)."""
     from sklearn.kernel_approximation import Nystroem
     from sklearn.pipeline import make_pipeline
     from sklearn.svm import LinearSVC, LinearSVR
 
-    from svmgpu.estimators.svc import AUTO_RANK
-
     if gamma == "scale":
         gamma = 1.0 / (X.shape[1] * float(np.var(X)))
-    return make_pipeline(Nystroem(gamma=gamma, n_components=min(AUTO_RANK, X.shape[0]),
+    return make_pipeline(Nystroem(gamma=gamma, n_components=min(NYSTROEM_COMPONENTS, X.shape[0]),
                                   random_state=0),
                          LinearSVC(C=C) if cls else LinearSVR(C=C))
 
+
+#: The Nystroem peer's components: the first stage of svmgpu's ``rank="auto"``
+#: (svmgpu.estimators.svc.AUTO_RANK_START), a fixed number so that runs compare.
+NYSTROEM_COMPONENTS = 1000
 
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
