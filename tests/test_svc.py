@@ -240,6 +240,34 @@ def test_the_low_rank_path_in_float32_solves_the_float64_problem():
                     f64.decision_function(X[2000:]), atol=5e-3)
 
 
+def test_the_low_rank_features_are_float32_from_the_float32_rows(monkeypatch):
+    """dtype=None: from EXACT_FLOAT32_ROWS rows the low-rank path holds its features in float32
+    (the RKHS penalty, z and the Newton systems in float64) and solves the float64 problem to
+    rounding; the landmarks keep X's dtype. Below the threshold, and with dtype="float64",
+    the features are float64."""
+    import svmgpu.estimators.svc as svc_module
+
+    seen = []
+    features = svc_module.reduced_kernel_features
+
+    def spy(X, kernel, Z, **kw):
+        seen.append(str(X.dtype))
+        return features(X, kernel, Z, **kw)
+
+    monkeypatch.setattr(svc_module, "reduced_kernel_features", spy)
+    X, y = make_classification(1500, n_features=6, random_state=3)
+    kw = dict(solver="lowrank", rank=60, tol=1e-8)
+    f64 = SVC(dtype="float64", **kw).fit(X[:1000], y[:1000])
+    below = SVC(**kw).fit(X[:1000], y[:1000])
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 1000)
+    f32 = SVC(**kw).fit(X[:1000], y[:1000])
+    assert seen == ["float64", "float64", "float32"]
+    assert f32.support_vectors_.dtype == np.float64
+    np.testing.assert_array_equal(below.decision_function(X[1000:]),
+                                  f64.decision_function(X[1000:]))
+    assert_allclose(f32.decision_function(X[1000:]), f64.decision_function(X[1000:]), atol=1e-4)
+
+
 def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     import svmgpu.estimators.svc as svc_module
 

@@ -77,6 +77,7 @@ from svmgpu.backend._ops import (
 )
 from svmgpu.backend._sparse import (
     all_finite,
+    astype_rows,
     column_moments,
     dense_rows,
     is_device_sparse,
@@ -94,6 +95,7 @@ __all__ = [
     "BlockScratch",
     "GramAccumulator",
     "all_finite",
+    "astype_rows",
     "column_moments",
     "dense_rows",
     "is_device_sparse",

@@ -65,6 +65,13 @@ def sparse_to(x, device, dtype):
         return as_csr(cupyx.scipy.sparse.csr_matrix(as_csr(host, dtype)), dtype)
 
 
+def astype_rows(X, dtype, *, xp):
+    """``X`` (dense or sparse) converted to ``dtype`` (no copy when it has it already)."""
+    if is_sparse(X):
+        return X.astype(dtype, copy=False)
+    return xp.astype(X, dtype, copy=False)
+
+
 def take_rows(X, rows, *, xp):
     """Rows ``rows`` (a slice or an integer index array) of ``X``: sparse stays sparse."""
     if is_sparse(X):

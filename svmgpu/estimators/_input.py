@@ -22,6 +22,7 @@ from svmgpu.backend import (
     all_finite,
     array_device,
     asarray,
+    astype_rows,
     compute_context,
     get_device,
     get_namespace,
@@ -86,14 +87,13 @@ def check_X(est, X, *, reset: bool):
     return X, ctx
 
 def _check_device_array(est, X, *, reset):
-    sparse = is_sparse(X)
     xp = get_namespace(X)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
     if X.shape[0] < 1:
         raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required")
     if not xp.isdtype(X.dtype, "real floating"):
-        X = X.astype(xp.float64) if sparse else xp.astype(X, xp.float64)
+        X = astype_rows(X, xp.float64, xp=xp)
     if not all_finite(X, xp=xp):
         raise ValueError("Input X contains NaN or infinity; remove or impute those values")
     if reset:
