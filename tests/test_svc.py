@@ -323,10 +323,14 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
                     atol=1e-5)
 
 
-def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch):
+@pytest.mark.parametrize("sample", [None, 200])
+def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch, sample):
     """``changed`` of a stage is the fraction of training rows whose predicted class differs
-    from the last stage's: recomputed here from two fits at those ranks' landmarks."""
+    from the last stage's (on every k-th row for at most AUTO_RANK_SAMPLE rows): recomputed
+    here from two fits at those ranks' landmarks."""
     svc_module = _grow(monkeypatch, start=10, top=14)
+    if sample is not None:
+        monkeypatch.setattr(svc_module, "AUTO_RANK_SAMPLE", sample)
     X, y = make_classification(600, n_features=6, n_informative=4, random_state=1)
     grown = SVC(solver="lowrank", tol=1e-10).fit(X, y)
     assert [p["rank"] for p in grown.rank_path_] == [10, 14]
@@ -334,7 +338,8 @@ def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch):
     monkeypatch.setattr(svc_module, "select_reduced_set", lambda X, k, r, *a, **kw: J[:r])
     small = SVC(solver="lowrank", rank=10, tol=1e-10).fit(X, y)
     large = SVC(solver="lowrank", rank=14, tol=1e-10).fit(X, y)
-    expected = np.mean(small.predict(X) != large.predict(X))
+    rows = slice(None) if sample is None else slice(None, None, 3)  # (600 rows: every 3rd)
+    expected = np.mean(small.predict(X[rows]) != large.predict(X[rows]))
     assert expected > 0 and grown.rank_path_[1]["changed"] == pytest.approx(expected)
 
 
