@@ -355,6 +355,8 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert est.rank_ == 20 and len(est.rank_path_) == 1
     assert "memory budget" in est.rank_path_[-1]["stop"]
     assert "rank 20: the memory budget" in capsys.readouterr().err
+    tight = SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y)  # (not even held)
+    assert tight.rank_ == 20 and "recomputed per block" in tight.rank_path_[0]["stop"]
 
 
 def _regression(name):

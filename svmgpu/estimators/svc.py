@@ -346,8 +346,12 @@ class _FrontDoor:
         in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
                                                itemsize=numpy_dtype(Xf.dtype).itemsize)
         shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory)
-        if pool is not None and in_memory and int(pool.shape[0]) > self.rank_:
-            shared["grow"] = (X, Xf, pool)  # (features held in memory: extended, not rebuilt)
+        if pool is not None and int(pool.shape[0]) > self.rank_:
+            if in_memory:  # (features held in memory: extended, not rebuilt)
+                shared["grow"] = (X, Xf, pool)
+            else:
+                self.rank_path_[0]["stop"] = ("the memory budget (the features are recomputed "
+                                              "per block: not grown)")
         return shared
 
     def _landmark_features(self, Xf, Z, blocks, *, in_memory=True, known=None):
