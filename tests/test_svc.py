@@ -310,9 +310,11 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
     path = grown.rank_path_
     assert [p["rank"] for p in path] == [20, 28, 40, 57, 80][:len(path)]
     assert grown.rank_ == path[-1]["rank"] and len(path) >= 2
-    assert all(p["changed"] > svc_module.AUTO_RANK_CHANGE for p in path[1:-1])
-    assert path[-1]["changed"] <= svc_module.AUTO_RANK_CHANGE or grown.rank_ == 80
-    assert ("AUTO_RANK_CHANGE" if grown.rank_ < 80 else "AUTO_RANK_MAX") in path[-1]["stop"]
+    name, limit = (("AUTO_RANK_CHANGE", svc_module.AUTO_RANK_CHANGE) if est == "SVC" else
+                   ("SVR_AUTO_RANK_CHANGE", svc_module.SVR_AUTO_RANK_CHANGE))
+    assert all(p["changed"] > limit for p in path[1:-1])
+    assert path[-1]["changed"] <= limit or grown.rank_ == 80
+    assert (f"{name}=" if grown.rank_ < 80 else "AUTO_RANK_MAX") in path[-1]["stop"]
     J = host(grown.support_)
     assert len(set(J.tolist())) == grown.rank_  # (nested draws: distinct rows)
     monkeypatch.setattr(svc_module, "select_reduced_set", lambda *a, **k: to_device(J, device))
@@ -392,6 +394,22 @@ def test_svr_epsilon_zero_and_the_low_rank_path():
     assert SVR(epsilon=0.0).fit(Xtr, ytr).score(Xte, yte) > 0.8
     with pytest.raises(ValueError, match="delta <= epsilon"):
         get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.05, delta=0.1)
+
+
+def test_svr_takes_the_low_rank_path_from_fewer_rows_than_svc(monkeypatch, capsys):
+    """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS, SVC's at EXACT_MAX_ROWS;
+    the rank is then grown as SVC's until SVR_AUTO_RANK_CHANGE, within the R² target of the
+    exact fit (with AUTO_RANK_CHANGE = 0.002 it stopped at 400 landmarks, 0.0115 short)."""
+    import svmgpu.estimators.svc as svc_module
+
+    Xtr, Xte, ytr, yte = _regression("friedman1")  # (1,125 training rows)
+    monkeypatch.setattr(svc_module, "SVR_EXACT_MAX_ROWS", 1000)
+    _grow(monkeypatch, start=200, top=800)
+    reg = SVR(verbose=1).fit(Xtr, ytr)
+    assert reg.solver_ == "lowrank" and reg.rank_ > 400
+    assert "1,125 rows > SVR_EXACT_MAX_ROWS=1,000" in capsys.readouterr().err
+    assert reg.score(Xte, yte) >= SVR(solver="exact").fit(Xtr, ytr).score(Xte, yte) - 0.01
+    assert SVC().fit(Xtr, ytr > np.median(ytr)).solver_ == "exact"
 
 
 @parametrize_with_checks([SVR(), SVR(solver="lowrank", rank=20)])
