@@ -484,8 +484,8 @@ def test_exact_path_float32_kernel_from_its_row_threshold(monkeypatch):
 def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatch):
     """On a hard problem a float32 K's products hold the residual above a tight tol while
     the objective moves by rounding only: exact_newton ends after a few such steps
-    (info["rounding"], not converged) instead of running to max_iter, and SVC continues from
-    there with K in float64 to convergence: the float64 fit's model."""
+    (info["rounding"], not converged) or settles, instead of running to max_iter, and SVC
+    continues from there with K in float64 to convergence: the float64 fit's model."""
     import warnings
 
     from svmgpu.estimators import svc as svc_module
@@ -495,7 +495,10 @@ def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatc
     K = RBF(1.0).block(X.astype(np.float32), X.astype(np.float32))
     res = exact_newton(K, 2.0 * y - 1, get_loss("huber_hinge", delta=0.1), C=100.0, xp=np,
                        tol=1e-8, max_iter=300)
-    assert not res.converged and res.info["rounding"] and res.n_iter < 300
+    # ends early either way: by the rounding rule (not converged), or settled (a full step
+    # that kept the pieces, its residual rounding): which one depends on float32 products'
+    # summation order (in one full-suite run of session 15 the solve settled at 1e-8)
+    assert res.n_iter < 300 and res.converged != res.info["rounding"]
     monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 1000)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (no ConvergenceWarning)
