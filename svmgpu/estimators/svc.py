@@ -435,9 +435,7 @@ class _FrontDoor:
                                       detail={"rank": r_next}))
             self._landmarks, self.rank_ = (J, Z), r_next
             zeros = xp.zeros((r_next - r,), dtype=xp.float64, device=ctx.native_device)
-            starts = [xp.concat([mod["alpha"], zeros,
-                                 xp.asarray([mod["intercept"]], dtype=xp.float64,
-                                            device=ctx.native_device)]) for mod in models]
+            starts = [xp.concat([z[:r], zeros, z[r:]]) for z in map(self._model_coef, models)]
             models = [self._phase("solve", self._fit_binary, shared, rows, y, w, start=z0,
                                   detail={"rank": r_next})
                       for (rows, y, w), z0 in zip(problems, starts)]
@@ -465,10 +463,14 @@ class _FrontDoor:
         step = -(-Pa.shape[0] // AUTO_RANK_SAMPLE)
         if step > 1:
             Pa = Pa[::step, :]
-        W = xp.stack([xp.concat([mod["alpha"], xp.asarray([mod["intercept"]], dtype=xp.float64,
-                                                          device=self._ctx.native_device)])
-                      for mod in models], axis=1)
+        W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
         return matmul(Pa, xp.astype(W, Pa.dtype), xp=xp)
+
+    def _model_coef(self, model):
+        """A low-rank model's coefficients ``[z, b]`` (float64, the features' column order)."""
+        xp = self._ctx.xp
+        return xp.concat([model["alpha"], xp.asarray([model["intercept"]], dtype=xp.float64,
+                                                     device=self._ctx.native_device)])
 
     def _class_order(self):
         """``(order, bounds)`` for one-vs-one over more than two classes: the training rows
@@ -717,9 +719,9 @@ class _FrontDoor:
         K = shared["K"]
         if rows is not None:  # a pair: its rows in K's order (by class), and their block
             order, b = shared["order"], shared["bounds"]
-            i, j = (int(v) for v in fetch_scalars(xp.min(xp.take(self._y_idx, rows)),
-                                                   xp.max(xp.take(self._y_idx, rows)), xp=xp))
-            perm = xp.argsort(xp.take(self._y_idx, rows), stable=True)
+            cls = xp.take(self._y_idx, rows)
+            i, j = (int(v) for v in fetch_scalars(xp.min(cls), xp.max(cls), xp=xp))
+            perm = xp.argsort(cls, stable=True)
             y = xp.take(y, perm)
             sample_weight = None if sample_weight is None else xp.take(sample_weight, perm)
             rows = xp.concat([order[b[i]:b[i + 1]], order[b[j]:b[j + 1]]])
