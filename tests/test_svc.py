@@ -345,6 +345,28 @@ def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch, sample):
     assert expected > 0 and grown.rank_path_[1]["changed"] == pytest.approx(expected)
 
 
+def test_probability_folds_keep_the_grown_rank(monkeypatch):
+    """probability=True refits the model in 5 folds: they fit at the rank the main fit grew
+    to, instead of growing it again each."""
+    svc_module = _grow(monkeypatch)
+    grown = []
+    grow = svc_module._FrontDoor._grow_rank
+
+    def counted(self, *args):
+        models = grow(self, *args)
+        grown.append(self.rank_)
+        return models
+
+    monkeypatch.setattr(svc_module._FrontDoor, "_grow_rank", counted)
+    X, y = make_classification(600, n_features=6, n_informative=4, random_state=1)
+    clf = SVC(solver="lowrank", probability=True, random_state=0).fit(X, y)
+    assert grown == [clf.rank_] and clf.rank_ > 20
+    proba = clf.predict_proba(X)
+    assert_allclose(proba.sum(axis=1), np.ones(len(X)), atol=1e-12)
+    assert np.mean(np.argmax(proba, axis=1) == clf.predict(X)) > 0.95
+    assert SVC(solver="lowrank", rank=30).fit(X, y)._fold_params() == {}
+
+
 def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     """The next rank's features and the current ones must fit the budget together: a budget
     that holds 20 landmarks' features (and the Newton method's per-row vectors and presolve

@@ -209,6 +209,11 @@ class SVMBase(BaseEstimator):
     def _log(self) -> logging.Logger:
         return get_logger(type(self).__name__)
 
+    def _fold_params(self):
+        """Parameters that the folds of ``probability=True``'s cross-validation refit with,
+        beside the fitted model's (choices the fit made that the folds keep)."""
+        return {}
+
     def _fit_problems(self, shared, problems, n_problems):
         """The fitted model of each of the ``n_problems`` problems ``(rows or None, labels or
         targets, weights)`` that ``problems`` yields, one at a time: :meth:`_fit_binary` on the

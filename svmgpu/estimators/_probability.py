@@ -195,7 +195,7 @@ def fit_platt(est, X, y_idx, sample_weight, *, n_folds, ctx):
     check_fits(reserved, ctx.budget_bytes, what="probability=True's cross-validation folds (a "
                "copy of X's rows, their per-row vectors and the main model)",
                hint="use probability=False")
-    fold_params = {"memory_budget": ctx.budget_bytes - reserved}
+    fold_params = {"memory_budget": ctx.budget_bytes - reserved, **est._fold_params()}
     # (the folds' labels are the class indices: a dict of class weights follows them)
     if isinstance(getattr(est, "class_weight", None), dict):
         fold_params["class_weight"] = dict(enumerate(est.class_weight_.tolist()))

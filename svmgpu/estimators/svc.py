@@ -401,6 +401,11 @@ class _FrontDoor:
         self.rank_path_[0]["seconds"] = time.perf_counter() - t0
         return self._grow_rank(shared, problems, models, *grow)
 
+    def _fold_params(self):
+        """A grown rank is kept by Platt's folds (each fold would grow it again)."""
+        grown = self.solver_ == "lowrank" and self.rank == "auto"
+        return {"rank": self.rank_} if grown else {}
+
     def _grow_rank(self, shared, problems, models, X, Xf, pool):
         """``rank="auto"``: the rank grown by :data:`AUTO_RANK_GROWTH` a stage, the features
         of the new landmarks appended to the held ones and every problem solved again from its
