@@ -903,7 +903,8 @@ class SVC(_FrontDoor, SVCBase):
     class_weight : None, "balanced" or dict, default None
         Per-class weights multiplying C (LIBSVM's ``-wi``); "balanced": ``n / (k · n_c)``.
     probability : bool, default False
-        Fit Platt's sigmoids by an internal 5-fold cross-validation for ``predict_proba``.
+        Fit Platt's sigmoids by an internal 5-fold cross-validation for ``predict_proba`` (the
+        folds refit at the fit's ``rank_`` when ``rank="auto"`` grew it).
     decision_function_shape : {"ovr", "ovo"}, default "ovr"
         "ovr": ``decision_function`` of shape (n_samples, n_classes), the votes plus squashed
         confidences (scikit-learn's); "ovo": the raw pairwise values, shape
