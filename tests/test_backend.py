@@ -132,6 +132,21 @@ def test_range_block_is_the_gather_of_its_ranges(device, xp):
                        device=device)
 
 
+def test_random_subset_unsorted_prefixes_and_astype_rows(device, xp):
+    """``random_subset(sort=False)``: the draw in its order (sorted, the default's), so that
+    every prefix is a set of distinct rows; ``astype_rows`` converts dense and sparse X."""
+    import scipy.sparse as sp
+
+    draw = host(B.random_subset(50, 20, seed=3, device=device, sort=False))
+    assert len(set(draw.tolist())) == 20 and not np.all(np.diff(draw) > 0)
+    assert_array_equal(np.sort(draw), B.random_subset(50, 20, seed=3, device=device))
+    X = B.to_device(np.arange(6.0).reshape(3, 2), device)
+    assert B.astype_rows(X, xp.float32, xp=xp).dtype == xp.float32
+    assert B.astype_rows(X, xp.float64, xp=xp) is X  # (no copy)
+    S = sp.csr_matrix(np.eye(3))
+    assert B.astype_rows(S, np.float32, xp=xp).dtype == np.float32
+
+
 def test_cholesky_not_pd_raises(device, xp):
     A = B.to_device(np.array([[1.0, 2.0], [2.0, 1.0]]), device)
     with pytest.raises(np.linalg.LinAlgError):

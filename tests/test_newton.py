@@ -478,6 +478,17 @@ def test_newton_options_are_one_frozen_value_and_the_knobs_replace_its_fields():
         opts.tol = 1.0
     with pytest.raises(ValueError, match="stop must be"):
         NewtonOptions(stop="never")
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="min_iter must be"):
+            NewtonOptions(min_iter=bad)
+    # from its own solution the gradient test stops at once; min_iter=1 takes a step first,
+    # and lands on the same minimizer (a full step on the right pieces)
+    kw = dict(tol=1e-3, presolve=None, xp=NXP)
+    z = semismooth_newton(P, y, psi, C=3.0, tol=1e-12, presolve=None, xp=NXP).coef
+    assert semismooth_newton(P, y, psi, C=3.0, z0=z, **kw).n_iter == 0
+    again = semismooth_newton(P, y, psi, C=3.0, z0=z, min_iter=1, **kw)
+    assert again.n_iter == 1
+    assert_allclose(again.coef, z, atol=1e-10)
     a = semismooth_newton(P, y, psi, C=3.0, options=opts, xp=NXP)
     b = semismooth_newton(P, y, psi, C=3.0, tol=1e-10, stop="kkt", presolve=None, xp=NXP)
     c = semismooth_newton(P, y, psi, C=3.0, options=NewtonOptions(tol=1.0), tol=1e-10,

@@ -67,6 +67,27 @@ def test_products_match_dense_reference(device):
     assert mem.nbytes == rec.nbytes == 600 * 26 * 8
 
 
+def test_known_columns_are_copied_and_the_rest_computed(device):
+    """``known`` (the columns of a nested smaller set of landmarks) gives the features of the
+    whole set; it must have m rows and at most r columns, and is refused for features
+    recomputed per block."""
+    X, _ = _data()
+    Xd = to_device(X, device)
+    kern = RBF(2.0)
+    small = reduced_kernel_features(Xd, kern, Xd[:10, ...], intercept=True)
+    grown = reduced_kernel_features(Xd, kern, Xd[:25, ...], intercept=True,
+                                    known=small.to_array()[:, :10])
+    assert_allclose(grown.to_array(), kernel_columns(kern, X, X[:25], intercept=True),
+                    rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="known columns must have shape"):
+        kernel_columns(kern, Xd, Xd[:5, ...], known=small.to_array()[:, :10])
+    with pytest.raises(ValueError, match="known columns must have shape"):
+        kernel_columns(kern, Xd, Xd[:25, ...], known=small.to_array()[:50, :10])
+    with pytest.raises(ValueError, match="held in memory only"):
+        reduced_kernel_features(Xd, kern, Xd[:25, ...], in_memory=False,
+                                known=small.to_array()[:, :10])
+
+
 def test_nystrom_features_recomputed_equal_held(device):
     X, _ = _data(400)
     f = nystrom(to_device(X, device), "rbf", 30, gamma=1.5, random_state=0)

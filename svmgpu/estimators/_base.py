@@ -214,11 +214,13 @@ class SVMBase(BaseEstimator):
         beside the fitted model's (choices the fit made that the folds keep)."""
         return {}
 
-    def _fit_problems(self, shared, problems, n_problems):
+    def _fit_problems(self, shared, problems, n_problems, starts=None):
         """The fitted model of each of the ``n_problems`` problems ``(rows or None, labels or
         targets, weights)`` that ``problems`` yields, one at a time: :meth:`_fit_binary` on the
-        shared features of ``_prepare_fit``, each a ``solve`` phase."""
+        shared features of ``_prepare_fit``, each a ``solve`` phase (from ``starts[k]``, passed
+        as ``start``, when given)."""
         return [self._phase("solve", self._fit_binary, shared, rows, y, w,
+                            **({} if starts is None else {"start": starts[k]}),
                             detail={"problem": f"{k + 1}/{n_problems}"} if n_problems > 1 else None)
                 for k, (rows, y, w) in enumerate(problems)]
 

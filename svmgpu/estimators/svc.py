@@ -441,9 +441,7 @@ class _FrontDoor:
             self._landmarks, self.rank_ = (J, Z), r_next
             zeros = xp.zeros((r_next - r,), dtype=xp.float64, device=ctx.native_device)
             starts = [xp.concat([z[:r], zeros, z[r:]]) for z in map(self._model_coef, models)]
-            models = [self._phase("solve", self._fit_binary, shared, rows, y, w, start=z0,
-                                  detail={"rank": r_next})
-                      for (rows, y, w), z0 in zip(problems, starts)]
+            models = super()._fit_problems(shared, problems, len(problems), starts=starts)
             new = self._training_outputs(shared["P"], models)
             changed = self._output_change(out, new)
             out = new
