@@ -268,6 +268,46 @@ def test_the_low_rank_features_are_float32_from_the_float32_rows(monkeypatch):
     assert_allclose(f32.decision_function(X[1000:]), f64.decision_function(X[1000:]), atol=1e-4)
 
 
+@pytest.mark.parametrize("solver", ["exact", "lowrank", "partition"])
+def test_prediction_computes_the_kernel_in_the_fits_dtype(monkeypatch, solver):
+    """A fit that held its kernel values in float32 (dtype=None: from EXACT_FLOAT32_ROWS rows,
+    and always in the partitioned path's regions) computes prediction's kernel values in
+    float32 too, returned in X's dtype (the model evaluated in float64 within float32's
+    rounding); with dtype="float64", or below the threshold, prediction is float64."""
+    import svmgpu.estimators.svc as svc_module
+
+    seen = []
+    matvec = svc_module.kernel_matvec
+
+    def spy(kernel, X, Z, v, **kw):
+        seen.append((str(X.dtype), str(Z.dtype), str(v.dtype)))
+        return matvec(kernel, X, Z, v, **kw)
+
+    monkeypatch.setattr(svc_module, "kernel_matvec", spy)
+    X, y = make_classification(700, n_features=6, random_state=3)
+    kw = dict(solver=solver, gamma=0.2)
+    kw.update(rank=60) if solver == "lowrank" else kw.update(region_rows=200) \
+        if solver == "partition" else None
+    below = "float32" if solver == "partition" else "float64"
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 10_000)
+    SVC(**kw).fit(X[:500], y[:500]).decision_function(X[500:])
+    assert {s for s in seen} == {(below,) * 3}
+    seen.clear()
+    SVC(dtype="float64", **kw).fit(X[:500], y[:500]).decision_function(X[500:])
+    assert {s for s in seen} == {("float64",) * 3}
+    seen.clear()
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 400)
+    f32 = SVC(**kw).fit(X[:500], y[:500])
+    got = f32.decision_function(X[500:])
+    assert {s for s in seen} == {("float32",) * 3} and got.dtype == np.float64
+    if solver != "partition":  # the same model evaluated in float64: rounding apart
+        ref = rbf_kernel(X[500:], f32.support_vectors_, gamma=0.2) @ f32.pair_coef_[:, 0] \
+            + f32.intercept_[0]
+        assert 0 < np.max(np.abs(got - ref)) < 1e-4
+    assert_allclose(got, SVC(dtype="float64", **kw).fit(X[:500], y[:500]).decision_function(
+        X[500:]), rtol=0, atol=5e-3)
+
+
 def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     import svmgpu.estimators.svc as svc_module
 

@@ -328,6 +328,8 @@ class _FrontDoor:
         self.kernel_ = self._make_kernel(X, sample_weight)
         self.rank_path_ = None
         self.solver_, why = self._choose_solver(X, ctx.budget_bytes)
+        # (prediction computes its kernel values in the fit's dtype: _prepare_predict)
+        self._kernel_float32 = self._float32_kernel(m, region=self.solver_ == "partition")
         if self.solver_ == "lowrank" and self.rank is None:
             raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
                              "the exact path")
@@ -814,13 +816,19 @@ class _FrontDoor:
         self.objective_history_ = [mod["objective_history"] for mod in models]
 
     def _prepare_predict(self, X, *, ctx):
-        xp = ctx.xp
+        """Decision values of every problem, shape (n, n_problems), in X's dtype; the kernel
+        values in float32 where the fit held them in float32 (:meth:`_float32_kernel`: the
+        model was fitted to those values, and float32's exponentials and products take about
+        half the time: ijcnn1's 91,701 rows at 1,414 landmarks 0.38 → 0.22 s)."""
+        xp, dtype = ctx.xp, X.dtype
+        if self._kernel_float32:
+            X = astype_rows(X, xp.float32, xp=xp)
         if self.solver_ == "partition":
-            return self._predict_regions(X, ctx=ctx)
+            return xp.astype(self._predict_regions(X, ctx=ctx), dtype)
         W = xp.astype(self.pair_coef_, X.dtype)
-        return kernel_matvec(self.kernel_, X, self.support_vectors_, W,
-                             memory_budget=ctx.budget_bytes, prune=True) \
-            + xp.astype(self.intercept_, X.dtype)[None, :]
+        Z = xp.astype(self.support_vectors_, X.dtype, copy=False)
+        values = kernel_matvec(self.kernel_, X, Z, W, memory_budget=ctx.budget_bytes, prune=True)
+        return xp.astype(values, dtype) + xp.astype(self.intercept_, dtype)[None, :]
 
     def _predict_regions(self, X, *, ctx):
         """The partitioned path's decision values, shape (n, n_problems): each row by the
@@ -860,6 +868,7 @@ class _FrontDoor:
         starts = [int(v) for v in fetch_scalars(*[self.region_starts_[j] for j in range(g + 1)],
                                                 xp=xp)]
         W = xp.astype(self.pair_coef_, Xd.dtype)
+        Z = xp.astype(self.support_vectors_, Xd.dtype, copy=False)
         b_int = xp.astype(self.region_intercept_, Xd.dtype)
         out = xp.zeros((Xd.shape[0], n_p), dtype=Xd.dtype, device=dev)
         for j in range(g):
@@ -870,7 +879,7 @@ class _FrontDoor:
             if starts[j + 1] > starts[j]:
                 s = slice(starts[j], starts[j + 1])
                 vals = vals + kernel_matvec(self.kernel_, xp.take(Xd, rows, axis=0),
-                                            self.support_vectors_[s, ...], W[s, ...],
+                                            Z[s, ...], W[s, ...],
                                             memory_budget=ctx.budget_bytes, prune=True)
             out = set_rows(out, rows, vals, xp=xp)
         return out
@@ -942,8 +951,9 @@ class SVC(_FrontDoor, SVCBase):
     dtype : {None, "float32", "float64"}, default None
         The dtype of the kernel computations (None keeps float32 input, else float64; the
         kernel matrix of the partitioned path's regions, and from :data:`EXACT_FLOAT32_ROWS`
-        rows the exact path's kernel matrix and the low-rank path's features, in float32);
-        the Newton systems are solved in float64.
+        rows the exact path's kernel matrix and the low-rank path's features, in float32,
+        and then prediction's kernel values too); the Newton systems are solved in float64.
+        ``dtype="float64"`` computes everything in float64.
     memory_budget : int, str or None, default None
         Bytes the fit may use (None: half the free device memory).
     verbose : int, default 0
