@@ -66,6 +66,19 @@ def test_a_failed_refit_leaves_the_estimator_as_it_was(name):
     np.testing.assert_array_equal(est.predict(X), pred)
 
 
+@pytest.mark.parametrize("name", REGISTRY)
+def test_a_refit_keeps_no_attribute_of_the_previous_fit(name):
+    """A refit's fitted attributes are exactly a fresh fit's: one that only the previous
+    configuration set (here planted) is gone, not left stale beside the new model."""
+    X, y = _data()
+    est = _make(name)
+    fresh = set(vars(_make(name).fit(X, _target(est, y))))
+    est.fit(X, _target(est, y))
+    est.from_an_earlier_configuration_ = np.zeros(3)
+    est.fit(X, _target(est, y))
+    assert set(vars(est)) == fresh
+
+
 def test_the_audit_reproduction_of_a_mixed_model():
     """UniSVC().fit(X, y), then a refit with C=1e300 and new labels that raises: predict
     answered with the new classes_ and the old coefficients."""

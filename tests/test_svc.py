@@ -308,6 +308,28 @@ def test_prediction_computes_the_kernel_in_the_fits_dtype(monkeypatch, solver):
         X[500:]), rtol=0, atol=5e-3)
 
 
+def test_a_refit_drops_what_only_the_previous_configuration_fitted():
+    """(Red team, session 16.) Platt's sigmoids after a refit without probability, the
+    class weights after a refit without them, the regions after a refit on the exact path and
+    the exact path's dual_coef_ after a low-rank multi-class refit were left stale beside the
+    new model: predict_proba applied the old sigmoids to the new decision values."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = make_classification(300, n_features=5, n_classes=3, n_informative=3, random_state=0)
+    est = SVC(probability=True, class_weight="balanced").fit(X, y)
+    assert est.dual_coef_.shape[0] == 2
+    est.set_params(probability=False, class_weight=None, C=100.0).fit(X, y)
+    assert not hasattr(est, "probA_") and not hasattr(est, "class_weight_")
+    with pytest.raises(NotFittedError, match="probability=True"):
+        est.set_params(probability=True).predict_proba(X)
+    est.set_params(probability=False, solver="lowrank", rank=30).fit(X, y)
+    assert not hasattr(est, "dual_coef_")
+    est.set_params(solver="partition", rank="auto", region_rows=100).fit(X, y)
+    assert hasattr(est, "region_centers_")
+    est.set_params(solver="auto").fit(X, y)
+    assert est.solver_ == "exact" and not hasattr(est, "region_centers_")
+
+
 def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     import svmgpu.estimators.svc as svc_module
 
@@ -421,6 +443,20 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert "rank 20: the memory budget" in capsys.readouterr().err
     tight = SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y)  # (not even held)
     assert tight.rank_ == 20 and "recomputed per block" in tight.rank_path_[0]["stop"]
+
+
+def test_auto_rank_growth_stops_where_the_next_ranks_matrices_pass_the_budget(monkeypatch):
+    """Where the next rank's r × r matrices (not its features) would pass the budget, the
+    growth stops there and keeps the last stage, instead of raising MemoryError after the
+    first stage was solved; the plan counts the next rank's matrices, not those of both ranks
+    together (1,000 rows, 200 → 283 → 400 landmarks, 12 MB: 64·485² bytes alone are 15 MB)."""
+    _grow(monkeypatch, start=200, top=400)
+    X, y = make_classification(1000, n_features=10, random_state=2, flip_y=0.1)
+    est = SVC(solver="lowrank", gamma=1.0, memory_budget=12_000_000).fit(X, y)
+    assert [s["rank"] for s in est.rank_path_] == [200, 283]
+    assert "the memory budget (the features of 400 landmarks)" in est.rank_path_[-1]["stop"]
+    more = SVC(solver="lowrank", gamma=1.0, memory_budget=30_000_000).fit(X, y)
+    assert [s["rank"] for s in more.rank_path_] == [200, 283, 400]  # (still changing there)
 
 
 def _regression(name):

@@ -102,7 +102,9 @@ def fit_method(fit):
     runs inside ``verbosity(self.verbose)`` (:mod:`svmgpu._log`) with the seconds of its phases
     (:meth:`SVMBase._phase`) becoming ``fit_timings_``, and a fit that raises leaves the
     estimator exactly as it was before the call (unfitted after a failed first fit): the new
-    fitted attributes replace the old ones only when the whole fit succeeded. A ``fit`` that
+    fitted attributes replace the old ones only when the whole fit succeeded, and all of them
+    (an attribute of the previous fit that this one does not set, as ``probA_`` after a refit
+    with ``probability=False``, is gone, not stale). A ``fit`` that
     calls its base class's decorated ``fit`` is decorated too; the inner call runs plainly.
 
     One instance is fitted by one thread at a time (as in scikit-learn): a ``fit`` called while
@@ -124,6 +126,8 @@ def fit_method(fit):
                 "instance from one thread at a time (sklearn.base.clone it for parallel fits)")
         before = dict(vars(self))
         del before["_fit_owner"]
+        for name in [k for k in before if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)  # (a previous fit's attributes: this fit sets its own)
         self._timings = {}
         try:
             self._validate_params()
@@ -305,13 +309,14 @@ class SVMBase(BaseEstimator):
                                   full_fits=full_fits, dask=self._dask_fit)
         return self.rank_
 
-    def _feature_plan(self, m, r, ctx, *, itemsize):
+    def _feature_plan(self, m, r, ctx, *, itemsize, reserved=0):
         """:func:`svmgpu.lowrank.feature_plan` of this fit: ``(in_memory, block_budget)``,
-        counting the Newton presolve's copy of its rows on NumPy (raises MemoryError up front
-        when even the per-sample vectors and r × r matrices exceed the budget)."""
+        counting the Newton presolve's copy of its rows on NumPy and ``reserved`` bytes held
+        besides (raises MemoryError up front when even the per-sample vectors and r × r
+        matrices exceed the budget)."""
         n_pre = presolve_rows(m, r) if is_numpy(ctx.xp) else None  # "auto" presolves on NumPy
-        return feature_plan(m, r, ctx.budget_bytes, itemsize=itemsize, n_presolve=n_pre or 0,
-                            who=f"{type(self).__name__} on {m:,} samples")
+        return feature_plan(m, r, ctx.budget_bytes - reserved, itemsize=itemsize,
+                            n_presolve=n_pre or 0, who=f"{type(self).__name__} on {m:,} samples")
 
     def _lowrank_factor(self, X, kernel, ctx, sample_weight=None):
         """The low-rank factor of the training kernel (``rank_`` landmarks; Nyström draws them

@@ -414,8 +414,9 @@ class _FrontDoor:
         last solution (the new landmarks' coefficients 0), while the training predictions
         still change: more than :data:`AUTO_RANK_CHANGE` of them (SVC: the predicted classes;
         SVR: ``‖Δf‖² / ‖f − f̄‖²``, more than :data:`SVR_AUTO_RANK_CHANGE`). It ends there, at
-        :data:`AUTO_RANK_MAX` landmarks (or the rows), or where the features of the next rank
-        and the current ones together would pass the memory budget. Each stage is an entry of
+        :data:`AUTO_RANK_MAX` landmarks (or the rows), or where the next rank's features and
+        solver (:meth:`_feature_plan`) beside the current features would pass the memory
+        budget. Each stage is an entry of
         ``rank_path_``; the last one's models are the fit's."""
         xp, ctx = self._ctx.xp, self._ctx
         m, r_max = X.shape[0], int(pool.shape[0])
@@ -429,8 +430,12 @@ class _FrontDoor:
             r_next = min(int(round(r * AUTO_RANK_GROWTH)), r_max)
             if r_next <= r:
                 break
-            in_memory, blocks = self._feature_plan(m, r + r_next + 2, ctx,
-                                                   itemsize=numpy_dtype(Xf.dtype).itemsize)
+            itemsize = numpy_dtype(Xf.dtype).itemsize
+            try:  # the next stage, and the held features it is copied from beside it
+                in_memory, blocks = self._feature_plan(m, r_next + 1, ctx, itemsize=itemsize,
+                                                       reserved=m * (r + 1) * itemsize)
+            except MemoryError:  # (its r × r matrices alone pass the budget)
+                in_memory = False
             if not in_memory:
                 stop = f"the memory budget (the features of {r_next:,} landmarks)"
                 break
