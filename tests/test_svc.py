@@ -355,7 +355,7 @@ def _grow(monkeypatch, start=20, top=80):
 @pytest.mark.parametrize("est", ["SVC", "SVR"])
 def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
     """rank="auto": from AUTO_RANK_START landmarks, × √2 a stage, warm-started, while more than
-    AUTO_RANK_CHANGE of the training predictions change (SVR: of their variance). The grown
+    AUTO_RANK_CHANGE of the training predictions change (SVR: of the targets' variance). The grown
     model is the minimizer for its landmarks: a cold solve over the same landmarks (every
     landmark passed as the reduced set) gives the same decision values. Runs on every backend
     (array-api-strict's device1: no host round trip in the growth)."""
@@ -405,6 +405,26 @@ def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch, sample):
     rows = slice(None) if sample is None else slice(None, None, 3)  # (600 rows: every 3rd)
     expected = np.mean(small.predict(X[rows]) != large.predict(X[rows]))
     assert expected > 0 and grown.rank_path_[1]["changed"] == pytest.approx(expected)
+
+
+def test_svr_auto_rank_changed_is_on_the_targets_variance(monkeypatch):
+    """SVR's ``changed`` of a stage is ``‖Δf‖² / ‖y − ȳ‖²`` (the targets' variance, R²'s
+    scale): recomputed here from two fits at those ranks' landmarks. Constant targets stop at
+    the first comparison with 0: on the predictions' own variance (rounding, for constant
+    predictions) the red team's y ≡ 2 grew to the largest rank."""
+    svc_module = _grow(monkeypatch, start=10, top=14)
+    X, y = make_friedman1(300, noise=0.5, random_state=0)
+    grown = SVR(solver="lowrank", tol=1e-10).fit(X, y)
+    assert [p["rank"] for p in grown.rank_path_] == [10, 14]
+    J = np.asarray(grown.support_)
+    monkeypatch.setattr(svc_module, "select_reduced_set", lambda X, k, r, *a, **kw: J[:r])
+    small = SVR(solver="lowrank", rank=10, tol=1e-10).fit(X, y).predict(X)
+    large = SVR(solver="lowrank", rank=14, tol=1e-10).fit(X, y).predict(X)
+    expected = np.sum((large - small) ** 2) / np.sum((y - y.mean()) ** 2)
+    assert expected > 0 and grown.rank_path_[1]["changed"] == pytest.approx(expected, rel=1e-6)
+    _grow(monkeypatch, start=10, top=80)
+    flat = SVR(solver="lowrank").fit(X, np.full(300, 2.0))
+    assert [(p["rank"], p["changed"]) for p in flat.rank_path_] == [(10, None), (14, 0.0)]
 
 
 def test_probability_folds_keep_the_grown_rank(monkeypatch):
