@@ -147,6 +147,33 @@ def test_random_subset_unsorted_prefixes_and_astype_rows(device, xp):
     assert B.astype_rows(S, np.float32, xp=xp).dtype == np.float32
 
 
+def test_astype_rows_shifted_and_row_extent(device, xp, monkeypatch):
+    """``astype_rows(shift=c)`` is ``X − c`` converted (row block by row block: here blocks
+    of 4 rows), so that an offset of 10⁶ keeps float32's digits for the spread;
+    ``row_extent`` is (max |x − c|, max ‖x − c‖²), dense or sparse (unshifted)."""
+    import scipy.sparse as sp
+
+    import svmgpu.backend._sparse as sparse_module
+
+    monkeypatch.setattr(sparse_module, "_ROW_BLOCK", 4)
+    A = np.random.default_rng(0).standard_normal((10, 3))
+    c = np.full(3, 1e6)
+    X, cd = B.to_device(A + c, device), B.to_device(c, device)
+    got = B.astype_rows(X, xp.float32, xp=xp, shift=cd)
+    assert got.dtype == xp.float32
+    assert_allclose(got, A, rtol=1e-6, atol=0, device=device)  # (unshifted: off by up to 0.03)
+    amax, sq = B.row_extent(X, shift=cd, xp=xp)
+    assert amax == pytest.approx(np.abs(A).max()) and sq == pytest.approx((A * A).sum(1).max())
+    assert B.row_extent(X[:0, :], xp=xp) == (0.0, 0.0)
+    S = sp.csr_matrix(np.where(np.abs(A) > 1, A, 0.0))
+    assert B.row_extent(S, xp=np) == pytest.approx(
+        (np.abs(S.toarray()).max(), (S.toarray() ** 2).sum(1).max()))
+    with pytest.raises(ValueError, match="sparse X cannot be shifted"):
+        B.astype_rows(S, np.float32, xp=np, shift=c)
+    with pytest.raises(ValueError, match="sparse X cannot be shifted"):
+        B.row_extent(S, xp=np, shift=c)
+
+
 def test_cholesky_not_pd_raises(device, xp):
     A = B.to_device(np.array([[1.0, 2.0], [2.0, 1.0]]), device)
     with pytest.raises(np.linalg.LinAlgError):

@@ -46,6 +46,25 @@ def test_kmeans_and_assign():
     assert np.array_equal(l2, labels) and np.array_equal(c2, centres)
 
 
+def test_kmeans_and_assign_of_offset_features():
+    """Features offset by 10⁸ (float64's expanded distances then round by ~10, more than
+    the blobs' spread): assign is still the brute-force nearest centre (computed on the
+    unshifted rows) and kmeans finds the same clusters as without the offset."""
+    rng = np.random.default_rng(0)
+    X, _ = _blobs(200, FAR / 25.0, rng)  # (centres 2 apart, spread 0.3)
+    C = rng.standard_normal((7, 2))
+    brute = np.argmin(((X[:, None, :] - C[None, :, :]) ** 2).sum(-1), axis=1)
+    assert np.array_equal(assign(X + 1e8, C + 1e8, xp=np), brute)
+    near, second, gap = assign(X + 1e8, C + 1e8, xp=np, second=True)
+    _, s0, g0 = assign(X, C, xp=np, second=True)
+    assert np.array_equal(near, brute) and np.array_equal(second, s0)
+    assert_allclose(gap, g0, rtol=0, atol=1e-6)
+    centres, labels = kmeans(X + 1e8, 3, xp=np, random_state=1)
+    c0, l0 = kmeans(X, 3, xp=np, random_state=1)
+    assert np.array_equal(labels, l0)
+    assert_allclose(centres - 1e8, c0, rtol=0, atol=1e-6)
+
+
 def test_bounded_regions_cover_every_row_within_the_bound():
     rng = np.random.default_rng(1)
     X = np.vstack([rng.standard_normal((900, 3)), 40 + rng.standard_normal((100, 3))])

@@ -330,6 +330,101 @@ def test_a_refit_drops_what_only_the_previous_configuration_fitted():
     assert est.solver_ == "exact" and not hasattr(est, "region_centers_")
 
 
+def _path_params(solver):
+    return {"solver": solver, **({"rank": 60} if solver == "lowrank" else
+                                 {"region_rows": 200} if solver == "partition" else {})}
+
+
+@pytest.mark.parametrize("solver", ["exact", "lowrank", "partition"])
+def test_float32_kernel_values_of_offset_and_extreme_features(monkeypatch, solver):
+    """(Red team, session 16.) float32 kernel values (dtype=None) are computed on the rows
+    less their mean (on the partitioned path a region's own): features offset by 10⁶ fit and
+    predict as the float64 fit does (cast before the shift, 1.45 % of the signs differed;
+    offset by 10⁸, chance accuracy or a raw LinAlgError). Features whose squared distances
+    overflow or underflow float32 (× 10²⁰, × 10⁻²⁰) are computed in float64: the float64
+    fit's model."""
+    import svmgpu.estimators.svc as svc_module
+
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 300)
+    X, y = make_classification(500, n_features=6, random_state=3)
+    kw = _path_params(solver)
+    ref = SVC(dtype="float64", gamma=0.2, **kw).fit(X, y).decision_function(X)
+    for offset in (1e6, 1e8):
+        off = SVC(gamma=0.2, **kw).fit(X + offset, y)
+        assert off._kernel_float32
+        assert_allclose(off.decision_function(X + offset), ref, rtol=0, atol=2e-3)
+    for scale in (1e20, 1e-20):
+        gamma = 0.2 / scale ** 2
+        got = SVC(gamma=gamma, **kw).fit(X * scale, y)
+        assert got._kernel_float32 == (solver == "partition")  # (its regions decide)
+        want = SVC(gamma=gamma, dtype="float64", **kw).fit(X * scale, y)
+        assert_allclose(got.decision_function(X * scale), want.decision_function(X * scale),
+                        rtol=0, atol=1e-8)
+        assert_allclose(got.decision_function(X * scale), ref, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["exact", "partition"])
+def test_a_float32_newton_system_not_positive_definite_is_solved_in_float64(monkeypatch,
+                                                                              solver):
+    """Where float32 rounding leaves a Newton system indefinite (near-duplicate rows at a
+    large C), the exact solve starts again on the float64 kernel matrix instead of raising
+    numpy's LinAlgError (simulated: every float32 solve raises it)."""
+    import svmgpu.estimators.svc as svc_module
+    from svmgpu.backend import LinAlgError
+
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 300)
+    real, seen = svc_module.exact_newton, []
+
+    def indefinite_in_float32(K, *args, **kwargs):
+        seen.append(str(K.dtype))
+        if K.dtype == np.float32:
+            raise LinAlgError("2-th leading minor not positive definite")
+        return real(K, *args, **kwargs)
+
+    monkeypatch.setattr(svc_module, "exact_newton", indefinite_in_float32)
+    X, y = make_classification(500, n_features=6, random_state=3)
+    got = SVC(gamma=0.2, **_path_params(solver)).fit(X, y)
+    assert "float32" in seen and "float64" in seen
+    monkeypatch.setattr(svc_module, "exact_newton", real)
+    want = SVC(gamma=0.2, dtype="float64", **_path_params(solver)).fit(X, y)
+    assert_allclose(got.decision_function(X), want.decision_function(X), rtol=0, atol=1e-4)
+
+
+def test_parameters_a_path_does_not_use_warn_and_bad_ones_are_refused():
+    """(Red team, session 16.) ``rank`` on the exact and partitioned paths and ``region_*``
+    off the partitioned path warn instead of being taken silently; ``max_iter=0`` is refused
+    up front (the low-rank path raised only after the features were built); a class whose
+    samples all weigh 0 is refused on every path (as scikit-learn), not on the low-rank path
+    only."""
+    import warnings
+
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = make_classification(200, n_features=5, random_state=0)
+    for kw, name, why in [
+            ({"solver": "exact", "rank": 50}, "rank=50", "solver='exact' uses no landmarks"),
+            ({"solver": "partition", "rank": 50, "region_rows": 100}, "rank=50",
+             "solver='partition' uses no landmarks"),
+            ({"solver": "lowrank", "rank": 50, "region_rows": 100}, "region_rows=100",
+             "only the partitioned path uses it"),
+            ({"rank": 50, "region_overlap": 0.0}, "region_overlap=0.0",
+             "only the partitioned path uses it")]:
+        with pytest.warns(UserWarning, match=f"{name} is ignored: {why}"):
+            SVC(**kw).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SVC(solver="partition", region_rows=100, region_overlap=0.0).fit(X, y)
+        SVR(solver="lowrank", rank=50).fit(X, y.astype(float))
+    for est in (SVC(max_iter=0), SVR(max_iter=0), SVC(max_iter=-2)):
+        with pytest.raises(InvalidParameterError, match="max_iter"):
+            est.fit(X, y)
+    assert SVC(max_iter=-1).fit(X, y).converged_.all()
+    w = np.where(y == 1, 0.0, 1.0)
+    for kw in ({}, {"solver": "lowrank", "rank": 30}, {"solver": "partition"}):
+        with pytest.raises(ValueError, match="only one class is left"):
+            SVC(**kw).fit(X, y, sample_weight=w)
+
+
 def test_auto_takes_the_low_rank_path_above_the_exact_paths_rows(monkeypatch):
     import svmgpu.estimators.svc as svc_module
 

@@ -65,11 +65,51 @@ def sparse_to(x, device, dtype):
         return as_csr(cupyx.scipy.sparse.csr_matrix(as_csr(host, dtype)), dtype)
 
 
-def astype_rows(X, dtype, *, xp):
-    """``X`` (dense or sparse) converted to ``dtype`` (no copy when it has it already)."""
+#: Rows a block of :func:`astype_rows`'s shifted conversion and of :func:`row_extent`.
+_ROW_BLOCK = 65_536
+
+
+def astype_rows(X, dtype, *, xp, shift=None):
+    """``X`` (dense or sparse) converted to ``dtype`` (no copy when it has it already); with
+    ``shift`` (a vector, dense X only) ``X − shift`` converted, row block by row block (no
+    full-size temporary in X's dtype): an offset of the features then takes none of the
+    narrower dtype's digits."""
+    if shift is None:
+        if is_sparse(X):
+            return X.astype(dtype, copy=False)
+        return xp.astype(X, dtype, copy=False)
     if is_sparse(X):
-        return X.astype(dtype, copy=False)
-    return xp.astype(X, dtype, copy=False)
+        raise ValueError("a sparse X cannot be shifted (it would become dense)")
+    m = X.shape[0]
+    out = xp.empty(X.shape, dtype=dtype, device=getattr(X, "device", None))
+    for s in range(0, m, _ROW_BLOCK):
+        e = min(s + _ROW_BLOCK, m)
+        out[s:e, ...] = xp.astype(X[s:e, ...] - shift, dtype)
+    return out
+
+
+def row_extent(X, *, xp, shift=None):
+    """``(max |xᵢⱼ − shiftⱼ|, max ‖xᵢ − shift‖²)`` over the rows of X as Python floats
+    (0.0 for no rows; ``shift`` for dense X only), row block by row block: how far the rows
+    reach, for the choice of a dtype that holds their squared distances."""
+    if X.shape[0] == 0:
+        return 0.0, 0.0
+    if is_sparse(X):
+        if shift is not None:
+            raise ValueError("a sparse X cannot be shifted (it would become dense)")
+        data = _module(X).asarray(X.data)
+        amax = float(_module(X).max(_module(X).abs(data))) if data.shape[0] else 0.0
+        return amax, float(_module(X).max(row_sq_norms(X, xp=xp)))
+    from svmgpu.backend._ops import fetch_scalars  # noqa: PLC0415
+
+    amax, sq = 0.0, 0.0
+    for s in range(0, X.shape[0], _ROW_BLOCK):
+        A = X[s:min(s + _ROW_BLOCK, X.shape[0]), ...]
+        if shift is not None:
+            A = A - shift
+        a, q = fetch_scalars(xp.max(xp.abs(A)), xp.max(xp.sum(A * A, axis=1)), xp=xp)
+        amax, sq = max(amax, float(a)), max(sq, float(q))
+    return amax, sq
 
 
 def take_rows(X, rows, *, xp):

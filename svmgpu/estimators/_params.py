@@ -74,7 +74,8 @@ def ignored_parameters(params, defaults):
     """The parameters in ``params`` that differ from their ``defaults`` but that this
     configuration does not use, each with the reason: a kernel's parameters another kernel
     ignores (a Kernel object carries its own), the pivoted Cholesky's ``lowrank_tol`` with
-    Nyström landmarks or with no low-rank factor. Returns ``{name: reason}``."""
+    Nyström landmarks or with no low-rank factor, SVC / SVR's ``rank`` on a path without
+    landmarks and ``region_*`` off the partitioned path. Returns ``{name: reason}``."""
     kernel = params.get("kernel")
     reasons = {}
     if isinstance(kernel, Kernel):
@@ -83,7 +84,14 @@ def ignored_parameters(params, defaults):
     elif kernel in _KERNEL_USES:
         for k in {"gamma", "degree", "coef0"} - _KERNEL_USES[kernel]:
             reasons[k] = f"kernel={kernel!r} does not use it"
-    if params.get("rank", "auto") is None:
+    solver, rank = params.get("solver"), params.get("rank", "auto")
+    if solver in ("exact", "partition"):  # (SVC / SVR's paths)
+        reasons["rank"] = f"solver={solver!r} uses no landmarks"
+    if solver in ("exact", "lowrank") or (solver == "auto" and rank != "auto"):
+        for k in ("region_rows", "region_overlap"):
+            reasons[k] = ("only the partitioned path uses it (solver='partition', or 'auto' "
+                          "with rank='auto')")
+    if rank is None:
         reasons["lowrank_tol"] = "rank=None uses the full kernel (no low-rank factor)"
     elif params.get("lowrank") != "pivoted_cholesky":
         reasons["lowrank_tol"] = "only lowrank='pivoted_cholesky' uses it"

@@ -46,10 +46,11 @@ import time
 from numbers import Integral, Real
 
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from svmgpu.backend import (
+    LinAlgError,
     asarray,
     astype_rows,
     check_fits,
@@ -57,12 +58,15 @@ from svmgpu.backend import (
     dense_rows,
     fetch_scalars,
     format_bytes,
+    get_namespace,
     host_array,
+    is_sparse,
     map_threads,
     matmul,
     numpy_dtype,
     random_subset,
     range_block,
+    row_extent,
     seed_from,
     set_rows,
 )
@@ -73,7 +77,7 @@ from svmgpu.estimators._input import check_X
 from svmgpu.estimators._multiclass import class_pairs, ovo_vote_counts
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
-from svmgpu.kernels import kernel_matvec, negligible_level
+from svmgpu.kernels import RBF, kernel_matvec, negligible_level
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers.exact import exact_newton
@@ -115,6 +119,15 @@ _CONTINUATION = (1.0, 0.3, HINGE_SMOOTHING)
 #: low-rank path's features from the same number of rows (its memory halved; ijcnn1 3.7 →
 #: 3.1 s, Covtype's 7 classes on 50,000 rows 25.0 → 21.6 s, the same test accuracy).
 EXACT_FLOAT32_ROWS = 10_000
+
+#: The largest rounding of an RBF exponent ``γ‖x − z‖²`` that float32 kernel values may carry:
+#: float32's eps times ``γ · max ‖x − c‖²`` over the rows shifted by their mean c (the squared
+#: distances are ``‖x‖² + ‖z‖² − 2xᵀz``, rounded relative to the squared norms). Beyond it, or
+#: where the shifted rows' squared distances would overflow or underflow float32, a fit with
+#: ``dtype=None`` computes its kernel values in float64 instead (features 10⁶ from their mean
+#: at γ = 1/d: 1.45 % of float32's signs differed from float64's; X · 10²⁰: chance accuracy).
+#: Standardized features reach 1e-6 (ijcnn1, Covtype: 1e-6 to 1e-5).
+FLOAT32_RBF_ROUNDING = 1e-4
 
 #: Rows up to which ``solver="auto"`` takes the exact path (when the kernel matrix fits the
 #: budget): its cost grows as m² kernel entries plus |Q|³ factorizations; at 20,000 rows it
@@ -272,6 +285,51 @@ class _FrontDoor:
         keep X's dtype)."""
         return self.dtype is None and (region or m >= EXACT_FLOAT32_ROWS)
 
+    def _shift_of(self, X):
+        """The common shift of rows before their float32 cast: X's column means (float64)
+        for a translation-invariant kernel and dense X (the kernel values do not change),
+        else None."""
+        if not self.kernel_.translation_invariant or is_sparse(X):
+            return None
+        return get_namespace(X).mean(X, axis=0)
+
+    def _float32_risk(self, arrays, shift):
+        """Why float32 cannot hold the kernel values of these rows (less ``shift``) well, or
+        None: their squared distances overflow or underflow float32, or (RBF) their
+        exponents would carry more than :data:`FLOAT32_RBF_ROUNDING` of rounding."""
+        xp = get_namespace(*arrays)
+        amax = sq = 0.0
+        for A in arrays:
+            a, q = row_extent(A, shift=shift, xp=xp)
+            amax, sq = max(amax, a), max(sq, q)
+        fi, d = xp.finfo(xp.float32), int(arrays[0].shape[1])
+        if not math.isfinite(sq) or amax > math.sqrt(float(fi.max) / (4.0 * d)):
+            return f"the features reach {amax:.3g} from their mean: float32 would overflow"
+        if 0.0 < amax < math.sqrt(float(fi.smallest_normal)) * 1e3:
+            return f"the features reach only {amax:.3g}: float32 would underflow"
+        if isinstance(self.kernel_, RBF):
+            rounding = float(fi.eps) * self.kernel_.gamma * sq
+            if rounding > FLOAT32_RBF_ROUNDING:
+                return (f"gamma * max |x - mean|^2 = {self.kernel_.gamma * sq:.3g}: float32 "
+                        f"would round the RBF exponents by {rounding:.2g} > "
+                        f"FLOAT32_RBF_ROUNDING={FLOAT32_RBF_ROUNDING:g}")
+        return None
+
+    def _kernel_rows(self, *arrays, shift=None):
+        """The rows of ``arrays`` (evaluated against each other) as this fit's kernel sees
+        them: less ``shift`` (None for sparse rows) and in float32 where the fit holds its
+        kernel values in float32 and float32 holds these rows (:meth:`_float32_risk`); else
+        unchanged. A common shift leaves a translation-invariant kernel's values unchanged
+        and spends float32's digits on the features' spread, not their offset."""
+        if not self._kernel_float32:
+            return arrays
+        if any(is_sparse(A) for A in arrays):
+            shift = None
+        if self._float32_risk(arrays, shift) is not None:
+            return arrays
+        xp = get_namespace(*arrays)
+        return tuple(astype_rows(A, xp.float32, xp=xp, shift=shift) for A in arrays)
+
     def _choose_solver(self, X, budget):
         """``(solver_, why)`` of this fit (see the module notes); Dask input is taken on the
         partitioned path only."""
@@ -336,6 +394,13 @@ class _FrontDoor:
         self.solver_, why = self._choose_solver(X, ctx.budget_bytes)
         # (prediction computes its kernel values in the fit's dtype: _prepare_predict)
         self._kernel_float32 = self._float32_kernel(m, region=self.solver_ == "partition")
+        self._kernel_shift = None  # (the partitioned path shifts each region by its own)
+        if self._kernel_float32 and self.solver_ != "partition":
+            self._kernel_shift = self._shift_of(X)
+            why = self._float32_risk([X], self._kernel_shift)
+            if why is not None:
+                self._kernel_float32, self._kernel_shift = False, None
+                self._log.info("kernel values in float64, not float32: %s", why)
         if self.solver_ == "lowrank" and self.rank is None:
             raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
                              "the exact path")
@@ -351,9 +416,7 @@ class _FrontDoor:
             if order is not None:  # K's rows by class: a pair's block is two ranges of it
                 order, bounds = order
                 X_fit = xp.take(X_fit, order, axis=0)
-            if self._float32_kernel(m):
-                X_fit = xp.astype(X_fit, xp.float32)
-            K = self.kernel_.block(X_fit, X_fit)
+            K = self.kernel_.block(*(2 * self._kernel_rows(X_fit, shift=self._kernel_shift)))
             return {"K": K} if order is None else {"K": K, "order": order, "bounds": bounds}
         if self.solver_ == "partition":
             return self._prepare_regions(X, ctx=ctx)
@@ -375,7 +438,7 @@ class _FrontDoor:
         Z = dense_rows(X, J, xp=xp)
         self._landmarks = (J, Z)
         self.rank_path_ = [{"rank": self.rank_, "changed": None, "seconds": None}]
-        Xf = astype_rows(X, xp.float32, xp=xp) if self._float32_kernel(m) else X
+        (Xf,) = self._kernel_rows(X, shift=self._kernel_shift)
         in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
                                                itemsize=numpy_dtype(Xf.dtype).itemsize)
         shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory)
@@ -389,10 +452,11 @@ class _FrontDoor:
 
     def _landmark_features(self, Xf, Z, blocks, *, in_memory=True, known=None):
         """The low-rank path's shared arrays for the landmarks Z: ``P = [K(X, Z), 1]`` in the
-        dtype of ``Xf`` (X, or X in float32: :meth:`_float32_kernel`; of which ``known`` holds
-        the first columns already) and the RKHS penalty ``B`` (float64)."""
+        dtype of ``Xf`` (X's rows as the kernel sees them, :meth:`_kernel_rows`; of which
+        ``known`` holds the first columns already) and the RKHS penalty ``B`` (float64)."""
         xp = self._ctx.xp
-        P = reduced_kernel_features(Xf, self.kernel_, xp.astype(Z, Xf.dtype, copy=False),
+        (Zf,) = self._kernel_rows(Z, shift=self._kernel_shift)
+        P = reduced_kernel_features(Xf, self.kernel_, xp.astype(Zf, Xf.dtype, copy=False),
                                     intercept=True, in_memory=in_memory,
                                     memory_budget=blocks, known=known)
         B = rkhs_matrix(self.kernel_, Z, xp=self._ctx.xp, intercept=True,
@@ -597,7 +661,21 @@ class _FrontDoor:
         """The exact path on one kernel matrix: ``(result, Newton steps)``; a stalled
         iteration restarts as a continuation from wider corners (:meth:`_losses`). A float32
         K that cannot reach tol is finished on the float64 kernel of ``rows_f64`` (K's rows,
-        or a function giving them: built only then)."""
+        or a function giving them: built only then), and one whose rounding left a Newton
+        system indefinite (near-duplicate rows at a large C) is solved on it from the
+        start."""
+        try:
+            return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64)
+        except LinAlgError:
+            if rows_f64 is None or K.dtype == get_namespace(K).float64:
+                raise
+            self._log.info("a float32 Newton system is not positive definite: the kernel "
+                           "matrix in float64")
+            rows = rows_f64() if callable(rows_f64) else rows_f64
+            return self._exact_solve_on(self.kernel_.block(rows, rows), y, sample_weight,
+                                        max_iter, None)
+
+    def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64):
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
                   max_iter=max_iter, task=self._task)
         start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
@@ -625,9 +703,8 @@ class _FrontDoor:
         """The exact path on one region's rows: ``(α at its support vectors, their positions
         in Xj, the solver's result, Newton steps)``; the kernel matrix in float32 with
         ``dtype=None`` (:meth:`_float32_kernel`)."""
-        xp = self._ctx.xp
-        X32 = xp.astype(Xj, xp.float32) if self._float32_kernel(int(Xj.shape[0]),
-                                                                  region=True) else Xj
+        xp = get_namespace(Xj)
+        (X32,) = self._kernel_rows(Xj, shift=self._shift_of(Xj))  # (the region's own mean)
         res, it = self._exact_solve(self.kernel_.block(X32, X32), y, sample_weight, max_iter,
                                     rows_f64=Xj)
         nz = xp.nonzero(res.coef != 0)[0]
@@ -637,7 +714,7 @@ class _FrontDoor:
         """What a Dask worker needs of this fit to solve a region: the parameters and the
         fitted kernel (no data)."""
         est = clone(self)
-        est.kernel_ = self.kernel_
+        est.kernel_, est._kernel_float32 = self.kernel_, self._kernel_float32
         return est
 
     def _fit_regions(self, regions, extra, rows, y, sample_weight, max_iter):
@@ -722,6 +799,8 @@ class _FrontDoor:
     def _fit_binary(self, shared, rows, y, sample_weight, start=None):
         xp = self._ctx.xp
         max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
+        if self._task == "classification":  # (every path: as scikit-learn's SVC)
+            check_two_classes(y, sample_weight, xp=xp)
         if "regions" in shared:
             return self._fit_regions(shared["regions"], shared["extra"], rows, y, sample_weight,
                                      max_iter)
@@ -832,13 +911,12 @@ class _FrontDoor:
         model was fitted to those values, and float32's exponentials and products take about
         half the time: ijcnn1's 91,701 rows at 1,414 landmarks 0.38 → 0.22 s)."""
         xp, dtype = ctx.xp, X.dtype
-        if self._kernel_float32:
-            X = astype_rows(X, xp.float32, xp=xp)
         if self.solver_ == "partition":
-            return xp.astype(self._predict_regions(X, ctx=ctx), dtype)
-        W = xp.astype(self.pair_coef_, X.dtype)
-        Z = xp.astype(self.support_vectors_, X.dtype, copy=False)
-        values = kernel_matvec(self.kernel_, X, Z, W, memory_budget=ctx.budget_bytes, prune=True)
+            return self._predict_regions(X, ctx=ctx)
+        Xk, Z = self._kernel_rows(X, self.support_vectors_, shift=self._kernel_shift)
+        W = xp.astype(self.pair_coef_, Xk.dtype)
+        values = kernel_matvec(self.kernel_, Xk, xp.astype(Z, Xk.dtype, copy=False), W,
+                               memory_budget=ctx.budget_bytes, prune=True)
         return xp.astype(values, dtype) + xp.astype(self.intercept_, dtype)[None, :]
 
     def _predict_regions(self, X, *, ctx):
@@ -878,8 +956,7 @@ class _FrontDoor:
         order, b = group_rows(where, g, xp=xp)
         starts = [int(v) for v in fetch_scalars(*[self.region_starts_[j] for j in range(g + 1)],
                                                 xp=xp)]
-        W = xp.astype(self.pair_coef_, Xd.dtype)
-        Z = xp.astype(self.support_vectors_, Xd.dtype, copy=False)
+        W, Z = self.pair_coef_, self.support_vectors_
         b_int = xp.astype(self.region_intercept_, Xd.dtype)
         out = xp.zeros((Xd.shape[0], n_p), dtype=Xd.dtype, device=dev)
         for j in range(g):
@@ -889,9 +966,13 @@ class _FrontDoor:
             vals = xp.broadcast_to(b_int[j:j + 1, :], (b[j + 1] - b[j], n_p))
             if starts[j + 1] > starts[j]:
                 s = slice(starts[j], starts[j + 1])
-                vals = vals + kernel_matvec(self.kernel_, xp.take(Xd, rows, axis=0),
-                                            Z[s, ...], W[s, ...],
-                                            memory_budget=ctx.budget_bytes, prune=True)
+                shift = self.region_centers_[j, :] if self.kernel_.translation_invariant \
+                    else None  # (rows near the region's centre, as its support vectors)
+                Xr, Zr = self._kernel_rows(xp.take(Xd, rows, axis=0), Z[s, ...], shift=shift)
+                vals = vals + xp.astype(kernel_matvec(
+                    self.kernel_, Xr, xp.astype(Zr, Xr.dtype, copy=False),
+                    xp.astype(W[s, ...], Xr.dtype), memory_budget=ctx.budget_bytes,
+                    prune=True), Xd.dtype)
             out = set_rows(out, rows, vals, xp=xp)
         return out
 
@@ -963,8 +1044,11 @@ class SVC(_FrontDoor, SVCBase):
         The dtype of the kernel computations (None keeps float32 input, else float64; the
         kernel matrix of the partitioned path's regions, and from :data:`EXACT_FLOAT32_ROWS`
         rows the exact path's kernel matrix and the low-rank path's features, in float32,
-        and then prediction's kernel values too); the Newton systems are solved in float64.
-        ``dtype="float64"`` computes everything in float64.
+        and then prediction's kernel values too, computed on the rows less their mean: an
+        offset of the features costs no digits; in float64 where float32 would overflow,
+        underflow or round the RBF exponents by more than :data:`FLOAT32_RBF_ROUNDING`); the
+        Newton systems are solved in float64. ``dtype="float64"`` computes everything in
+        float64.
     memory_budget : int, str or None, default None
         Bytes the fit may use (None: half the free device memory).
     verbose : int, default 0
@@ -1023,7 +1107,7 @@ class SVC(_FrontDoor, SVCBase):
         "C", "kernel", "degree", "gamma", "coef0", "tol", "class_weight", "probability",
         "random_state", "device", "dtype", "memory_budget", "verbose",
         decision_function_shape=[StrOptions({"ovr", "ovo"})], break_ties=["boolean"],
-        max_iter=[Interval(Integral, -1, None, closed="left")],
+        max_iter=[Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         rank=[StrOptions({"auto"}), POSITIVE_INT, None],
         solver=[StrOptions({"auto", "exact", "lowrank", "partition"})],
         region_rows=[StrOptions({"auto"}), Interval(Integral, 2, None, closed="left")],
@@ -1046,7 +1130,6 @@ class SVC(_FrontDoor, SVCBase):
         """Zhou 2013's reduced Newton method: from z = 0 with a presolve and the Huber
         continuation from :data:`LOWRANK_DELTA0`, or from ``start`` (a smaller rank's solution)
         at the final corner, one step at least."""
-        check_two_classes(y, sample_weight, xp=self._ctx.xp)
         m, r = P.shape
         n_pre = min(LOWRANK_PRESOLVE_PER_RANK * r, m // 8)
         warm = start is not None
@@ -1147,7 +1230,7 @@ class SVR(_FrontDoor, SVRBase):
     _parameter_constraints = constraints(
         "kernel", "degree", "gamma", "coef0", "tol", "C", "random_state", "device", "dtype",
         "memory_budget", "verbose", epsilon=[Interval(Real, 0, None, closed="left")],
-        max_iter=[Interval(Integral, -1, None, closed="left")],
+        max_iter=[Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         rank=[StrOptions({"auto"}), POSITIVE_INT, None],
         solver=[StrOptions({"auto", "exact", "lowrank", "partition"})],
         region_rows=[StrOptions({"auto"}), Interval(Integral, 2, None, closed="left")],
@@ -1206,4 +1289,5 @@ class SVR(_FrontDoor, SVRBase):
             self.dual_coef_ = self._ctx.xp.reshape(self.pair_coef_[:, 0], (1, -1))
 
 
-__all__ = ["HINGE_SMOOTHING", "LOCAL_KERNEL_LEVEL", "PARTITION_ROWS", "SVC", "SVR", "SVR_CORNER"]
+__all__ = ["FLOAT32_RBF_ROUNDING", "HINGE_SMOOTHING", "LOCAL_KERNEL_LEVEL", "PARTITION_ROWS",
+           "SVC", "SVR", "SVR_CORNER"]

@@ -48,7 +48,9 @@ _ASSIGN_BLOCK = 8192
 
 def assign(X, centers, *, xp, second=False):
     """The index of the nearest centre of every row of ``X``, int64 array of shape (n,),
-    computed over row blocks (``‖x − c‖² = ‖x‖² − 2 xᵀc + ‖c‖²``, the row's norm dropped).
+    computed over row blocks (``‖x − c‖² = ‖x‖² − 2 xᵀc + ‖c‖²``, the row's norm dropped),
+    rows and centres less the centres' mean (features offset by 10⁸ otherwise rounded the
+    distances of float64 by ~10, and their regions were noise).
 
     ``second=True`` returns ``(nearest, second, gap)``: also the second-nearest centre (the
     nearest one when there is one centre) and ``gap = ‖x − c_second‖² − ‖x − c_nearest‖²``
@@ -56,11 +58,13 @@ def assign(X, centers, *, xp, second=False):
     """
     n, k = X.shape[0], centers.shape[0]
     dev = getattr(X, "device", None)
+    ref = xp.mean(centers, axis=0)
+    centers = centers - ref
     c2 = xp.sum(centers * centers, axis=1)
     ids = xp.arange(k, dtype=xp.int64, device=dev)
     first, other, gaps = [], [], []
     for s in range(0, n, _ASSIGN_BLOCK):
-        B = X[s:min(s + _ASSIGN_BLOCK, n), ...]
+        B = X[s:min(s + _ASSIGN_BLOCK, n), ...] - ref
         D = c2[None, :] - 2.0 * xp.matmul(B, xp.matrix_transpose(centers))
         near = xp.astype(xp.argmin(D, axis=1), xp.int64)
         first.append(near)
@@ -154,7 +158,9 @@ def kmeans(X, k, *, xp, random_state=0, sample=KMEANS_SAMPLE, max_iter=KMEANS_MA
     :data:`KMEANS_PP_SAMPLE` rows of the sample, 8 per centre at least) and move by Lloyd's
     iterations on at most ``sample`` rows (drawn the same way), until the mean squared
     distance changes by less than ``tol`` (relative) or after ``max_iter``; then every row is
-    assigned. Deterministic for a given ``random_state``.
+    assigned. Deterministic for a given ``random_state``. The iterations run on the sample
+    less its mean (the expanded squared distances then round relative to the spread, not to
+    an offset of the features).
     """
     m = X.shape[0]
     k = max(1, min(int(k), m))
@@ -162,6 +168,8 @@ def kmeans(X, k, *, xp, random_state=0, sample=KMEANS_SAMPLE, max_iter=KMEANS_MA
     dev = array_device(X)
     sub = X if m <= sample else xp.take(X, random_subset(m, sample, seed=seed, device=dev),
                                         axis=0)
+    ref = xp.mean(sub, axis=0)
+    sub = sub - ref
     n_pp = min(sub.shape[0], max(KMEANS_PP_SAMPLE, 8 * k))
     pp = sub if n_pp == sub.shape[0] else xp.take(
         sub, random_subset(sub.shape[0], n_pp, seed=seed + 2, device=dev), axis=0)
@@ -175,6 +183,7 @@ def kmeans(X, k, *, xp, random_state=0, sample=KMEANS_SAMPLE, max_iter=KMEANS_MA
         if prev - obj <= tol * obj:
             break
         prev = obj
+    centers = centers + ref
     return centers, assign(X, centers, xp=xp, second=second)
 
 
