@@ -260,3 +260,20 @@ def test_sparse_input_on_the_gpu(make):
         D = clf.decision_function(csp.csr_matrix(sp.csr_matrix(X[:60])))
         assert isinstance(D, cupy.ndarray)
         assert_allclose(host(D), ref.decision_function(X[:60]), rtol=1e-8, atol=1e-10)
+
+
+def test_gamma_scale_of_float32_sparse_input_with_an_offset():
+    """(Red team, session 16.) ``gamma="scale"``'s sparse moments ``E[x²] − E[x]²`` are
+    summed in float64 for float32 X too: with features offset by 10³ (stored nonzero),
+    float32 sums gave γ 0.145 for 0.117; now scikit-learn's value and the dense one."""
+    from sklearn.svm import SVC as SklearnSVC
+
+    from svmgpu import SVC
+
+    X, y = _data()
+    Xo = (X + 1e3).astype(np.float32)
+    want = 1.0 / (X.shape[1] * Xo.astype(np.float64).var())
+    for A in (sp.csr_matrix(Xo), Xo):
+        assert SVC(solver="lowrank", rank=20).fit(A, y).kernel_.gamma == pytest.approx(
+            want, rel=1e-5)
+    assert SklearnSVC().fit(sp.csr_matrix(Xo), y)._gamma == pytest.approx(want, rel=1e-5)

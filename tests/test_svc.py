@@ -363,6 +363,30 @@ def test_float32_kernel_values_of_offset_and_extreme_features(monkeypatch, solve
         assert_allclose(got.decision_function(X * scale), ref, rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_linear_and_polynomial_kernel_values_stay_float64(monkeypatch, kernel):
+    """(Red team, session 16.) The linear and polynomial kernels' products round relative to
+    the rows' norms, which no shift leaves unchanged: with dtype=None their values are
+    float64 on every path (features offset by 10³: 53 % in float32 against 85 %), the
+    float64 fit's model. A kernel matrix indefinite in float64 at an offset of 10⁸ is named,
+    with the fix, not numpy's bare LinAlgError."""
+    import svmgpu.estimators.svc as svc_module
+    from svmgpu.backend import LinAlgError
+
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 300)
+    X, y = make_classification(500, n_features=6, random_state=3)
+    kw = {"kernel": kernel, "degree": 2, "C": 0.1} if kernel == "poly" else \
+        {"kernel": kernel, "C": 0.1}
+    for solver in ("exact", "lowrank", "partition"):
+        got = SVC(**kw, **_path_params(solver)).fit(X + 1e3, y)
+        want = SVC(dtype="float64", **kw, **_path_params(solver)).fit(X + 1e3, y)
+        assert not got._kernel_float32
+        assert np.array_equal(got.decision_function(X + 1e3), want.decision_function(X + 1e3))
+    if kernel == "linear":
+        with pytest.raises(LinAlgError, match="not positive definite.*scale the features"):
+            SVC(kernel="linear").fit(X + 1e8, y)
+
+
 @pytest.mark.parametrize("solver", ["exact", "partition"])
 def test_a_float32_newton_system_not_positive_definite_is_solved_in_float64(monkeypatch,
                                                                               solver):

@@ -149,9 +149,11 @@ def all_finite(X, *, xp) -> bool:
 
 def column_moments(X, weight=None):
     """Per-column variances and the variance of all entries of a sparse ``X`` (``weight``:
-    rows counted as repetitions), as ``gamma="scale"`` needs them: ``E[x²] − E[x]²``."""
+    rows counted as repetitions), as ``gamma="scale"`` needs them: ``E[x²] − E[x]²``, in
+    float64 (for float32 X too: at an offset of 10³ float32's sums gave γ 0.145 for 0.117)."""
     mod = _module(X)
     m = X.shape[0]
+    X = X.astype(mod.float64, copy=False)  # (float32 sums of x² lose an offset's spread)
     if weight is None:
         w = mod.full(m, 1.0 / m, dtype=X.dtype)
     else:
