@@ -363,6 +363,35 @@ def test_float32_kernel_values_of_offset_and_extreme_features(monkeypatch, solve
         assert_allclose(got.decision_function(X * scale), ref, rtol=0, atol=1e-6)
 
 
+def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeypatch):
+    """(Red team, session 16.) Primal Newton in the kernel's coordinates can stall where no
+    row sits in a quadratic piece and K is nearly singular (γ = 0.0128, 12 rows against 146):
+    it ended unconverged, and raising max_iter did not help. Such a solve (up to
+    EXACT_FALLBACK_ROWS rows, ended before max_iter) is solved again by the low-rank path's
+    Newton method with every row a landmark: converged, and the low-rank fit over all rows."""
+    import warnings
+
+    import svmgpu.estimators.svc as svc_module
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((158, 5))
+    y = np.where(np.arange(158) < 12, 1, -1)
+    X[:12] += rng.uniform(0, 2)
+    monkeypatch.setattr(svc_module, "EXACT_FALLBACK_ROWS", 0)
+    with pytest.warns(UserWarning, match="did not converge"):
+        stalled = SVC(gamma=0.0128).fit(X, y)
+    assert not stalled.converged_.all() and stalled.n_iter_[0] < 100
+    monkeypatch.setattr(svc_module, "EXACT_FALLBACK_ROWS", 3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = SVC(gamma=0.0128, tol=1e-8).fit(X, y)
+    assert got.solver_ == "exact" and got.converged_.all()
+    ref = SVC(gamma=0.0128, tol=1e-8, solver="lowrank", rank=158).fit(X, y)
+    assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-6)
+    sk = SklearnSVC(gamma=0.0128).fit(X, y)
+    assert np.mean(got.predict(X) == sk.predict(X)) > 0.99
+
+
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
 def test_linear_and_polynomial_kernel_values_stay_float64(monkeypatch, kernel):
     """(Red team, session 16.) The linear and polynomial kernels' products round relative to
