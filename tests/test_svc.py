@@ -392,6 +392,35 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     assert np.mean(got.predict(X) == sk.predict(X)) > 0.99
 
 
+def test_the_stalled_exact_solves_fallback_on_every_backend(monkeypatch, device):
+    """The fallback of an exact solve that stalled (:data:`EXACT_FALLBACK_ROWS`) runs on
+    every backend (array-api-strict's device1: no host round trip), for a one-vs-one pair
+    and for SVR: the low-rank fit over all the rows, as on NumPy."""
+    import svmgpu.estimators.svc as svc_module
+
+    real = svc_module.exact_newton
+
+    def stalls(K, *args, **kwargs):  # (every exact solve ends unconverged, before max_iter)
+        res = real(K, *args, **{**kwargs, "max_iter": 2})
+        res.converged = False
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", stalls)
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    got = SVC(tol=1e-8).fit(to_device(X, device), to_device(y, device))
+    assert got.solver_ == "exact" and got.converged_.all()
+    assert_allclose(got.decision_function(to_device(X, device)),
+                    SVC(tol=1e-8, solver="lowrank", rank=178).fit(X, y).decision_function(X),
+                    rtol=0, atol=1e-6, device=device)
+    Xr, yr = make_friedman1(150, noise=0.5, random_state=0)
+    reg = SVR(tol=1e-8).fit(to_device(Xr, device), to_device(yr, device))
+    assert reg.converged_.all()
+    assert_allclose(reg.predict(to_device(Xr, device)),
+                    SVR(tol=1e-8, solver="lowrank", rank=150).fit(Xr, yr).predict(Xr),
+                    rtol=0, atol=1e-6, device=device)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
 def test_linear_and_polynomial_kernel_values_stay_float64(monkeypatch, kernel):
     """(Red team, session 16.) The linear and polynomial kernels' products round relative to
