@@ -336,7 +336,7 @@ def _path_params(solver):
 
 
 @pytest.mark.parametrize("solver", ["exact", "lowrank", "partition"])
-def test_float32_kernel_values_of_offset_and_extreme_features(monkeypatch, solver):
+def test_float32_kernel_values_of_offset_and_extreme_features(monkeypatch, capsys, solver):
     """(Red team, session 16.) float32 kernel values (dtype=None) are computed on the rows
     less their mean (on the partitioned path a region's own): features offset by 10⁶ fit and
     predict as the float64 fit does (cast before the shift, 1.45 % of the signs differed;
@@ -355,8 +355,12 @@ def test_float32_kernel_values_of_offset_and_extreme_features(monkeypatch, solve
         assert_allclose(off.decision_function(X + offset), ref, rtol=0, atol=2e-3)
     for scale in (1e20, 1e-20):
         gamma = 0.2 / scale ** 2
-        got = SVC(gamma=gamma, **kw).fit(X * scale, y)
+        got = SVC(gamma=gamma, verbose=1, **kw).fit(X * scale, y)
         assert got._kernel_float32 == (solver == "partition")  # (its regions decide)
+        if solver != "partition":  # (the reason logged, and the path's own line kept)
+            err = capsys.readouterr().err
+            assert "kernel values in float64, not float32: the features reach" in err
+            assert f"solver {solver}: solver='{solver}'" in err
         want = SVC(gamma=gamma, dtype="float64", **kw).fit(X * scale, y)
         assert_allclose(got.decision_function(X * scale), want.decision_function(X * scale),
                         rtol=0, atol=1e-8)

@@ -176,6 +176,7 @@ def _sample_step(m):
     """The stride of the rows ``rank="auto"`` compares (at most :data:`AUTO_RANK_SAMPLE`)."""
     return -(-m // AUTO_RANK_SAMPLE)
 
+
 #: The low-rank path's Huber corners start at this half-width (then × 0.1 a stage, down to
 #: :data:`HINGE_SMOOTHING`). Above 1, so that at z = 0, where every residual is 1, every row is
 #: inside the corner and the first Newton step is the LS-SVM step. With Zhou's δ = 1 every row
@@ -329,17 +330,18 @@ class _FrontDoor:
                         f"FLOAT32_RBF_ROUNDING={FLOAT32_RBF_ROUNDING:g}")
         return None
 
-    def _kernel_rows(self, *arrays, shift=None):
+    def _kernel_rows(self, *arrays, shift=None, check=True):
         """The rows of ``arrays`` (evaluated against each other) as this fit's kernel sees
         them: less ``shift`` (None for sparse rows) and in float32 where the fit holds its
-        kernel values in float32 and float32 holds these rows (:meth:`_float32_risk`); else
-        unchanged. A common shift leaves a translation-invariant kernel's values unchanged
-        and spends float32's digits on the features' spread, not their offset."""
+        kernel values in float32 and float32 holds these rows (:meth:`_float32_risk`;
+        ``check=False``: the fit's own rows, checked by ``_prepare_fit``); else unchanged. A
+        common shift leaves a translation-invariant kernel's values unchanged and spends
+        float32's digits on the features' spread, not their offset."""
         if not getattr(self, "_kernel_float32", False):  # (also a model pickled before it)
             return arrays
         if any(is_sparse(A) for A in arrays):
             shift = None
-        if self._float32_risk(arrays, shift) is not None:
+        if check and self._float32_risk(arrays, shift) is not None:
             return arrays
         xp = get_namespace(*arrays)
         return tuple(astype_rows(A, xp.float32, xp=xp, shift=shift) for A in arrays)
@@ -411,10 +413,10 @@ class _FrontDoor:
         self._kernel_shift = None  # (the partitioned path shifts each region by its own)
         if self._kernel_float32 and self.solver_ != "partition":
             self._kernel_shift = self._shift_of(X)
-            why = self._float32_risk([X], self._kernel_shift)
-            if why is not None:
+            risk = self._float32_risk([X], self._kernel_shift)
+            if risk is not None:
                 self._kernel_float32, self._kernel_shift = False, None
-                self._log.info("kernel values in float64, not float32: %s", why)
+                self._log.info("kernel values in float64, not float32: %s", risk)
         if self.solver_ == "lowrank" and self.rank is None:
             raise ValueError("solver='lowrank' needs a rank (an int, or 'auto'); rank=None is "
                              "the exact path")
@@ -430,7 +432,8 @@ class _FrontDoor:
             if order is not None:  # K's rows by class: a pair's block is two ranges of it
                 order, bounds = order
                 X_fit = xp.take(X_fit, order, axis=0)
-            K = self.kernel_.block(*(2 * self._kernel_rows(X_fit, shift=self._kernel_shift)))
+            K = self.kernel_.block(*(2 * self._kernel_rows(X_fit, shift=self._kernel_shift,
+                                                           check=False)))
             return {"K": K} if order is None else {"K": K, "order": order, "bounds": bounds}
         if self.solver_ == "partition":
             return self._prepare_regions(X, ctx=ctx)
@@ -452,7 +455,7 @@ class _FrontDoor:
         Z = dense_rows(X, J, xp=xp)
         self._landmarks = (J, Z)
         self.rank_path_ = [{"rank": self.rank_, "changed": None, "seconds": None}]
-        (Xf,) = self._kernel_rows(X, shift=self._kernel_shift)
+        (Xf,) = self._kernel_rows(X, shift=self._kernel_shift, check=False)
         in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
                                                itemsize=numpy_dtype(Xf.dtype).itemsize)
         shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory)
@@ -469,7 +472,7 @@ class _FrontDoor:
         dtype of ``Xf`` (X's rows as the kernel sees them, :meth:`_kernel_rows`; of which
         ``known`` holds the first columns already) and the RKHS penalty ``B`` (float64)."""
         xp = self._ctx.xp
-        (Zf,) = self._kernel_rows(Z, shift=self._kernel_shift)
+        (Zf,) = self._kernel_rows(Z, shift=self._kernel_shift, check=False)  # (rows of X)
         P = reduced_kernel_features(Xf, self.kernel_, xp.astype(Zf, Xf.dtype, copy=False),
                                     intercept=True, in_memory=in_memory,
                                     memory_budget=blocks, known=known)
@@ -725,8 +728,8 @@ class _FrontDoor:
     def _exact_fallback(self, rows, y, sample_weight, max_iter):
         """The exact problem on ``rows`` (or a function giving them) solved by the low-rank
         path's Newton method with every row a landmark (:data:`EXACT_FALLBACK_ROWS`), in
-        float64: ``(result as exact_newton's, Newton steps)``; α is then nonzero at every row
-        of positive weight (the same decision function)."""
+        float64: ``(result as exact_newton's, Newton steps)``; α is then nonzero at nearly
+        every row (the same decision function, over more support vectors)."""
         xp = self._ctx.xp
         rows = rows() if callable(rows) else rows
         rows = xp.astype(rows, xp.float64, copy=False)
@@ -1089,12 +1092,11 @@ class SVC(_FrontDoor, SVCBase):
         The dtype of the kernel computations (None keeps float32 input, else float64; for
         the RBF and Laplacian kernels the kernel matrix of the partitioned path's regions,
         and from :data:`EXACT_FLOAT32_ROWS` rows the exact path's kernel matrix and the
-        low-rank path's features, in float32,
-        and then prediction's kernel values too, computed on the rows less their mean: an
-        offset of the features costs no digits; in float64 where float32 would overflow,
-        underflow or round the RBF exponents by more than :data:`FLOAT32_RBF_ROUNDING`); the
-        Newton systems are solved in float64. ``dtype="float64"`` computes everything in
-        float64.
+        low-rank path's features, in float32, and then prediction's kernel values too,
+        computed on the rows less their mean: an offset of the features costs no digits; in
+        float64 where float32 would overflow, underflow or round the RBF exponents by more
+        than :data:`FLOAT32_RBF_ROUNDING`); the Newton systems are solved in float64.
+        ``dtype="float64"`` computes everything in float64.
     memory_budget : int, str or None, default None
         Bytes the fit may use (None: half the free device memory).
     verbose : int, default 0
