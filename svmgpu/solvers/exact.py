@@ -65,6 +65,15 @@ _MAX_INTERCEPT_STEPS = 200
 _FLAT_STEPS = 5
 _FLAT_DECREASE = 1e-9
 
+#: The largest C that scales the stopping rule's tolerance (``max |α − C s σ ψ'(r)| ≤ tol ·
+#: min(C, this) · max(s)``): above it, in the hard-margin regime, α is far below C at most
+#: support vectors, and a tolerance relative to C let α of non-support rows reach tol · C.
+#: Separable data, 600 rows: at C = 10⁸ relative to C the fit passed with an objective 56 %
+#: above the optimum and 86.8 % test accuracy for 92.2 %. Up to 100 the rule is unchanged
+#: (tuned ijcnn1 and Covtype's regions at C = 32: an absolute tolerance cost 16–20 % more time
+#: for the same accuracy).
+_TOL_SCALE_MAX = 100.0
+
 #: Steps of the line search's halving at most (a Newton step of a convex piecewise-quadratic
 #: problem is accepted whole almost always).
 _MAX_HALVINGS = 30
@@ -137,8 +146,8 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
     sample_weight : array of shape (m,), optional
         Non-negative weights ``sᵢ``; rows of weight 0 get ``αᵢ = 0``.
     tol : float
-        Stop when ``max |α − C s σ ψ'(r)| ≤ tol · C · max(s)`` (the stationarity of α; ``Σα = 0``
-        holds at every iterate).
+        Stop when ``max |α − C s σ ψ'(r)| ≤ tol · min(C, 100) · max(s)`` (the stationarity
+        of α; ``Σα = 0`` holds at every iterate; :data:`_TOL_SCALE_MAX`).
     max_iter : int
         Newton steps at most.
     start : None, "ls_svm" or tuple (alpha, b)
@@ -249,7 +258,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             (residual,) = fetch_scalars(xp.max(xp.abs(alpha - Css * g)), xp=xp)
             aKa, obj = accepted[1], accepted[2]
         history.append(obj)
-        if residual <= tol * C * s_max:
+        if residual <= tol * min(C, _TOL_SCALE_MAX) * s_max:
             converged = True
             n_iter -= 1
             break
