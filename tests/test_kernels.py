@@ -369,3 +369,21 @@ def test_pruned_kernel_matvec_on_array_api_strict_is_the_plain_product(monkeypat
     got = kernel_matvec(RBF(32.0), *(to_device(a, dev) for a in (X, Z, v)), prune=True)
     assert got.device == dev.native
     assert_allclose(host(got), rbf_kernel(X, Z, gamma=32.0) @ v, rtol=1e-10, atol=1e-12)
+
+
+def test_distance_range_problem_bounds():
+    """The squared distances of d-dimensional rows reaching ``amax`` overflow past
+    sqrt(max / 4d) and underflow below 1e3 · sqrt(smallest normal), per dtype; 0 (rows at
+    the origin) and ordinary scales are fine."""
+    from svmgpu.kernels import distance_range_problem
+
+    f64, f32 = np.finfo(np.float64), np.finfo(np.float32)
+    for amax, finfo, want in [(0.0, f64, None), (1.0, f64, None), (1e150, f64, None),
+                              (1e160, f64, "overflow"), (np.inf, f64, "overflow"),
+                              (1e-160, f64, "underflow"), (1e-150, f64, None),
+                              (1e18, f32, None), (1e19, f32, "overflow"),
+                              (1e-17, f32, "underflow"), (1e-15, f32, None)]:
+        assert distance_range_problem(amax, 3, finfo) == want, (amax, finfo.dtype)
+    bound = np.sqrt(f32.max / 12.0)
+    assert distance_range_problem(bound * 0.99, 3, f32) is None
+    assert distance_range_problem(bound * 1.01, 3, f32) == "overflow"

@@ -77,7 +77,7 @@ from svmgpu.estimators._input import check_X
 from svmgpu.estimators._multiclass import class_pairs, ovo_vote_counts
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
-from svmgpu.kernels import RBF, kernel_matvec, negligible_level
+from svmgpu.kernels import RBF, distance_range_problem, kernel_matvec, negligible_level
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
 from svmgpu.solvers._result import SolverResult
@@ -317,11 +317,11 @@ class _FrontDoor:
         for A in arrays:
             a, q = row_extent(A, shift=shift, xp=xp)
             amax, sq = max(amax, a), max(sq, q)
-        fi, d = xp.finfo(xp.float32), int(arrays[0].shape[1])
-        if not math.isfinite(sq) or amax > math.sqrt(float(fi.max) / (4.0 * d)):
-            return f"the features reach {amax:.3g} from their mean: float32 would overflow"
-        if 0.0 < amax < math.sqrt(float(fi.smallest_normal)) * 1e3:
-            return f"the features reach only {amax:.3g}: float32 would underflow"
+        fi = xp.finfo(xp.float32)
+        problem = "overflow" if not math.isfinite(sq) else \
+            distance_range_problem(amax, int(arrays[0].shape[1]), fi)
+        if problem is not None:
+            return f"the features reach {amax:.3g} from their mean: float32 would {problem}"
         if isinstance(self.kernel_, RBF):
             rounding = float(fi.eps) * self.kernel_.gamma * sq
             if rounding > FLOAT32_RBF_ROUNDING:
@@ -748,8 +748,9 @@ class _FrontDoor:
 
     def _solve_region(self, Xj, y, sample_weight, max_iter):
         """The exact path on one region's rows: ``(α at its support vectors, their positions
-        in Xj, the solver's result, Newton steps)``; the kernel matrix in float32 with
-        ``dtype=None`` (:meth:`_float32_kernel`)."""
+        in Xj, the solver's result, Newton steps)``; the kernel matrix in float32 where the
+        fit holds float32 kernel values and the region's rows, less their mean, allow it
+        (:meth:`_kernel_rows`)."""
         xp = get_namespace(Xj)
         (X32,) = self._kernel_rows(Xj, shift=self._shift_of(Xj) if self._kernel_float32
                                    else None)  # (the region's own mean)

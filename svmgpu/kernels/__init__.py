@@ -14,6 +14,7 @@ from svmgpu.kernels._kernels import (
     Linear,
     Polynomial,
     Prepared,
+    distance_range_problem,
     make_kernel,
 )
 from svmgpu.kernels._partition import RowPartition, negligible_level
@@ -28,6 +29,7 @@ __all__ = [
     "Prepared",
     "RowPartition",
     "check_kernel_finite",
+    "distance_range_problem",
     "iter_kernel_blocks",
     "kernel_columns",
     "kernel_matvec",

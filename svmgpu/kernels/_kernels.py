@@ -348,6 +348,20 @@ UNSCALED_RATIO = 1e4
 KERNELS = {"rbf": RBF, "poly": Polynomial, "linear": Linear, "laplacian": Laplacian}
 
 
+def distance_range_problem(amax, d, finfo):
+    """``"overflow"`` or ``"underflow"`` when the squared distances of d-dimensional rows whose
+    largest absolute value is ``amax`` cannot be computed in the dtype of ``finfo`` (they
+    pass its largest number, or fall below its smallest normal one: every RBF value would be
+    1), else None (also for ``amax`` 0: all rows at the origin)."""
+    if amax == 0.0:
+        return None
+    if not math.isfinite(amax) or amax > math.sqrt(float(finfo.max) / (4.0 * d)):
+        return "overflow"
+    if amax < math.sqrt(float(finfo.smallest_normal)) * 1e3:
+        return "underflow"
+    return None
+
+
 def _check_representable_scale(X, *, xp):
     """Refuse, with the cause and a fix, features whose squared distances cannot be computed in
     X's dtype: they overflow (values near the largest float) or underflow to 0 (values so small
@@ -359,15 +373,14 @@ def _check_representable_scale(X, *, xp):
         amax = float(xp.max(xp.abs(xp.asarray(data)))) if data.shape[0] else 0.0
     else:
         amax = float(xp.max(xp.abs(X)))
-    if amax == 0.0:
-        return
     name = numpy_dtype(X.dtype).name
-    if not math.isfinite(amax) or amax > math.sqrt(float(fi.max) / (4.0 * d)):
+    problem = distance_range_problem(amax, d, fi)
+    if problem == "overflow":
         raise ValueError(
             f"X's largest absolute value is {amax:.3g}: its squared distances overflow {name} "
             "(so gamma='scale' cannot be computed); scale the features (e.g. "
             "sklearn.preprocessing.StandardScaler)")
-    if amax < math.sqrt(float(fi.smallest_normal)) * 1e3:
+    if problem == "underflow":
         raise ValueError(
             f"X's largest absolute value is {amax:.3g}: its squared distances underflow to 0 in "
             f"{name}, so every kernel value would be 1 (a constant model); scale the features "
