@@ -60,9 +60,16 @@ def test_products_match_dense_reference(device):
         sub = op.take(to_device(rows, device))
         assert sub.shape == (170, 26) and sub.in_memory == op.in_memory
         assert_allclose(sub.to_array(), P[rows])
+        cols = np.array([3, 0, 17, 25])  # (a block: rows and these columns only)
+        block = op.take(to_device(rows, device), to_device(cols, device))
+        assert block.shape == (170, 4) and block.in_memory == op.in_memory
+        assert_allclose(block.to_array(), P[np.ix_(rows, cols)])
+        assert_allclose(block.matvec(to_device(v[:4], device)), P[np.ix_(rows, cols)] @ v[:4])
         Xn = X[:7] + 0.1
         assert_allclose(op.transform(to_device(Xn, device)),
                         kernel_columns(RBF(2.0), Xn, X[:25], intercept=True))
+        assert_allclose(block.transform(to_device(Xn, device)),
+                        kernel_columns(RBF(2.0), Xn, X[:25], intercept=True)[:, cols])
     assert "in memory" in repr(mem) and "recomputed per block" in repr(rec)
     assert mem.nbytes == rec.nbytes == 600 * 26 * 8
 

@@ -600,6 +600,33 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
                     atol=1e-5)
 
 
+def test_a_low_rank_pair_expands_over_its_own_classes_landmarks(monkeypatch, device):
+    """On the low-rank path a one-vs-one pair's model uses the landmarks of its two classes
+    only (as LIBSVM's pair models expand over their own rows): its coefficients at the other
+    classes' landmarks are 0, and it is the two-class fit on the pair's rows with those
+    landmarks. Runs on every backend (device1: the columns are chosen on the device)."""
+    import svmgpu.estimators.svc as svc_module
+
+    X, y = make_classification(300, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=0)
+    clf = SVC(solver="lowrank", rank=60, gamma=0.3, tol=1e-10,
+              decision_function_shape="ovo").fit(to_device(X, device), to_device(y, device))
+    J, W = host(clf.support_), host(clf.pair_coef_)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    for q, (i, j) in enumerate(pairs):
+        own = np.isin(y[J], [i, j])
+        assert np.all(W[~own, q] == 0) and np.count_nonzero(W[own, q]) > 10
+    rows = np.nonzero(np.isin(y, [0, 2]))[0]
+    pos = np.searchsorted(rows, J[np.isin(y[J], [0, 2])])  # (its landmarks among its rows)
+    monkeypatch.setattr(svc_module, "select_reduced_set",
+                        lambda *a, **k: to_device(pos, device))
+    pair = SVC(solver="lowrank", rank=len(pos), gamma=0.3, tol=1e-10).fit(
+        to_device(X[rows], device), to_device(y[rows], device))
+    # (the pair (0, 2) is positive for class 0; the two-class fit for its classes_[1] = 2)
+    assert_allclose(host(clf.decision_function(to_device(X, device)))[:, 1],
+                    -host(pair.decision_function(to_device(X, device))), atol=1e-6)
+
+
 @pytest.mark.parametrize("sample", [None, 200])
 def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch, sample):
     """``changed`` of a stage is the fraction of training rows whose predicted class differs
@@ -667,15 +694,20 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     that holds 20 landmarks' features (and the Newton method's per-row vectors and presolve
     copy, :func:`svmgpu.lowrank.feature_plan`) but not those of 20 + 28 keeps the first
     stage."""
-    _grow(monkeypatch)
+    svc_module = _grow(monkeypatch)
     X, y = make_classification(4000, n_features=6, random_state=2)
     feats = 4000 * 8  # bytes of one feature column
     est = SVC(solver="lowrank", memory_budget=int(feats * 70), verbose=1).fit(X, y)
     assert est.rank_ == 20 and len(est.rank_path_) == 1
     assert "memory budget" in est.rank_path_[-1]["stop"]
     assert "rank 20: the memory budget" in capsys.readouterr().err
-    tight = SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y)  # (not even held)
-    assert tight.rank_ == 20 and "recomputed per block" in tight.rank_path_[0]["stop"]
+    # features not even held at the first rank: recomputed per block, not grown, at the
+    # fixed AUTO_RANK_UNGROWN (at most AUTO_RANK_MAX), not at the small first rank
+    tight = SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y)
+    assert tight.rank_ == 80 and len(tight.rank_path_) == 1
+    assert "recomputed per block" in tight.rank_path_[0]["stop"]
+    monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 50)
+    assert SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y).rank_ == 50
 
 
 def test_auto_rank_growth_stops_where_the_next_ranks_matrices_pass_the_budget(monkeypatch):

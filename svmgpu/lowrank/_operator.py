@@ -12,6 +12,8 @@ so the rows may sit in memory, be recomputed from ``X`` per block when ``P`` doe
 
 from __future__ import annotations
 
+import functools
+
 from svmgpu.backend import (
     BlockScratch,
     GramAccumulator,
@@ -19,11 +21,13 @@ from svmgpu.backend import (
     block_rows,
     fetch_scalars,
     format_bytes,
+    get_namespace,
     is_numpy,
     matmul,
     nonzero_indices,
     numpy_dtype,
     resolve_budget,
+    take_block,
     take_rows,
 )
 from svmgpu.lowrank._protocol import RowSource
@@ -222,15 +226,21 @@ class FeatureOperator:
         return fn(self, *vectors)
 
     # ------------------------------------------------------------------------ sub-problems
-    def take(self, rows):
-        """The operator of the rows ``rows`` (an integer index array on P's device): a copy of
-        those rows in memory, or the same map over ``X[rows]``."""
+    def take(self, rows, cols=None):
+        """The operator of the rows ``rows``, and of the columns ``cols`` only when given
+        (integer index arrays on P's device): a copy of that block in memory, or the map over
+        ``X[rows]`` (its columns ``cols`` kept)."""
         xp = self.xp
+        fmap = self._map
+        if cols is not None and fmap is not None:
+            fmap = functools.partial(_columns_of, fmap, cols)
         if self._P is not None:
-            return FeatureOperator(xp.take(self._P, rows, axis=0), feature_map=self._map,
-                                   memory_budget=self.budget_bytes)
-        return FeatureOperator(X=take_rows(self._X, rows, xp=xp), feature_map=self._map,
-                               rank=self.shape[1], memory_budget=self.budget_bytes)
+            P = xp.take(self._P, rows, axis=0) if cols is None else \
+                take_block(self._P, rows, cols, xp=xp)
+            return FeatureOperator(P, feature_map=fmap, memory_budget=self.budget_bytes)
+        return FeatureOperator(X=take_rows(self._X, rows, xp=xp), feature_map=fmap,
+                               rank=self.shape[1] if cols is None else int(cols.shape[0]),
+                               memory_budget=self.budget_bytes)
 
     def to_array(self, dtype=None):
         """The m × r matrix as one array (P itself when in memory and ``dtype`` matches)."""
@@ -339,6 +349,12 @@ def feature_plan(m, r, budget, *, itemsize, n_presolve=0, who="the fit"):
     if held + blocks <= rest:
         return True, rest - held
     return False, rest
+
+
+def _columns_of(feature_map, cols, X, **kwargs):
+    """The columns ``cols`` of ``feature_map(X)`` (:meth:`FeatureOperator.take`)."""
+    P = feature_map(X, **kwargs)
+    return get_namespace(P).take(P, cols, axis=1)
 
 
 def as_operator(P, *, memory_budget=None) -> FeatureOperator:
