@@ -122,6 +122,23 @@ def test_take_block_and_add_diagonal(device, xp):
     assert tuple(empty.shape) == (4, 0)
 
 
+@pytest.mark.parametrize("n_cols", [3, 40])  # (the 2-D index; rows then columns)
+def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
+    """Above _SMALL_GATHER elements of whole rows, a block that keeps few columns is one 2-D
+    gather and one that keeps many (more than 1 / _WIDE_GATHER) rows then columns: both are
+    ``A[rows][:, cols]``."""
+    from svmgpu.backend import _ops
+
+    monkeypatch.setattr(_ops, "_SMALL_GATHER", 0)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((60, 50)).astype(np.float32)
+    rows = rng.choice(60, 25, replace=False)
+    cols = np.sort(rng.choice(50, n_cols, replace=False))
+    blk = B.take_block(B.to_device(A, device), B.to_device(rows, device),
+                       B.to_device(cols, device), xp=xp)
+    assert_array_equal(blk, A[np.ix_(rows, cols)], device=device)
+
+
 def test_range_block_is_the_gather_of_its_ranges(device, xp):
     A = np.random.default_rng(3).standard_normal((10, 10))
     ranges = [(0, 3), (5, 5), (6, 10)]  # (an empty range adds nothing)

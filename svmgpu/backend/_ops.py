@@ -186,7 +186,8 @@ def take_block(a, rows, cols, *, xp):
     ``take`` calls would first copy whole rows: on a 20,000 × 20,000 kernel matrix, 2,300 rows
     (368 MB) to keep a 2,300 × 2,300 block took 0.1–0.5 s where the direct gather takes 0.04 s.
     """
-    if (is_numpy(xp) or is_cupy(xp)) and rows.shape[0] * a.shape[1] > _SMALL_GATHER:
+    if (is_numpy(xp) or is_cupy(xp)) and rows.shape[0] * a.shape[1] > _SMALL_GATHER and \
+            cols.shape[0] * _WIDE_GATHER < a.shape[1]:
         return a[rows[:, None], cols[None, :]]
     return xp.take(xp.take(a, rows, axis=0), cols, axis=1)
 
@@ -221,6 +222,12 @@ def range_block(a, ranges, *, xp):
 #: two ``take`` calls cost 2.6 µs on 40 × 60 where its 2-D index costs 5 µs (a digits fit
 #: gathers hundreds of such blocks).
 _SMALL_GATHER = 1 << 16
+
+#: :func:`take_block` gathers rows then columns where it keeps more than 1 / this of the
+#: columns: the rows are copied whole (memcpy) and the 2-D index gathers entry by entry.
+#: NumPy, float32 50,000 × 2,001 (a one-vs-one pair's low-rank features): 85 % of the rows and
+#: columns 0.173 s → 0.076 s, 40 % 0.050 → 0.031 s, 10 % 0.007 → 0.006 s.
+_WIDE_GATHER = 4
 
 
 def add_diagonal(a, values, *, xp):
