@@ -137,6 +137,14 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
     blk = B.take_block(B.to_device(A, device), B.to_device(rows, device),
                        B.to_device(cols, device), xp=xp)
     assert_array_equal(blk, A[np.ix_(rows, cols)], device=device)
+    # into a buffer (NumPy: written in chunks of rows and returned; elsewhere allocated)
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 50 * 4)  # (3 rows a chunk)
+    buf = xp.full((25 * n_cols + 7,), -1.0, dtype=xp.float32)
+    blk = B.take_block(B.to_device(A, device), B.to_device(rows, device),
+                       B.to_device(cols, device), xp=xp, out=buf)
+    assert_array_equal(blk, A[np.ix_(rows, cols)], device=device)
+    if B.is_numpy(xp):
+        assert np.shares_memory(blk, buf) and np.all(buf[25 * n_cols:] == -1.0)
 
 
 def test_range_block_is_the_gather_of_its_ranges(device, xp):

@@ -708,6 +708,20 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert "recomputed per block" in tight.rank_path_[0]["stop"]
     monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 50)
     assert SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y).rank_ == 50
+    # one-vs-one pairs gather their blocks of the held features beside them: counted, a
+    # budget that holds two classes' features holds three classes' only with the blocks
+    X3, y3 = make_classification(4000, n_features=6, n_informative=4, n_classes=3,
+                                 random_state=2)
+    two = SVC(solver="lowrank", memory_budget=int(feats * 60)).fit(X3, y3 == 1)
+    assert "the features of 28 landmarks" in two.rank_path_[-1]["stop"]
+    three = SVC(solver="lowrank", memory_budget=int(feats * 60)).fit(X3, y3)
+    assert "recomputed per block" in three.rank_path_[-1]["stop"] and three.rank_ == 50
+    held = SVC(solver="lowrank", memory_budget=int(feats * 80)).fit(X3, y3)
+    assert "the features of 28 landmarks" in held.rank_path_[-1]["stop"]
+    # (the blocks gathered into the one buffer are those gathered one by one)
+    monkeypatch.setattr(svc_module.SVC, "_pair_buffer", lambda self, shared, n: None)
+    fresh = SVC(solver="lowrank", memory_budget=int(feats * 80)).fit(X3, y3)
+    assert_allclose(held.decision_function(X3), fresh.decision_function(X3), rtol=0, atol=0)
 
 
 def test_auto_rank_growth_stops_where_the_next_ranks_matrices_pass_the_budget(monkeypatch):

@@ -179,13 +179,28 @@ def clip(x, *, min=None, max=None, xp):  # noqa: A002 - the standard's names
     return x
 
 
-def take_block(a, rows, cols, *, xp):
+def take_block(a, rows, cols, *, xp, out=None):
     """The block ``a[rows][:, cols]`` of a 2-D array (integer index arrays), in one gather.
 
     NumPy and CuPy index the block directly (``a[rows[:, None], cols]``); the standard's two
     ``take`` calls would first copy whole rows: on a 20,000 × 20,000 kernel matrix, 2,300 rows
     (368 MB) to keep a 2,300 × 2,300 block took 0.1–0.5 s where the direct gather takes 0.04 s.
+
+    ``out``, on NumPy: a 1-D array of a's dtype with room for the block, written and returned
+    as the block (its first ``len(rows) · len(cols)`` elements, C-ordered), a few rows at a
+    time. Where blocks of the same array are gathered one after another (the one-vs-one pairs
+    of the low-rank features), one buffer saves each its fresh memory (Covtype's 7 classes on
+    50,000 rows: the pairs' gathers took 4.4 s of a 9.9 s fit). Other namespaces ignore it.
     """
+    if out is not None and is_numpy(xp):
+        import numpy as np  # noqa: PLC0415
+
+        n, k = int(rows.shape[0]), int(cols.shape[0])
+        block = out[:n * k].reshape(n, k)
+        step = max(1, _CHUNK_BYTES // max(1, a.shape[1] * a.itemsize))
+        for s in range(0, n, step):
+            np.take(np.take(a, rows[s:s + step], axis=0), cols, axis=1, out=block[s:s + step])
+        return block
     if (is_numpy(xp) or is_cupy(xp)) and rows.shape[0] * a.shape[1] > _SMALL_GATHER and \
             cols.shape[0] * _WIDE_GATHER < a.shape[1]:
         return a[rows[:, None], cols[None, :]]
@@ -228,6 +243,10 @@ _SMALL_GATHER = 1 << 16
 #: NumPy, float32 50,000 × 2,001 (a one-vs-one pair's low-rank features): 85 % of the rows and
 #: columns 0.173 s → 0.076 s, 40 % 0.050 → 0.031 s, 10 % 0.007 → 0.006 s.
 _WIDE_GATHER = 4
+
+#: Bytes of whole rows that :func:`take_block` copies at a time into its ``out`` (a chunk that
+#: stays in the caches, reused: no fresh memory per block).
+_CHUNK_BYTES = 1 << 20
 
 
 def add_diagonal(a, values, *, xp):

@@ -311,12 +311,18 @@ class SVMBase(BaseEstimator):
 
     def _feature_plan(self, m, r, ctx, *, itemsize, reserved=0):
         """:func:`svmgpu.lowrank.feature_plan` of this fit: ``(in_memory, block_budget)``,
-        counting the Newton presolve's copy of its rows on NumPy and ``reserved`` bytes held
-        besides (raises MemoryError up front when even the per-sample vectors and r × r
-        matrices exceed the budget)."""
+        counting the Newton presolve's copy of its rows on NumPy, the copies of
+        :meth:`_copied_feature_rows` and ``reserved`` bytes held besides (raises MemoryError
+        up front when even the per-sample vectors and r × r matrices exceed the budget)."""
         n_pre = presolve_rows(m, r) if is_numpy(ctx.xp) else None  # "auto" presolves on NumPy
         return feature_plan(m, r, ctx.budget_bytes - reserved, itemsize=itemsize,
-                            n_presolve=n_pre or 0, who=f"{type(self).__name__} on {m:,} samples")
+                            n_presolve=n_pre or 0, copied_rows=self._copied_feature_rows(m),
+                            who=f"{type(self).__name__} on {m:,} samples")
+
+    def _copied_feature_rows(self, m):
+        """Rows of copies of the held features that a fit of ``m`` rows makes beside them (0;
+        :class:`svmgpu.SVC`'s one-vs-one pairs gather their blocks)."""
+        return 0
 
     def _lowrank_factor(self, X, kernel, ctx, sample_weight=None):
         """The low-rank factor of the training kernel (``rank_`` landmarks; Nyström draws them

@@ -60,6 +60,7 @@ from svmgpu.backend import (
     format_bytes,
     get_namespace,
     host_array,
+    is_numpy,
     is_sparse,
     map_threads,
     matmul,
@@ -538,6 +539,7 @@ class _FrontDoor:
             if r_next <= r:
                 break
             itemsize = numpy_dtype(Xf.dtype).itemsize
+            shared.pop("pair_buffer", None)  # (freed before the next features are built)
             try:  # the next stage, and the held features it is copied from beside it
                 in_memory, blocks = self._feature_plan(m, r_next + 1, ctx, itemsize=itemsize,
                                                        reserved=m * (r + 1) * itemsize)
@@ -589,17 +591,41 @@ class _FrontDoor:
         return xp.concat([model["alpha"], xp.asarray([model["intercept"]], dtype=xp.float64,
                                                      device=self._ctx.native_device)])
 
+    def _one_vs_one(self):
+        """Whether this fit's problems are one-vs-one pairs (more than two classes)."""
+        y_idx = getattr(self, "_y_idx", None)
+        k = int(self.classes_.shape[0]) if y_idx is not None else 0
+        return k > 2 and getattr(self, "multi_class", self._default_multi_class) == "ovo"
+
+    def _copied_feature_rows(self, m):
+        """The low-rank path's one-vs-one pairs gather their rows and columns of the held
+        features into one buffer (:meth:`_pair_buffer`), at most the size of the features."""
+        return m if self._one_vs_one() else 0
+
+    def _pair_buffer(self, shared, n):
+        """The flat buffer (at least ``n`` elements of the features' dtype) into which every
+        one-vs-one pair gathers its block of the features, kept in ``shared`` and enlarged
+        when a pair needs more (:func:`~svmgpu.backend.take_block`); None off NumPy, where
+        the blocks are allocated as usual."""
+        xp, P = self._ctx.xp, shared["P"]
+        if not is_numpy(xp):
+            return None
+        buf = shared.pop("pair_buffer", None)
+        if buf is None or int(buf.shape[0]) < n:
+            del buf  # (the old one freed before the new one is allocated)
+            buf = xp.empty((n,), dtype=P.dtype)
+        shared["pair_buffer"] = buf
+        return buf
+
     def _class_order(self):
         """``(order, bounds)`` for one-vs-one over more than two classes: the training rows
         sorted by class (stable) and where each class starts and ends in that order
         (``bounds[k]:bounds[k + 1]``, host ints); else None. The exact path computes its kernel
         matrix in this order, so that each pair's block is copied as two ranges of rows and
         columns (:func:`~svmgpu.backend.range_block`) instead of gathered entry by entry."""
-        y_idx = getattr(self, "_y_idx", None)
-        k = int(self.classes_.shape[0]) if y_idx is not None else 0
-        if k <= 2 or getattr(self, "multi_class", self._default_multi_class) != "ovo":
+        if not self._one_vs_one():
             return None
-        xp = self._ctx.xp
+        xp, y_idx, k = self._ctx.xp, self._y_idx, int(self.classes_.shape[0])
         counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
         bounds = [0]
         for c in counts:
@@ -878,7 +904,9 @@ class _FrontDoor:
             r = int(B.shape[0]) - 1
             if rows is not None:  # a pair: its rows, and the landmarks of its two classes
                 cols = self._pair_columns(rows)
-                P, B = P.take(rows, cols), take_block(B, cols, cols, xp=xp)
+                buf = self._pair_buffer(shared, int(rows.shape[0]) * int(cols.shape[0])) \
+                    if P.in_memory else None
+                P, B = P.take(rows, cols, out=buf), take_block(B, cols, cols, xp=xp)
                 start = None if start is None else xp.take(start, cols)
             res = self._lowrank_solve(P, y, sample_weight, B, max_iter, start)
             coef = xp.astype(res.coef, xp.float64)

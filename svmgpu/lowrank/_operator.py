@@ -226,9 +226,10 @@ class FeatureOperator:
         return fn(self, *vectors)
 
     # ------------------------------------------------------------------------ sub-problems
-    def take(self, rows, cols=None):
+    def take(self, rows, cols=None, *, out=None):
         """The operator of the rows ``rows``, and of the columns ``cols`` only when given
-        (integer index arrays on P's device): a copy of that block in memory, or the map over
+        (integer index arrays on P's device): a copy of that block in memory (written into
+        ``out`` on NumPy when given: :func:`~svmgpu.backend.take_block`), or the map over
         ``X[rows]`` (its columns ``cols`` kept)."""
         xp = self.xp
         fmap = self._map
@@ -236,7 +237,7 @@ class FeatureOperator:
             fmap = functools.partial(_columns_of, fmap, cols)
         if self._P is not None:
             P = xp.take(self._P, rows, axis=0) if cols is None else \
-                take_block(self._P, rows, cols, xp=xp)
+                take_block(self._P, rows, cols, xp=xp, out=out)
             return FeatureOperator(P, feature_map=fmap, memory_budget=self.budget_bytes)
         return FeatureOperator(X=take_rows(self._X, rows, xp=xp), feature_map=fmap,
                                rank=self.shape[1] if cols is None else int(cols.shape[0]),
@@ -319,12 +320,14 @@ PER_SAMPLE_BYTES = 160
 MIN_BLOCK_ROWS = 2048
 
 
-def feature_plan(m, r, budget, *, itemsize, n_presolve=0, who="the fit"):
+def feature_plan(m, r, budget, *, itemsize, n_presolve=0, copied_rows=0, who="the fit"):
     """How the m × r features of a fit (or of the rows one Dask worker holds) fit ``budget``
     bytes, which bounds everything the fit allocates beyond its input (README, "Memory budget").
 
     Returns ``(in_memory, block_budget)``: hold the features (and the presolve's copies of its
-    ``n_presolve`` rows) when they leave room for row blocks (of a quarter of the rest, or of
+    ``n_presolve`` rows, and ``copied_rows`` more rows of copies that exist only when the
+    features are held, such as the one-vs-one pairs' blocks) when they leave room for row
+    blocks (of a quarter of the rest, or of
     :data:`MIN_BLOCK_ROWS` rows if less) in what the per-sample vectors and r × r matrices
     leave, else recompute their rows per block (every pass over them then costs a kernel
     evaluation: many times slower at large ranks); ``block_budget`` is what the row blocks may
@@ -343,7 +346,7 @@ def feature_plan(m, r, budget, *, itemsize, n_presolve=0, who="the fit"):
             f"solver's per-sample vectors and r x r matrices), more than the memory budget "
             f"({format_bytes(budget)}); raise memory_budget, lower the rank, or subsample the "
             "data (or, on Dask, use more workers)")
-    held = (m + 2 * n_presolve) * r * itemsize  # the features, the presolves' row copies
+    held = (m + 2 * n_presolve + copied_rows) * r * itemsize  # the features and copies
     rest = budget - core
     blocks = min(rest // 4, MIN_BLOCK_ROWS * r * (itemsize + 16))  # see FeatureOperator
     if held + blocks <= rest:
