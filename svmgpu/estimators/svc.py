@@ -19,7 +19,9 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     None, so the fit is deterministic) with the RKHS penalty ``½ zᵀ K_JJ z`` (the SVM's own
     norm restricted to the landmarks' span) and a nearly unpenalized intercept, solved by the
     reduced Newton method of Zhou 2013 (:func:`svmgpu.solvers.reduced.newton_reduced`, whose
-    Huber-hinge continuation ends at the same smoothing).
+    Huber-hinge continuation ends at the same smoothing). A one-vs-one pair expands over the
+    landmarks of its own two classes only, as LIBSVM's pair models over their own rows
+    (:meth:`_FrontDoor._pair_columns`).
 
 ``"partition"``
     The rows split into k-means regions of about ``region_rows`` rows
