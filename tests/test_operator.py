@@ -93,6 +93,22 @@ def test_known_columns_are_copied_and_the_rest_computed(device):
     with pytest.raises(ValueError, match="held in memory only"):
         reduced_kernel_features(Xd, kern, Xd[:25, ...], in_memory=False,
                                 known=small.to_array()[:, :10])
+    # into ``out`` whose first ``filled`` columns hold them already: nothing copied
+    P26 = kernel_columns(kern, X, X[:25], intercept=True)
+    buf = np.full((600, 26), np.nan)
+    buf[:, :10] = P26[:, :10]
+    out = to_device(buf, device)
+    grown2 = reduced_kernel_features(Xd, kern, Xd[:25, ...], intercept=True, out=out, filled=10)
+    assert_allclose(grown2.to_array(), P26, rtol=1e-12, atol=1e-15)
+    if device.kind == "cpu" and namespace_name(device) == "numpy":
+        assert np.shares_memory(grown2.to_array(), out)
+    for bad, match in (({"filled": 3}, "pass out"), ({"out": out[:, :20]}, "out must have"),
+                       ({"out": out, "filled": 3, "known": small.to_array()[:, :3]},
+                        "not both"), ({"out": out, "filled": 26}, "exceed the landmarks")):
+        with pytest.raises(ValueError, match=match):
+            kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, **bad)
+    with pytest.raises(ValueError, match="held in memory only"):
+        reduced_kernel_features(Xd, kern, Xd[:25, ...], in_memory=False, out=out)
 
 
 def test_nystrom_features_recomputed_equal_held(device):

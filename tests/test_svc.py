@@ -690,17 +690,25 @@ def test_probability_folds_keep_the_grown_rank(monkeypatch):
 
 
 def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
-    """The next rank's features and the current ones must fit the budget together: a budget
-    that holds 20 landmarks' features (and the Newton method's per-row vectors and presolve
-    copy, :func:`svmgpu.lowrank.feature_plan`) but not those of 20 + 28 keeps the first
-    stage."""
+    """The next rank's features must fit the budget: a budget that holds 20 landmarks'
+    features (and the Newton method's per-row vectors and presolve copy,
+    :func:`svmgpu.lowrank.feature_plan`) but not 28 keeps the first stage. On NumPy the held
+    features are widened in place (:func:`svmgpu.backend.widen_rows`), so the next stage
+    needs no room for a copy of them beside it: a budget that held 20 but not 20 + 28 grows."""
     svc_module = _grow(monkeypatch)
     X, y = make_classification(4000, n_features=6, random_state=2)
     feats = 4000 * 8  # bytes of one feature column
-    est = SVC(solver="lowrank", memory_budget=int(feats * 70), verbose=1).fit(X, y)
+    est = SVC(solver="lowrank", memory_budget=int(feats * 55), verbose=1).fit(X, y)
     assert est.rank_ == 20 and len(est.rank_path_) == 1
     assert "memory budget" in est.rank_path_[-1]["stop"]
     assert "rank 20: the memory budget" in capsys.readouterr().err
+    grown = SVC(solver="lowrank", memory_budget=int(feats * 70)).fit(X, y)
+    assert [p["rank"] for p in grown.rank_path_][:2] == [20, 28]
+    monkeypatch.setattr(svc_module, "widen_rows", None)  # (no buffer: copied beside them)
+    with monkeypatch.context() as mp:
+        mp.setattr(svc_module, "is_numpy", lambda xp: False)
+        copied = SVC(solver="lowrank", memory_budget=int(feats * 70)).fit(X, y)
+    assert copied.rank_ == 20 and "memory budget" in copied.rank_path_[-1]["stop"]
     # features not even held at the first rank: recomputed per block, not grown, at the
     # fixed AUTO_RANK_UNGROWN (at most AUTO_RANK_MAX), not at the small first rank
     tight = SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y)

@@ -74,6 +74,7 @@ from svmgpu.backend._ops import (
     range_block,
     set_rows,
     take_block,
+    widen_rows,
 )
 from svmgpu.backend._sparse import (
     all_finite,
@@ -107,6 +108,7 @@ __all__ = [
     "sparse_product_t",
     "take_rows",
     "take_block",
+    "widen_rows",
     "range_block",
     "array_device",
     "asarray",

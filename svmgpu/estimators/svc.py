@@ -73,6 +73,7 @@ from svmgpu.backend import (
     seed_from,
     set_rows,
     take_block,
+    widen_rows,
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
@@ -481,7 +482,16 @@ class _FrontDoor:
         Z = dense_rows(X, J, xp=xp)
         self._landmarks = (J, Z)
         self.rank_path_ = [{"rank": self.rank_, "changed": None, "seconds": None}]
-        shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory)
+        flat = out = None
+        if in_memory and pool is not None and int(pool.shape[0]) > self.rank_ and \
+                is_numpy(xp):  # (every stage's features in one buffer: _grow_rank)
+            cap = min(int(pool.shape[0]) + 1,
+                      max(self.rank_ + 1, ctx.budget_bytes // (m * itemsize)))
+            flat = xp.empty((m * cap,), dtype=Xf.dtype)
+            out = xp.reshape(flat[:m * (self.rank_ + 1)], (m, self.rank_ + 1))
+        shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory, out=out)
+        if flat is not None:
+            shared["flat"] = flat
         if pool is not None and not in_memory:
             self.rank_path_[0]["stop"] = ("the memory budget (the features are recomputed per "
                                           f"block: not grown; AUTO_RANK_UNGROWN="
@@ -490,15 +500,18 @@ class _FrontDoor:
             shared["grow"] = (X, Xf, pool)  # (features held in memory: extended, not rebuilt)
         return shared
 
-    def _landmark_features(self, Xf, Z, blocks, *, in_memory=True, known=None):
+    def _landmark_features(self, Xf, Z, blocks, *, in_memory=True, known=None, out=None,
+                           filled=0):
         """The low-rank path's shared arrays for the landmarks Z: ``P = [K(X, Z), 1]`` in the
         dtype of ``Xf`` (X's rows as the kernel sees them, :meth:`_kernel_rows`; of which
-        ``known`` holds the first columns already) and the RKHS penalty ``B`` (float64)."""
+        ``known`` holds the first columns already, or the first ``filled`` columns of ``out``,
+        the array P is written into) and the RKHS penalty ``B`` (float64)."""
         xp = self._ctx.xp
         (Zf,) = self._kernel_rows(Z, shift=self._kernel_shift, check=False)  # (rows of X)
         P = reduced_kernel_features(Xf, self.kernel_, xp.astype(Zf, Xf.dtype, copy=False),
                                     intercept=True, in_memory=in_memory,
-                                    memory_budget=blocks, known=known)
+                                    memory_budget=blocks, known=known, out=out,
+                                    filled=filled)
         B = rkhs_matrix(self.kernel_, Z, xp=self._ctx.xp, intercept=True,
                         intercept_penalty=_INTERCEPT_PENALTY)
         return {"P": P, "B": B}
@@ -542,20 +555,28 @@ class _FrontDoor:
                 break
             itemsize = numpy_dtype(Xf.dtype).itemsize
             shared.pop("pair_buffer", None)  # (freed before the next features are built)
-            try:  # the next stage, and the held features it is copied from beside it
-                in_memory, blocks = self._feature_plan(m, r_next + 1, ctx, itemsize=itemsize,
-                                                       reserved=m * (r + 1) * itemsize)
+            flat = shared.get("flat")  # (NumPy: the features widened in place)
+            in_place = flat is not None and int(flat.shape[0]) >= m * (r_next + 1)
+            try:  # the next stage (and the held features it is copied from beside it)
+                in_memory, blocks = self._feature_plan(
+                    m, r_next + 1, ctx, itemsize=itemsize,
+                    reserved=0 if in_place else m * (r + 1) * itemsize)
             except MemoryError:  # (its r × r matrices alone pass the budget)
                 in_memory = False
             if not in_memory:
                 stop = f"the memory budget (the features of {r_next:,} landmarks)"
                 break
+            if in_place:
+                kw = {"out": widen_rows(flat, m, r + 1, r_next + 1), "filled": r}
+            else:
+                kw = {"known": shared["P"].to_array()[:, :r]}
+                shared.pop("flat", None)
+            del flat
             t1 = time.perf_counter()
             J = pool[:r_next]
             Z = dense_rows(X, J, xp=xp)
             shared.update(self._phase("features", self._landmark_features, Xf, Z, blocks,
-                                      known=shared["P"].to_array()[:, :r],
-                                      detail={"rank": r_next}))
+                                      **kw, detail={"rank": r_next}))
             self._landmarks, self.rank_ = (J, Z), r_next
             zeros = xp.zeros((r_next - r,), dtype=xp.float64, device=ctx.native_device)
             starts = [xp.concat([z[:r], zeros, z[r:]]) for z in map(self._model_coef, models)]

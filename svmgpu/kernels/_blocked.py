@@ -198,7 +198,7 @@ def check_kernel_finite(ok, *, kernel, dtype):
 
 
 def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progress=None,
-                   known=None):
+                   known=None, out=None, filled=0):
     """``F = K(X, Z)`` of shape (m, r), or ``[K(X, Z), 1]`` of shape (m, r + 1), block by block
     (the one blocked kernel loop, :func:`iter_kernel_blocks`, writing into F): the features of
     the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM, PSVM).
@@ -206,6 +206,10 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     ``known``, an array of shape (m, r₀) with r₀ ≤ r, holds the columns ``K(X, Z[:r₀])``
     already (the features of a smaller, nested set of landmarks): they are copied and only the
     others computed (the same values: the kernel's centre is Z's either way).
+
+    ``out``, an array of F's shape and X's dtype, is written and returned as F; its first
+    ``filled`` columns hold ``K(X, Z[:filled])`` already (instead of ``known``: nothing is
+    copied; :func:`~svmgpu.backend.widen_rows` makes room for a grown rank in place).
 
     Raises
     ------
@@ -216,8 +220,21 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     """
     xp = get_namespace(X, Z)
     m, r = X.shape[0], Z.shape[0]
-    F = xp.empty((m, r + int(intercept)), dtype=X.dtype, device=native_device(X))
-    r0 = 0 if known is None else int(known.shape[1])
+    shape = (m, r + int(intercept))
+    if out is None:
+        if filled:
+            raise ValueError("filled columns are those of out; pass out")
+        F = xp.empty(shape, dtype=X.dtype, device=native_device(X))
+    else:
+        if tuple(out.shape) != shape or out.dtype != X.dtype:
+            raise ValueError(f"out must have shape {shape} and X's dtype {X.dtype}; got "
+                             f"{tuple(out.shape)}, {out.dtype}")
+        if known is not None and filled:
+            raise ValueError("pass known (columns to copy) or filled (columns of out), not both")
+        F = out
+    r0 = int(filled) if known is None else int(known.shape[1])
+    if known is None and r0 > r:
+        raise ValueError(f"filled columns ({r0}) exceed the landmarks ({r})")
     if known is not None:
         if tuple(known.shape) != (m, r0) or r0 > r:
             raise ValueError(f"known columns must have shape ({m}, r0) with r0 <= {r}, got "

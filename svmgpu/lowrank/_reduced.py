@@ -65,7 +65,8 @@ def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state
 
 
 def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
-                            memory_budget=None, known=None) -> FeatureOperator:
+                            memory_budget=None, known=None, out=None,
+                            filled=0) -> FeatureOperator:
     """The features ``P = K(X, Z)`` (or ``[K(X, Z), 1]`` with ``intercept``, the offset as a
     constant attribute) of the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM,
     PSVM) as a :class:`FeatureOperator` whose map also gives the features of new points.
@@ -86,6 +87,9 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
     known : array of shape (m, r₀), optional
         With ``in_memory``: the columns ``K(X, Z[:r₀])`` of a nested smaller set, copied
         instead of computed (:func:`~svmgpu.kernels.kernel_columns`; a rank grown from r₀).
+    out, filled : array of shape (m, r(+1)), int
+        With ``in_memory``: the array the features are written into, whose first ``filled``
+        columns hold the nested smaller set's already (:func:`~svmgpu.kernels.kernel_columns`).
 
     Raises
     ------
@@ -101,10 +105,11 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
     if in_memory:
         fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
                                  memory_budget=budget)
-        return FeatureOperator(fmap(X, progress="features", known=known), feature_map=fmap,
-                               memory_budget=budget)
-    if known is not None:
-        raise ValueError("known columns are copied into features held in memory only")
+        return FeatureOperator(fmap(X, progress="features", known=known, out=out,
+                                    filled=filled),
+                               feature_map=fmap, memory_budget=budget)
+    if known is not None or out is not None:
+        raise ValueError("known columns and out are for features held in memory only")
     # recomputed rows: half the budget for the operator's row blocks, half for the kernel
     # blocks that compute them
     fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
