@@ -732,6 +732,29 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert_allclose(held.decision_function(X3), fresh.decision_function(X3), rtol=0, atol=0)
 
 
+def test_auto_rank_growth_copies_where_the_system_refuses_the_buffer(monkeypatch):
+    """rank="auto" on NumPy asks for one buffer (address space) for every stage's features;
+    where the system refuses it, each stage copies the held features into new memory instead,
+    with the same model."""
+    import array_api_compat.numpy as anp
+
+    _grow(monkeypatch)
+    X, y = make_classification(3000, n_features=6, random_state=2)
+    grown = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    real = anp.empty
+
+    def refuse(shape, **kwargs):
+        if shape[0] > 3000 * 40:  # (the buffer: more than 40 columns of 3,000 rows)
+            raise MemoryError("refused")
+        return real(shape, **kwargs)
+
+    monkeypatch.setattr(anp, "empty", refuse)
+    copied = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    assert [p["rank"] for p in copied.rank_path_] == [p["rank"] for p in grown.rank_path_]
+    assert len(grown.rank_path_) >= 2
+    assert_allclose(copied.decision_function(X), grown.decision_function(X), atol=1e-10)
+
+
 def test_auto_rank_growth_stops_where_the_next_ranks_matrices_pass_the_budget(monkeypatch):
     """Where the next rank's r × r matrices (not its features) would pass the budget, the
     growth stops there and keeps the last stage, instead of raising MemoryError after the

@@ -487,8 +487,11 @@ class _FrontDoor:
                 is_numpy(xp):  # (every stage's features in one buffer: _grow_rank)
             cap = min(int(pool.shape[0]) + 1,
                       max(self.rank_ + 1, ctx.budget_bytes // (m * itemsize)))
-            flat = xp.empty((m * cap,), dtype=Xf.dtype)
-            out = xp.reshape(flat[:m * (self.rank_ + 1)], (m, self.rank_ + 1))
+            try:  # (address space: its pages are touched only as the rank grows)
+                flat = xp.empty((m * cap,), dtype=Xf.dtype)
+                out = xp.reshape(flat[:m * (self.rank_ + 1)], (m, self.rank_ + 1))
+            except MemoryError:  # (the system refused it: each stage copied instead)
+                flat = None
         shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory, out=out)
         if flat is not None:
             shared["flat"] = flat
