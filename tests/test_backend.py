@@ -145,6 +145,10 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
     assert_array_equal(blk, A[np.ix_(rows, cols)], device=device)
     if B.is_numpy(xp):
         assert np.shares_memory(blk, buf) and np.all(buf[25 * n_cols:] == -1.0)
+        for bad in (buf[:25 * n_cols - 1], xp.astype(buf, xp.float64)):  # (too small, dtype)
+            with pytest.raises(ValueError, match="out must be 1-D"):
+                B.take_block(B.to_device(A, device), B.to_device(rows, device),
+                             B.to_device(cols, device), xp=xp, out=bad)
 
 
 def test_range_block_is_the_gather_of_its_ranges(device, xp):

@@ -609,9 +609,10 @@ def test_a_low_rank_pair_expands_over_its_own_classes_landmarks(monkeypatch, dev
 
     X, y = make_classification(300, n_features=5, n_informative=4, n_redundant=0,
                                n_classes=3, n_clusters_per_class=1, random_state=0)
-    clf = SVC(solver="lowrank", rank=60, gamma=0.3, tol=1e-10,
+    clf = SVC(solver="lowrank", rank=90, gamma=0.3, tol=1e-10,
               decision_function_shape="ovo").fit(to_device(X, device), to_device(y, device))
     J, W = host(clf.support_), host(clf.pair_coef_)
+    assert np.bincount(y[J]).min() >= svc_module.PAIR_MIN_LANDMARKS
     pairs = [(0, 1), (0, 2), (1, 2)]
     for q, (i, j) in enumerate(pairs):
         own = np.isin(y[J], [i, j])
@@ -625,6 +626,31 @@ def test_a_low_rank_pair_expands_over_its_own_classes_landmarks(monkeypatch, dev
     # (the pair (0, 2) is positive for class 0; the two-class fit for its classes_[1] = 2)
     assert_allclose(host(clf.decision_function(to_device(X, device)))[:, 1],
                     -host(pair.decision_function(to_device(X, device))), atol=1e-6)
+
+
+def test_a_rare_class_pairs_expand_over_every_landmark():
+    """A class with fewer than PAIR_MIN_LANDMARKS landmarks cannot shape its pairs with its
+    own: those pairs expand over every landmark. Three 10-row classes beside three of 1,200
+    (the red team's set; a balanced test set): with their own landmarks only (none) the small
+    classes' recall was 0.24 against scikit-learn's 0.45."""
+    rng = np.random.default_rng(5)
+    c = rng.normal(scale=2.5, size=(6, 4))
+    sizes = [1200, 1200, 1200, 10, 10, 10]
+    X = np.concatenate([rng.normal(size=(s, 4)) + c[i] for i, s in enumerate(sizes)])
+    y = np.repeat(np.arange(6), sizes)
+    Xt = np.concatenate([rng.normal(size=(300, 4)) + c[i] for i in range(6)])
+    yt = np.repeat(np.arange(6), 300)
+    clf = SVC(solver="lowrank", rank=100, random_state=2).fit(X, y)
+    J, W = np.asarray(clf.support_), np.asarray(clf.pair_coef_)
+    for q, (i, j) in enumerate(clf.pairs_):
+        own = np.isin(y[J], [i, j])
+        rare = min(np.count_nonzero(y[J] == i), np.count_nonzero(y[J] == j)) < 20
+        assert rare == (j >= 3)  # (the pairs of a 10-row class)
+        assert np.count_nonzero(W[~own, q]) > 0 if rare else np.all(W[~own, q] == 0)
+    p, ref = clf.predict(Xt), SklearnSVC().fit(X, y).predict(Xt)
+    small = yt >= 3
+    assert np.mean(p[small] == yt[small]) >= np.mean(ref[small] == yt[small]) - 0.03
+    assert np.mean(p == yt) >= np.mean(ref == yt) - 0.02
 
 
 @pytest.mark.parametrize("sample", [None, 200])
@@ -698,6 +724,12 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     svc_module = _grow(monkeypatch)
     X, y = make_classification(4000, n_features=6, random_state=2)
     feats = 4000 * 8  # bytes of one feature column
+    # a budget that holds the first rank's features but not those of AUTO_RANK_UNGROWN (at
+    # most AUTO_RANK_MAX = 80 here) recomputes them at that rank instead of staying small
+    # (red team: a larger budget ended at a lower rank)
+    cliff = SVC(solver="lowrank", memory_budget=int(feats * 55)).fit(X, y)
+    assert cliff.rank_ == 80 and "recomputed per block" in cliff.rank_path_[0]["stop"]
+    monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 20)  # (the growth's own budget)
     est = SVC(solver="lowrank", memory_budget=int(feats * 55), verbose=1).fit(X, y)
     assert est.rank_ == 20 and len(est.rank_path_) == 1
     assert "memory budget" in est.rank_path_[-1]["stop"]
@@ -711,6 +743,7 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert copied.rank_ == 20 and "memory budget" in copied.rank_path_[-1]["stop"]
     # features not even held at the first rank: recomputed per block, not grown, at the
     # fixed AUTO_RANK_UNGROWN (at most AUTO_RANK_MAX), not at the small first rank
+    monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 1000)
     tight = SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y)
     assert tight.rank_ == 80 and len(tight.rank_path_) == 1
     assert "recomputed per block" in tight.rank_path_[0]["stop"]
@@ -720,10 +753,11 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     # budget that holds two classes' features holds three classes' only with the blocks
     X3, y3 = make_classification(4000, n_features=6, n_informative=4, n_classes=3,
                                  random_state=2)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 20)
     two = SVC(solver="lowrank", memory_budget=int(feats * 60)).fit(X3, y3 == 1)
     assert "the features of 28 landmarks" in two.rank_path_[-1]["stop"]
     three = SVC(solver="lowrank", memory_budget=int(feats * 60)).fit(X3, y3)
-    assert "recomputed per block" in three.rank_path_[-1]["stop"] and three.rank_ == 50
+    assert "recomputed per block" in three.rank_path_[-1]["stop"] and three.rank_ == 20
     held = SVC(solver="lowrank", memory_budget=int(feats * 80)).fit(X3, y3)
     assert "the features of 28 landmarks" in held.rank_path_[-1]["stop"]
     # (the blocks gathered into the one buffer are those gathered one by one)
@@ -760,7 +794,8 @@ def test_auto_rank_growth_stops_where_the_next_ranks_matrices_pass_the_budget(mo
     growth stops there and keeps the last stage, instead of raising MemoryError after the
     first stage was solved; the plan counts the next rank's matrices, not those of both ranks
     together (1,000 rows, 200 → 283 → 400 landmarks, 12 MB: 64·485² bytes alone are 15 MB)."""
-    _grow(monkeypatch, start=200, top=400)
+    svc_module = _grow(monkeypatch, start=200, top=400)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 200)  # (the growth's own budget)
     X, y = make_classification(1000, n_features=10, random_state=2, flip_y=0.1)
     est = SVC(solver="lowrank", gamma=1.0, memory_budget=12_000_000).fit(X, y)
     assert [s["rank"] for s in est.rank_path_] == [200, 283]
