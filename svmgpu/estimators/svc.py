@@ -20,8 +20,9 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     norm restricted to the landmarks' span) and a nearly unpenalized intercept, solved by the
     reduced Newton method of Zhou 2013 (:func:`svmgpu.solvers.reduced.newton_reduced`, whose
     Huber-hinge continuation ends at the same smoothing). A one-vs-one pair expands over the
-    landmarks of its own two classes only, as LIBSVM's pair models over their own rows
-    (:meth:`_FrontDoor._pair_columns`).
+    landmarks of its own two classes only, as LIBSVM's pair models over their own rows (over
+    every landmark where one of them has fewer than :data:`PAIR_MIN_LANDMARKS`;
+    :meth:`_FrontDoor._pair_columns`).
 
 ``"partition"``
     The rows split into k-means regions of about ``region_rows`` rows
