@@ -766,6 +766,17 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert_allclose(held.decision_function(X3), fresh.decision_function(X3), rtol=0, atol=0)
 
 
+def test_auto_rank_grows_held_where_the_fixed_ranks_matrices_pass_the_budget(monkeypatch):
+    """Where the r × r matrices of AUTO_RANK_UNGROWN landmarks (at most AUTO_RANK_MAX = 400
+    here) pass the budget, features recomputed at that rank are impossible: the first rank's
+    features, held, grow as far as the budget allows (not recomputed at the first rank)."""
+    _grow(monkeypatch, start=20, top=400)
+    X, y = make_classification(1000, n_features=10, random_state=2, flip_y=0.1)
+    est = SVC(solver="lowrank", gamma=1.0, memory_budget=3_000_000).fit(X, y)  # (64·401² > 3 MB)
+    assert [p["rank"] for p in est.rank_path_][:3] == [20, 28, 40]
+    assert "the memory budget (the features of" in est.rank_path_[-1]["stop"]
+
+
 def test_auto_rank_growth_copies_where_the_system_refuses_the_buffer(monkeypatch):
     """rank="auto" on NumPy asks for one buffer (address space) for every stage's features;
     where the system refuses it, each stage copies the held features into new memory instead,

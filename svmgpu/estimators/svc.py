@@ -479,20 +479,14 @@ class _FrontDoor:
                 pool = xp.take(cand, pool)
             in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx, itemsize=itemsize)
             fixed = min(AUTO_RANK_UNGROWN, r_max)
-            if in_memory and fixed > self.rank_:  # (grown only where it can reach `fixed`)
-                try:
-                    in_memory = self._feature_plan(m, fixed + 1, ctx, itemsize=itemsize)[0]
-                except MemoryError:
-                    in_memory = False
-            if not in_memory:  # (recomputed per block, not grown: AUTO_RANK_UNGROWN)
-                try:
-                    in_memory, blocks = self._feature_plan(m, fixed + 1, ctx,
-                                                           itemsize=itemsize)
-                    self.rank_ = fixed
-                except MemoryError:  # (its r × r matrices pass the budget: the first rank)
-                    in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx,
-                                                           itemsize=itemsize)
-                    in_memory = False
+            if fixed > self.rank_:  # grown only where its features can reach `fixed` held,
+                try:  # else recomputed per block at `fixed`, not grown (AUTO_RANK_UNGROWN)
+                    held, fixed_blocks = self._feature_plan(m, fixed + 1, ctx,
+                                                            itemsize=itemsize)
+                    if not (in_memory and held):
+                        self.rank_, in_memory, blocks = fixed, held, fixed_blocks
+                except MemoryError:  # (its r × r matrices pass the budget: the first rank,
+                    pass  # grown as far as the budget allows where its features are held)
             J = pool[:self.rank_]
         else:
             self.rank_ = min(int(self.rank), n_cand)
