@@ -575,7 +575,8 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
     svc_module = _grow(monkeypatch)
     if est == "SVC":
         X, y = load_wine(return_X_y=True)  # three classes: three one-vs-one pairs
-        cls = SVC
+        cls = SVC  # (quotas of 5 landmarks a class: 15, below the first stage's 20)
+        monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)
     else:
         X, y = make_friedman1(180, noise=0.5, random_state=0)
         cls = SVR
@@ -628,11 +629,12 @@ def test_a_low_rank_pair_expands_over_its_own_classes_landmarks(monkeypatch, dev
                     -host(pair.decision_function(to_device(X, device))), atol=1e-6)
 
 
-def test_a_rare_class_pairs_expand_over_every_landmark():
-    """A class with fewer than PAIR_MIN_LANDMARKS landmarks cannot shape its pairs with its
-    own: those pairs expand over every landmark. Three 10-row classes beside three of 1,200
-    (the red team's set; a balanced test set): with their own landmarks only (none) the small
-    classes' recall was 0.24 against scikit-learn's 0.45."""
+def test_a_rare_class_draws_its_quota_of_landmarks_first():
+    """One-vs-one draws each class's quota of landmarks first (min(PAIR_MIN_LANDMARKS,
+    rank // classes), or every row of a smaller class) and each pair expands over its own
+    classes' landmarks only. Three 10-row classes beside three of 1,200 (the red team's set;
+    a balanced test set): with their own landmarks only (none drawn) the small classes'
+    recall was 0.24 against scikit-learn's 0.45."""
     rng = np.random.default_rng(5)
     c = rng.normal(scale=2.5, size=(6, 4))
     sizes = [1200, 1200, 1200, 10, 10, 10]
@@ -642,15 +644,58 @@ def test_a_rare_class_pairs_expand_over_every_landmark():
     yt = np.repeat(np.arange(6), 300)
     clf = SVC(solver="lowrank", rank=100, random_state=2).fit(X, y)
     J, W = np.asarray(clf.support_), np.asarray(clf.pair_coef_)
-    for q, (i, j) in enumerate(clf.pairs_):
+    assert len(J) == 100 and len(set(J.tolist())) == 100
+    q = min(20, 100 // 6)
+    assert np.bincount(y[J], minlength=6).tolist()[3:] == [10, 10, 10]  # (every row)
+    assert np.bincount(y[J], minlength=6)[:3].min() >= q
+    for k, (i, j) in enumerate(clf.pairs_):
         own = np.isin(y[J], [i, j])
-        rare = min(np.count_nonzero(y[J] == i), np.count_nonzero(y[J] == j)) < 20
-        assert rare == (j >= 3)  # (the pairs of a 10-row class)
-        assert np.count_nonzero(W[~own, q]) > 0 if rare else np.all(W[~own, q] == 0)
+        assert np.all(W[~own, k] == 0) and np.count_nonzero(W[own, k]) > 0
     p, ref = clf.predict(Xt), SklearnSVC().fit(X, y).predict(Xt)
     small = yt >= 3
     assert np.mean(p[small] == yt[small]) >= np.mean(ref[small] == yt[small]) - 0.03
     assert np.mean(p == yt) >= np.mean(ref == yt) - 0.02
+
+
+def test_the_class_quotas_lead_every_grown_stage(monkeypatch, device):
+    """rank="auto" with one-vs-one: the classes' quotas are the first landmarks, so the first
+    stage holds them all (it starts at their count where that exceeds AUTO_RANK_START) and
+    every later stage, a prefix of the same order, does too; rows of weight 0 are never drawn.
+    Runs on every backend (device1: the draws are gathered on the device)."""
+    svc_module = _grow(monkeypatch, start=10, top=80)
+    X, y = make_classification(900, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=4, n_clusters_per_class=1,
+                               weights=[0.9, 0.06, 0.02, 0.02], random_state=0)
+    w = np.ones(900)
+    w[np.nonzero(y == 3)[0][:5]] = 0  # (rows of weight 0: never landmarks)
+    clf = SVC(solver="lowrank", gamma=0.3).fit(to_device(X, device), to_device(y, device),
+                                                sample_weight=to_device(w, device))
+    path = clf.rank_path_
+    q = min(svc_module.PAIR_MIN_LANDMARKS, 80 // 4)
+    n_rows = [min(q, int(np.sum((y == c) & (w > 0)))) for c in range(4)]
+    assert path[0]["rank"] == max(10, sum(n_rows)) and len(path) >= 2
+    J = host(clf.support_)
+    assert len(set(J.tolist())) == clf.rank_ and np.all(w[J] > 0)
+    for p in path:
+        assert np.all(np.bincount(y[J[:p["rank"]]], minlength=4) >= n_rows)
+    W = host(clf.pair_coef_)
+    for k, (i, j) in enumerate(clf.pairs_):
+        assert np.all(W[~np.isin(y[J], [i, j]), k] == 0)
+
+
+def test_more_classes_than_landmarks_expand_over_every_landmark():
+    """Where the rank is below the number of classes (a quota of 0), a pair with a class
+    without landmarks expands over every landmark: its model is not the intercept alone."""
+    X, y = make_classification(400, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=5, n_clusters_per_class=1, random_state=0)
+    clf = SVC(solver="lowrank", rank=3, gamma=0.3).fit(X, y)
+    J, W = np.asarray(clf.support_), np.asarray(clf.pair_coef_)
+    assert len(J) == 3
+    for k, (i, j) in enumerate(clf.pairs_):
+        own = np.isin(y[J], [i, j])
+        lacks = min(np.count_nonzero(y[J] == i), np.count_nonzero(y[J] == j)) == 0
+        assert np.count_nonzero(W[:, k]) == 3 if lacks else np.all(W[~own, k] == 0)
+    assert clf.score(X, y) > 0.3
 
 
 @pytest.mark.parametrize("sample", [None, 200])
@@ -754,6 +799,7 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     X3, y3 = make_classification(4000, n_features=6, n_informative=4, n_classes=3,
                                  random_state=2)
     monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 20)
+    monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)  # (quotas: 15 < 20)
     two = SVC(solver="lowrank", memory_budget=int(feats * 60)).fit(X3, y3 == 1)
     assert "the features of 28 landmarks" in two.rank_path_[-1]["stop"]
     three = SVC(solver="lowrank", memory_budget=int(feats * 60)).fit(X3, y3)

@@ -20,8 +20,8 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     norm restricted to the landmarks' span) and a nearly unpenalized intercept, solved by the
     reduced Newton method of Zhou 2013 (:func:`svmgpu.solvers.reduced.newton_reduced`, whose
     Huber-hinge continuation ends at the same smoothing). A one-vs-one pair expands over the
-    landmarks of its own two classes only, as LIBSVM's pair models over their own rows (over
-    every landmark where one of them has fewer than :data:`PAIR_MIN_LANDMARKS`;
+    landmarks of its own two classes only, as LIBSVM's pair models over their own rows, each
+    class drawing a quota of landmarks first (:data:`PAIR_MIN_LANDMARKS`;
     :meth:`_FrontDoor._pair_columns`).
 
 ``"partition"``
@@ -173,17 +173,19 @@ AUTO_RANK_START = 125
 #: landmarks: they are then recomputed per block at every pass and the rank is not grown, so it
 #: is fixed at this many (the low-rank path's fixed default of sessions 13–14).
 AUTO_RANK_UNGROWN = 1000
-#: A one-vs-one pair of the low-rank path expands over its two classes' landmarks, or over
-#: every landmark where one of its classes has fewer than this many
-#: (:meth:`_FrontDoor._pair_columns`). A rare class draws few landmarks or none, and its
-#: own could not shape its pairs: three 10-row classes beside three of 1,200 rows (red team,
+#: One-vs-one on the low-rank path: each class's quota of landmarks, drawn first
+#: (``min(PAIR_MIN_LANDMARKS, rank // classes)``, or all its rows where it has fewer;
+#: :meth:`_FrontDoor._class_quota`), as each pair expands over its own two classes' landmarks
+#: only (:meth:`_FrontDoor._pair_columns`). A rare class draws few landmarks or none, and so
+#: few could not shape its pairs: three 10-row classes beside three of 1,200 rows (red team,
 #: a balanced test set) reached 0.62 accuracy and 0.24 recall on the small classes against
-#: scikit-learn's 0.72 and 0.45; with every landmark for their pairs 0.72 and 0.45 (at 20 or
-#: 50). Covtype's 7 classes on 50,000 rows (classes of 238 and 827 rows): 9.1 s at 74.26 %
-#: without the floor, 14.0 s at 74.31 % with 20, 19.4 s at 74.32 % with 50. Drawing the
-#: other landmarks nearest a rare class's rows instead (up to 50) gave 0.73 on the red
-#: team's set but 22 s on Covtype: those columns change from stage to stage and the warm
-#: starts lose them (2.5× the Newton steps).
+#: scikit-learn's 0.72 and 0.45. Expanding such pairs over every landmark instead (sessions
+#: 17: a class with fewer than 20) reached 0.72 and 0.45, but cost Covtype's 7 classes on
+#: 50,000 rows (a class of 238 rows, 9 landmarks of 2,000) 9.1 → 14–15.6 s. The quota: 0.72
+#: and 0.45–0.452 (seeds 0–2, rank 100 and "auto"), Covtype 7.2–8.6 s at 74.29–74.31 %
+#: (seeds 0–2; scikit-learn's SVC 74.40 %). Drawing the landmarks nearest a rare class's rows
+#: instead gave 0.73 on the red team's set but 22 s on Covtype: those columns changed from
+#: stage to stage and the warm starts lost them (2.5× the Newton steps).
 PAIR_MIN_LANDMARKS = 20
 AUTO_RANK_GROWTH = math.sqrt(2.0)
 AUTO_RANK_MAX = 2000
@@ -477,6 +479,8 @@ class _FrontDoor:
             pool = random_subset(n_cand, r_max, seed=seed, device=ctx.device, sort=False)
             if cand is not None:
                 pool = xp.take(cand, pool)
+            pool, n_front = self._class_quota(pool, cand, seed)
+            self.rank_ = min(max(self.rank_, n_front), r_max)
             in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx, itemsize=itemsize)
             fixed = min(AUTO_RANK_UNGROWN, r_max)
             if fixed > self.rank_:  # grown only where its features can reach `fixed` held,
@@ -492,6 +496,7 @@ class _FrontDoor:
             self.rank_ = min(int(self.rank), n_cand)
             J = select_reduced_set(X, self.kernel_, self.rank_, "random", candidates=cand,
                                    random_state=seed, memory_budget=ctx.budget_bytes)
+            J = self._class_quota(J, cand, seed)[0]
             in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx, itemsize=itemsize)
         Z = dense_rows(X, J, xp=xp)
         self._landmarks = (J, Z)
@@ -519,6 +524,48 @@ class _FrontDoor:
         elif pool is not None and int(pool.shape[0]) > self.rank_:
             shared["grow"] = (X, Xf, pool)  # (features held in memory: extended, not rebuilt)
         return shared
+
+    def _class_quota(self, J, cand, seed):
+        """``(J', n)``: the landmarks J reordered for one-vs-one over more than two classes, so
+        that their first n rows hold each class's quota, ``q = min(PAIR_MIN_LANDMARKS,
+        len(J) // classes)`` landmarks (all its rows of positive weight where it has fewer):
+        its first q landmarks in J's order, then rows of the class drawn outside J (seeded by
+        ``seed`` and the class) where J holds fewer, which replace J's last rows; the rest of
+        J follows in its order. Every prefix of at least n rows holds every quota, so the
+        nested stages of ``rank="auto"`` do. Else ``(J, 0)``."""
+        if not self._one_vs_one():
+            return J, 0
+        xp, y_idx = self._ctx.xp, self._y_idx
+        k, total = int(self.classes_.shape[0]), int(J.shape[0])
+        q = min(PAIR_MIN_LANDMARKS, total // k)
+        if q == 0:
+            return J, 0
+        lc = xp.take(y_idx, J)
+        yc = y_idx if cand is None else xp.take(y_idx, cand)
+        counts = fetch_scalars(*[xp.count_nonzero(lc == c) for c in range(k)],
+                               *[xp.count_nonzero(yc == c) for c in range(k)], xp=xp)
+        front, extra, in_J = [], [], None
+        for c in range(k):
+            have, rows = int(counts[c]), int(counts[k + c])
+            front.append(xp.nonzero(lc == c)[0][:min(q, have)])
+            need = min(q, rows) - have
+            if need <= 0:
+                continue
+            if in_J is None:  # (which rows J holds: the draws come from the others)
+                in_J = set_rows(xp.zeros(y_idx.shape, dtype=xp.bool, device=y_idx.device),
+                                J, xp.ones(J.shape, dtype=xp.bool, device=y_idx.device), xp=xp)
+            own = xp.nonzero(yc == c)[0]
+            if cand is not None:
+                own = xp.take(cand, own)
+            own = xp.take(own, xp.nonzero(~xp.take(in_J, own))[0])
+            extra.append(xp.take(own, random_subset(int(own.shape[0]), need, seed=[seed, c],
+                                                    device=self._ctx.device, sort=False)))
+        pos = xp.sort(xp.concat(front))
+        keep = set_rows(xp.ones((total,), dtype=xp.bool, device=J.device), pos,
+                        xp.zeros(pos.shape, dtype=xp.bool, device=J.device), xp=xp)
+        head = xp.concat([xp.take(J, pos), *extra])
+        rest = xp.take(J, xp.nonzero(keep)[0])
+        return xp.concat([head, rest])[:total], int(head.shape[0])
 
     def _landmark_features(self, Xf, Z, blocks, *, in_memory=True, known=None, out=None,
                            filled=0):
@@ -987,8 +1034,8 @@ class _FrontDoor:
 
     def _pair_columns(self, rows):
         """The low-rank features' columns of a one-vs-one pair: the landmarks of its two
-        classes, then the intercept; every landmark where one of its classes has fewer than
-        :data:`PAIR_MIN_LANDMARKS`.
+        classes (at least their quotas, :meth:`_class_quota`), then the intercept; every
+        landmark where one of its classes has none (more classes than landmarks).
 
         LIBSVM's pair model expands over its own two classes' rows only, and so does this one
         over their landmarks: with nested random landmarks a pair keeps the landmark density
@@ -1002,7 +1049,7 @@ class _FrontDoor:
         r = int(J.shape[0])
         lc = xp.take(self._y_idx, J)
         counts = fetch_scalars(xp.count_nonzero(lc == i), xp.count_nonzero(lc == j), xp=xp)
-        if min(counts) < PAIR_MIN_LANDMARKS:  # (a rare class: its own few cannot shape it)
+        if min(counts) == 0:  # (no landmark of its own: it could not shape the pair)
             return xp.arange(r + 1, dtype=J.dtype, device=self._ctx.native_device)
         return xp.concat([xp.nonzero((lc == i) | (lc == j))[0],
                           xp.asarray([r], dtype=J.dtype, device=self._ctx.native_device)])
