@@ -38,6 +38,33 @@ def _pair(device, *, intercept=False):
     return mem, rec, dense, X, y
 
 
+@pytest.mark.parametrize("chunk", [7, 4096])
+def test_float32_rmatvec_sums_chunks_in_float64(monkeypatch, device, chunk):
+    """``Pᵀu`` of float32 features is a float32 product per chunk of _PRODUCT_ROWS rows, the
+    chunks summed in float64 (no float64 copy of P): within float32's rounding of the float64
+    product of the same float32 entries, over all rows, gathered rows and k columns; chunks of
+    7 rows (a partial last chunk, every backend's branch) and of 4,096 (one chunk)."""
+    from svmgpu.lowrank import _operator
+
+    monkeypatch.setattr(_operator, "_PRODUCT_ROWS", chunk)
+    rng = np.random.default_rng(3)
+    P = rng.standard_normal((600, 26)).astype(np.float32)
+    u = rng.standard_normal((600, 3))
+    rows = np.sort(rng.choice(600, 170, replace=False))
+    op = FeatureOperator(to_device(P, device), memory_budget=SMALL)
+    P64 = P.astype(np.float64)
+    scale = np.abs(P64).T @ np.abs(u)  # (the sums' magnitude: float32's error is relative to it)
+    got = host(op.rmatvec(to_device(u, device)))
+    assert got.dtype == np.float64 and got.shape == (26, 3)
+    assert np.all(np.abs(got - P64.T @ u) <= 1e-6 * scale)
+    assert np.any(got != P64.T @ u)  # (float32 products: not the float64 one)
+    one = host(op.rmatvec(to_device(u[:, 1], device), rows=to_device(rows, device)))
+    assert one.shape == (26,)
+    assert np.all(np.abs(one - P64[rows].T @ u[rows, 1]) <= 1e-6 * scale[:, 1])
+    assert_allclose(op.rmatvec(to_device(u[:0, 0], device), rows=to_device(rows[:0], device)),
+                    np.zeros(26), shape=(26,), dtype="float64")
+
+
 def test_products_match_dense_reference(device):
     mem, rec, P, X, _ = _pair(device, intercept=True)
     assert mem.in_memory and not rec.in_memory

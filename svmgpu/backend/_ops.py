@@ -337,32 +337,36 @@ class BlockScratch:
         self.xp = xp
         self._np = is_numpy(xp)
         self._shape = (int(rows), int(cols))
-        self._gather = self._weight = None
+        self._gather = self._weight = self._native = None
 
-    def _buffer(self, name):
+    def _buffer(self, name, dtype=None):
         import numpy as np  # noqa: PLC0415
 
         buf = getattr(self, name)
         if buf is None:
-            buf = np.empty(self._shape, dtype=np.float64)
+            buf = np.empty(self._shape, dtype=np.float64 if dtype is None else dtype)
             setattr(self, name, buf)
         return buf
 
-    def rows(self, X, where):
-        """``X[where]`` as float64 (``where`` a slice or an integer index array): a view of X
-        when it already is one, else written into the scratch rows."""
+    def rows(self, X, where, *, native=False):
+        """``X[where]`` as float64, or in X's own dtype with ``native`` (``where`` a slice or
+        an integer index array): a view of X when it already is one, else written into the
+        scratch rows."""
         xp = self.xp
-        if not self._np or (isinstance(where, slice) and X.dtype == xp.float64):
+        keep = native or X.dtype == xp.float64
+        if not self._np or (isinstance(where, slice) and keep):
             block = X[where, ...] if isinstance(where, slice) else xp.take(X, where, axis=0)
-            return xp.astype(block, xp.float64, copy=False)
+            return block if native else xp.astype(block, xp.float64, copy=False)
         import numpy as np  # noqa: PLC0415
 
         n = len(range(*where.indices(X.shape[0]))) if isinstance(where, slice) else where.shape[0]
+        if keep:  # (gathered in X's dtype)
+            out = self._buffer("_native" if native else "_gather", X.dtype)[:n]
+            np.take(X, where, axis=0, out=out)
+            return out
         out = self._buffer("_gather")[:n]
         if isinstance(where, slice):
             np.copyto(out, X[where])  # float32 -> float64
-        elif X.dtype == np.float64:
-            np.take(X, where, axis=0, out=out)
         else:
             np.copyto(out, np.take(X, where, axis=0))
         return out
