@@ -367,8 +367,8 @@ class BlockScratch:
         out = self._buffer("_gather")[:n]
         if isinstance(where, slice):
             np.copyto(out, X[where])  # float32 -> float64
-        else:
-            np.copyto(out, np.take(X, where, axis=0))
+        else:  # (gathered into scratch rows of X's dtype first: no fresh pages per block)
+            np.copyto(out, np.take(X, where, axis=0, out=self._buffer("_native", X.dtype)[:n]))
         return out
 
     def weighted(self, A, w):
