@@ -683,6 +683,20 @@ def test_the_class_quotas_lead_every_grown_stage(monkeypatch, device):
         assert np.all(W[~np.isin(y[J], [i, j]), k] == 0)
 
 
+@pytest.mark.parametrize("state", [np.random.RandomState, np.random.default_rng])
+def test_class_quotas_take_every_random_state(state):
+    """A class short of its quota draws rows outside the random prefix; random_state may be
+    a RandomState or a Generator there too (an int seed is drawn from it), and the same
+    state gives the same landmarks."""
+    X, y = make_classification(600, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1,
+                               weights=[0.9, 0.07, 0.03], random_state=0)
+    fits = [SVC(solver="lowrank", rank=40, random_state=state(7)).fit(X, y) for _ in range(2)]
+    J = np.asarray(fits[0].support_)
+    assert np.bincount(y[J], minlength=3).min() >= min(13, np.bincount(y).min())
+    assert np.array_equal(J, np.asarray(fits[1].support_))
+
+
 def test_more_classes_than_landmarks_expand_over_every_landmark():
     """Where the rank is below the number of classes (a quota of 0), a pair with a class
     without landmarks expands over every landmark: its model is not the intercept alone."""

@@ -558,6 +558,8 @@ class _FrontDoor:
             if cand is not None:
                 own = xp.take(cand, own)
             own = xp.take(own, xp.nonzero(~xp.take(in_J, own))[0])
+            if not isinstance(seed, Integral):  # (a RandomState or Generator: one draw)
+                seed = seed_from(seed)
             extra.append(xp.take(own, random_subset(int(own.shape[0]), need, seed=[seed, c],
                                                     device=self._ctx.device, sort=False)))
         pos = xp.sort(xp.concat(front))
