@@ -149,6 +149,10 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
             with pytest.raises(ValueError, match="out must be 1-D"):
                 B.take_block(B.to_device(A, device), B.to_device(rows, device),
                              B.to_device(cols, device), xp=xp, out=bad)
+        # (its gathers clip instead of buffering: an index out of range is refused first)
+        for r_bad, c_bad in ((np.append(rows[1:], 60), cols), (rows, np.append(cols[1:], -1))):
+            with pytest.raises(IndexError, match="out of range"):
+                B.take_block(A, r_bad, c_bad, xp=xp, out=buf)
 
 
 def test_range_block_is_the_gather_of_its_ranges(device, xp):
@@ -330,8 +334,16 @@ def test_block_scratch_rows_and_weights(device, xp, dtype):
         w = rng.random(ref.shape[0])
         assert_allclose(scratch.weighted(got, B.to_device(w, device)), ref * w[:, None],
                         device=device, rtol=1e-6 if dtype == np.float32 else 1e-14)
+    for where, ref in ((slice(3, 11), X[3:11]), (idx, X[[1, 7, 29]])):  # (X's own dtype)
+        got = scratch.rows(Xd, where, native=True)
+        assert got.dtype == Xd.dtype
+        assert_array_equal(got, ref, device=device)
     if B.is_numpy(xp) and dtype == np.float64:
         assert np.shares_memory(scratch.rows(X, slice(0, 5)), X)
+    if B.is_numpy(xp):
+        for native in (False, True):
+            with pytest.raises(IndexError, match="out of range"):
+                scratch.rows(X, np.array([1, 30]), native=native)
     assert_array_equal(host(Xd), X)
 
 

@@ -201,13 +201,28 @@ def take_block(a, rows, cols, *, xp, out=None):
                              f"got shape {tuple(out.shape)}, {out.dtype}")
         block = out[:n * k].reshape(n, k)
         step = max(1, _CHUNK_BYTES // max(1, a.shape[1] * a.itemsize))
+        _check_indices(rows, a.shape[0])
+        _check_indices(cols, a.shape[1])
         for s in range(0, n, step):
-            np.take(np.take(a, rows[s:s + step], axis=0), cols, axis=1, out=block[s:s + step])
+            np.take(np.take(a, rows[s:s + step], axis=0), cols, axis=1, out=block[s:s + step],
+                    mode="clip")
         return block
     if (is_numpy(xp) or is_cupy(xp)) and rows.shape[0] * a.shape[1] > _SMALL_GATHER and \
             (is_cupy(xp) or cols.shape[0] * _WIDE_GATHER < a.shape[1]):
         return a[rows[:, None], cols[None, :]]
     return xp.take(xp.take(a, rows, axis=0), cols, axis=1)
+
+
+def _check_indices(idx, n):
+    """Raise IndexError unless every entry of the NumPy index array ``idx`` is in ``[0, n)``.
+
+    The gathers into scratch memory (``np.take(..., out=...)``) then use ``mode="clip"``:
+    with ``out`` and the default ``mode="raise"`` NumPy gathers into a temporary first and
+    copies it (3x slower: 6,000 rows of 20,000 × 251 float32 features in 0.45 ms against
+    0.16 ms), and that temporary is the fresh memory the scratch exists to avoid."""
+    if idx.shape[0] and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        raise IndexError(f"index out of range for an axis of {n}: {int(idx.min())} .. "
+                         f"{int(idx.max())}")
 
 
 def range_block(a, ranges, *, xp):
@@ -360,15 +375,18 @@ class BlockScratch:
         import numpy as np  # noqa: PLC0415
 
         n = len(range(*where.indices(X.shape[0]))) if isinstance(where, slice) else where.shape[0]
+        if not isinstance(where, slice):
+            _check_indices(where, X.shape[0])
         if keep:  # (gathered in X's dtype)
             out = self._buffer("_native" if native else "_gather", X.dtype)[:n]
-            np.take(X, where, axis=0, out=out)
+            np.take(X, where, axis=0, out=out, mode="clip")
             return out
         out = self._buffer("_gather")[:n]
         if isinstance(where, slice):
             np.copyto(out, X[where])  # float32 -> float64
         else:  # (gathered into scratch rows of X's dtype first: no fresh pages per block)
-            np.copyto(out, np.take(X, where, axis=0, out=self._buffer("_native", X.dtype)[:n]))
+            np.copyto(out, np.take(X, where, axis=0, out=self._buffer("_native", X.dtype)[:n],
+                                   mode="clip"))
         return out
 
     def weighted(self, A, w):

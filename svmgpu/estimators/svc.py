@@ -179,7 +179,7 @@ AUTO_RANK_UNGROWN = 1000
 #: only (:meth:`_FrontDoor._pair_columns`). A rare class draws few landmarks or none, and so
 #: few could not shape its pairs: three 10-row classes beside three of 1,200 rows (red team,
 #: a balanced test set) reached 0.62 accuracy and 0.24 recall on the small classes against
-#: scikit-learn's 0.72 and 0.45. Expanding such pairs over every landmark instead (sessions
+#: scikit-learn's 0.72 and 0.45. Expanding such pairs over every landmark instead (session
 #: 17: a class with fewer than 20) reached 0.72 and 0.45, but cost Covtype's 7 classes on
 #: 50,000 rows (a class of 238 rows, 9 landmarks of 2,000) 9.1 → 14–15.6 s. The quota: 0.72
 #: and 0.45–0.452 (seeds 0–2, rank 100 and "auto"), Covtype 7.2–8.6 s at 74.29–74.31 %
@@ -1248,7 +1248,10 @@ class SVC(_FrontDoor, SVCBase):
         rank from :data:`AUTO_RANK_START` by :data:`AUTO_RANK_GROWTH` a stage (nested random
         landmarks, each stage warm-started) while more than :data:`AUTO_RANK_CHANGE` of the
         training predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget
-        (``rank_path_``); None asks for the exact path.
+        (``rank_path_``); None asks for the exact path. With more than two classes each
+        class's quota of landmarks is drawn first (:data:`PAIR_MIN_LANDMARKS`; the first stage
+        starts at their sum where that is larger) and each pair expands over its own two
+        classes' landmarks.
     solver : {"auto", "exact", "lowrank", "partition"}, default "auto"
         The path (``solver_``; see the module notes): "auto" takes the exact one up to
         :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, above that
