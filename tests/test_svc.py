@@ -86,6 +86,19 @@ def test_exact_presolve_changes_only_the_start(device):
     assert F(z_pre) == pytest.approx(F(z_cold), rel=1e-9)
     assert_allclose(host(pre.info["margins"]), host(cold.info["margins"]), atol=1e-5)
     assert pre.n_iter < cold.n_iter  # (steps on all rows)
+    # the start is the solution on rows 0, 4, 8, ... (their kernel block copied by strides)
+    from svmgpu.solvers.exact import _presolve
+
+    (alpha, b), _ = _presolve(Kd, yd, loss, C=10.0, xp=device.xp, task="classification",
+                              sample_weight=to_device(s, device), tol=1e-9, max_iter=200)
+    sub = np.arange(0, m, 4)
+    ref = exact_newton(to_device(K[np.ix_(sub, sub)], device), to_device(y[sub], device), loss,
+                       C=10.0, sample_weight=to_device(s[sub], device), tol=1e-9,
+                       xp=device.xp)
+    alpha = host(alpha)
+    assert np.all(np.delete(alpha, sub) == 0)
+    assert_allclose(alpha[sub], host(ref.coef), atol=1e-9)
+    assert b == pytest.approx(ref.info["intercept"], abs=1e-9)
 
 
 def test_exact_presolve_also_starts_regression(device):

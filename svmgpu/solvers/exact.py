@@ -190,7 +190,9 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
     elsewhere; ``Σ alpha = 0`` holds), or None when it stalled."""
     m = K.shape[0]
     sub = xp.arange(0, m, _PRESOLVE_STRIDE, device=getattr(K, "device", None))
-    Ks = take_block(K, sub, sub, xp=xp)
+    # (a strided copy: a gather of the rows then the columns copied 5,000 whole rows of a
+    # 20,000-row K first, 400 MB of fresh memory, 1.1 s of a 3.5 s fit)
+    Ks = xp.asarray(K[::_PRESOLVE_STRIDE, ::_PRESOLVE_STRIDE], copy=True)
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
                         tol=tol, max_iter=max_iter, start=None, presolve=True)
