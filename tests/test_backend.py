@@ -155,6 +155,30 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
                 B.take_block(A, r_bad, c_bad, xp=xp, out=buf)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, monkeypatch):
+    """``a @ v`` for symmetric ``a`` and ``v`` zero outside ``support``: float64, within the
+    dtype's rounding of the float64 product (on NumPy the support's rows in chunks of
+    _CHUNK_BYTES: 3 rows here; elsewhere the full product)."""
+    from svmgpu.backend import _ops
+
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 40 * 8)
+    rng = np.random.default_rng(6)
+    G = rng.standard_normal((40, 40))
+    A = (G + G.T).astype(dtype)
+    support = np.sort(rng.choice(40, 11, replace=False))
+    v = np.zeros(40)
+    v[support] = rng.standard_normal(11)
+    got = B.symmetric_matvec(B.to_device(A, device), B.to_device(v, device),
+                             B.to_device(support, device), xp=xp)
+    ref = A.astype(np.float64) @ v
+    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
+                    atol=1e-5 if dtype == np.float32 else 1e-12)
+    if B.is_numpy(xp):
+        with pytest.raises(IndexError, match="out of range"):
+            B.symmetric_matvec(A, v, np.array([3, 40]), xp=xp)
+
+
 def test_range_block_is_the_gather_of_its_ranges(device, xp):
     A = np.random.default_rng(3).standard_normal((10, 10))
     ranges = [(0, 3), (5, 5), (6, 10)]  # (an empty range adds nothing)

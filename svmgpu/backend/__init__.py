@@ -73,6 +73,7 @@ from svmgpu.backend._ops import (
     power_inplace,
     range_block,
     set_rows,
+    symmetric_matvec,
     take_block,
     widen_rows,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "sparse_product_t",
     "take_rows",
     "take_block",
+    "symmetric_matvec",
     "widen_rows",
     "range_block",
     "array_device",
