@@ -159,10 +159,10 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
 def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, monkeypatch):
     """``a @ v`` for symmetric ``a`` and ``v`` zero outside ``support``: float64, within the
     dtype's rounding of the float64 product (on NumPy the support's rows in chunks of
-    _CHUNK_BYTES: 3 rows here; elsewhere the full product)."""
+    _MATVEC_CHUNK_BYTES: 3 rows here; elsewhere the full product)."""
     from svmgpu.backend import _ops
 
-    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 40 * 8)
+    monkeypatch.setattr(_ops, "_MATVEC_CHUNK_BYTES", 3 * 40 * 8)
     rng = np.random.default_rng(6)
     G = rng.standard_normal((40, 40))
     A = (G + G.T).astype(dtype)
