@@ -44,9 +44,9 @@ def test_float32_rmatvec_sums_chunks_in_float64(monkeypatch, device, chunk):
     chunks summed in float64 (no float64 copy of P): within float32's rounding of the float64
     product of the same float32 entries, over all rows, gathered rows and k columns; chunks of
     7 rows (a partial last chunk, every backend's branch) and of 4,096 (one chunk)."""
-    from svmgpu.lowrank import _operator
+    from svmgpu.backend import _ops
 
-    monkeypatch.setattr(_operator, "_PRODUCT_ROWS", chunk)
+    monkeypatch.setattr(_ops, "_PRODUCT_ROWS", chunk)
     rng = np.random.default_rng(3)
     P = rng.standard_normal((600, 26)).astype(np.float32)
     u = rng.standard_normal((600, 3))

@@ -75,6 +75,7 @@ from svmgpu.backend._ops import (
     set_rows,
     symmetric_matvec,
     take_block,
+    transposed_product,
     widen_rows,
 )
 from svmgpu.backend._sparse import (
@@ -110,6 +111,7 @@ __all__ = [
     "take_rows",
     "take_block",
     "symmetric_matvec",
+    "transposed_product",
     "widen_rows",
     "range_block",
     "array_device",

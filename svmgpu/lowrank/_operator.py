@@ -29,6 +29,7 @@ from svmgpu.backend import (
     resolve_budget,
     take_block,
     take_rows,
+    transposed_product,
 )
 from svmgpu.lowrank._protocol import RowSource
 
@@ -43,49 +44,8 @@ _CPU_BLOCK_BYTES = 32 << 20
 _CPU_GRAM_BLOCK_BYTES = 4 << 20
 
 
-#: Rows of one product of :meth:`FeatureOperator.rmatvec` in P's own dtype, whose results are
-#: summed in float64: float32 features are not converted to float64 for ``Pᵀu`` (that
-#: conversion was 0.8 s of a 2.2 s friedman1 fit at 20,000 rows and 1,418 landmarks, the
-#: product itself 0.2 s). A float32 sum over 4,096 rows errs by about 4e-7 of ``|Pᵀu|`` (on
-#: P of 20,000 rows, centred entries), against 2e-6 for one float32 product over every row;
-#: the float32 entries themselves carry 6e-8 each, and ``P z`` is a float32 product too.
-_PRODUCT_ROWS = 4096
-
-
 def _at(v, where, *, xp):
     return take_rows(v, where, xp=xp)
-
-
-def _transposed_product(A, v, *, xp):
-    """``Aᵀ v`` in float64 for a block ``A`` (n, r) and ``v`` (n,) or (n, k): in A's dtype
-    over chunks of :data:`_PRODUCT_ROWS` rows, the chunks summed in float64; one float64
-    product for a float64 A. On NumPy a product per chunk on SciPy's BLAS (NumPy's own
-    ``matmul`` of the batched form would wake NumPy's thread pool beside SciPy's:
-    :func:`~svmgpu.backend.matmul`); elsewhere one batched product (a launch per chunk would
-    cost more than the product on a GPU)."""
-    if A.dtype == xp.float64:
-        return matmul(xp.matrix_transpose(A), xp.astype(v, xp.float64), xp=xp)
-    n, r, c = int(A.shape[0]), int(A.shape[1]), _PRODUCT_ROWS
-    V = xp.astype(v, A.dtype)
-    if is_numpy(xp) or n <= c:
-        out = None
-        for s in range(0, n, c):
-            e = min(s + c, n)
-            part = xp.astype(matmul(xp.matrix_transpose(A[s:e, :]), V[s:e, ...], xp=xp),
-                             xp.float64)
-            out = part if out is None else out + part
-        return out if out is not None else \
-            xp.zeros((r,) + tuple(v.shape[1:]), dtype=xp.float64, device=A.device)
-    vec = V.ndim == 1
-    V = V[:, None] if vec else V
-    k, full = int(V.shape[1]), n // c * c
-    parts = xp.matmul(xp.matrix_transpose(xp.reshape(A[:full, :], (full // c, c, r))),
-                      xp.reshape(V[:full, :], (full // c, c, k)))
-    out = xp.sum(xp.astype(parts, xp.float64), axis=0)
-    if full < n:
-        out = out + xp.astype(matmul(xp.matrix_transpose(A[full:, :]), V[full:, :], xp=xp),
-                              xp.float64)
-    return out[:, 0] if vec else out
 
 
 class FeatureOperator:
@@ -207,13 +167,14 @@ class FeatureOperator:
     def rmatvec(self, u, *, rows=None):
         """``Pᵀ u`` in float64 for ``u`` of shape (m,) or (m, k) (indexed by row), over the rows
         ``rows`` only if given; shape (r,) or (r, k). One pass over P for all k columns, in
-        P's dtype over chunks of :data:`_PRODUCT_ROWS` rows summed in float64."""
+        P's dtype over chunks of rows summed in float64
+        (:func:`~svmgpu.backend.transposed_product`)."""
         xp = self.xp
         r = self.shape[1]
         out = xp.zeros((r,) + tuple(u.shape[1:]), dtype=xp.float64,
                        device=self.device.native_device)
         for Pb, where in self.blocks(rows, native=True):
-            out += _transposed_product(Pb, _at(u, where, xp=xp), xp=xp)
+            out += transposed_product(Pb, _at(u, where, xp=xp), xp=xp)
         return out
 
     def gram(self, weights=None, *, rows=None, nonnegative=False):
