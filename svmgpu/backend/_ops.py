@@ -279,18 +279,13 @@ def symmetric_matvec(a, v, support, *, xp):
     a gathered copy of the rows would be a temporary of its own)."""
     if not is_numpy(xp):
         return transposed_product(a, v, xp=xp)
-    import numpy as np  # noqa: PLC0415
-
-    n = int(a.shape[1])
-    _check_indices(support, a.shape[0])
-    vs = np.take(v, support)
+    n, k = int(a.shape[1]), int(support.shape[0])
     step = max(1, _MATVEC_CHUNK_BYTES // max(1, n * a.itemsize))
-    buf = np.empty((min(step, int(support.shape[0])), n), dtype=a.dtype)
-    out = np.zeros(n, dtype=np.float64)
-    for s in range(0, int(support.shape[0]), step):
+    scratch = BlockScratch(min(step, k), n, xp=xp)  # (its rows checked and gathered in a's dtype)
+    out = xp.zeros((n,), dtype=xp.float64)
+    for s in range(0, k, step):
         rows = support[s:s + step]
-        block = np.take(a, rows, axis=0, out=buf[:rows.shape[0]], mode="clip")
-        out += transposed_product(block, vs[s:s + step], xp=xp)
+        out += transposed_product(scratch.rows(a, rows, native=True), xp.take(v, rows), xp=xp)
     return out
 
 
