@@ -174,6 +174,14 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, monkeypatch)
     ref = A.astype(np.float64) @ v
     assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
                     atol=1e-5 if dtype == np.float32 else 1e-12)
+    # a row store: the matrix's row support[i] held as the store's row rows[i]
+    rows = rng.permutation(40)[:11]
+    store = np.zeros((40, 40), dtype=dtype)
+    store[rows] = A[support]
+    got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
+                             B.to_device(support, device), rows=B.to_device(rows, device), xp=xp)
+    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
+                    atol=1e-5 if dtype == np.float32 else 1e-12)
     if B.is_numpy(xp):
         with pytest.raises(IndexError, match="out of range"):
             B.symmetric_matvec(A, v, np.array([3, 40]), xp=xp)

@@ -12,6 +12,7 @@ from sklearn.svm import SVC
 from svmgpu.backend import to_device
 from svmgpu.kernels import (
     RBF,
+    KernelRows,
     Laplacian,
     Linear,
     Polynomial,
@@ -92,6 +93,29 @@ def test_blocked_equals_unblocked(device, kernel, ref):
                     device=device, shape=(101, 2), rtol=1e-10, atol=1e-10)
     assert_allclose(kernel_matvec(kernel, Xd, Zd, vd[:, 0], memory_budget=budget), full @ v[:, 0],
                     shape=(101,), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("kernel,ref", CASES[:3:2], ids=IDS[:3:2])
+def test_kernel_rows_compute_rows_once_into_a_store(device, kernel, ref):
+    """KernelRows computes the rows asked for that it does not hold, appends them to its
+    store (slots in computing order) and holds K(X, X)'s values; ``strided`` is
+    ``K[::s, ::s]`` and ``full`` K."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 4))
+    K = ref(X, X)
+    R = KernelRows(kernel, to_device(X, device))
+    assert R.shape == (30, 30) and R.computed == 0
+    first = to_device(np.array([7, 2, 19]), device)
+    assert_array_equal(R.compute(first), np.array([0, 1, 2]), device=device)
+    again = to_device(np.array([2, 5, 7, 11]), device)  # (2 and 7 are held: 5 and 11 new)
+    assert_array_equal(R.compute(again), np.array([1, 3, 0, 4]), device=device)
+    assert R.computed == 5
+    rows = host(R.store)[:5]
+    assert_allclose(rows, K[[7, 2, 19, 5, 11]], atol=1e-12)
+    assert_array_equal(R.slots(first), np.array([0, 1, 2]), device=device)
+    assert_allclose(R.full(), K, device=device, atol=1e-12)
+    assert R.computed == 30
+    assert_allclose(R.strided(4).full(), K[::4, ::4], device=device, atol=1e-12)
 
 
 def test_budget_too_small_and_zero():

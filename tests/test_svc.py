@@ -101,6 +101,38 @@ def test_exact_presolve_changes_only_the_start(device):
     assert b == pytest.approx(ref.info["intercept"], abs=1e-9)
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_exact_on_kernel_rows_takes_the_dense_steps(device, task):
+    """exact_newton on a KernelRows K (its rows computed when a step first reads them; the
+    presolve's on ``strided``) takes the steps it takes on the whole matrix, to the same α,
+    and computes only part of K's rows."""
+    from svmgpu.kernels import RBF, KernelRows
+    from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS
+
+    rng = np.random.default_rng(8)
+    m = PRESOLVE_MIN_ROWS + 400
+    X = rng.random((m, 2))
+    if task == "classification":
+        y = np.where((X[:, 0] - 0.5) * (X[:, 1] - 0.5) > 0, 1.0, -1.0)
+        y[rng.random(m) < 0.05] *= -1
+        loss = get_loss("huber_hinge", delta=0.1)
+    else:
+        y = np.sin(4 * X[:, 0]) * X[:, 1] + 0.02 * rng.standard_normal(m)
+        loss = get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.1,
+                        delta=0.02)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    kw = dict(C=10.0, task=task, tol=1e-9, xp=device.xp)
+    lazy = KernelRows(RBF(gamma=20.0), Xd)
+    dense = exact_newton(RBF(gamma=20.0).block(Xd, Xd), yd, loss, **kw)
+    rows = exact_newton(lazy, yd, loss, **kw)
+    assert dense.converged and rows.converged
+    assert rows.info["active"] == dense.info["active"]
+    assert rows.info["n_presolve_iter"] == dense.info["n_presolve_iter"] > 0
+    assert_allclose(host(rows.coef), host(dense.coef), atol=1e-7)
+    assert rows.info["intercept"] == pytest.approx(dense.info["intercept"], abs=1e-7)
+    assert 0 < lazy.computed < m
+
+
 def test_exact_presolve_also_starts_regression(device):
     """presolve="auto" presolves regression too (on 20,000 friedman2 rows SVR's solve from
     α = 0 took 35 s: halved steps while the pieces' system grew to 12,000 rows): the same

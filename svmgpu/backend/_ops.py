@@ -267,25 +267,33 @@ def transposed_product(A, v, *, xp):
     return out[:, 0] if vec else out
 
 
-def symmetric_matvec(a, v, support, *, xp):
+def symmetric_matvec(a, v, support, *, xp, rows=None):
     """``a @ v`` in float64 for a symmetric 2-D ``a`` and a float64 ``v`` that is zero outside
     the rows ``support`` (an integer index array), in ``a``'s dtype (float32: half the memory
     traffic) with float64 sums (:func:`transposed_product`).
 
-    On NumPy ``a[support]ᵀ v[support]``: the rows of the support gathered a chunk of
+    ``rows``: where a holds the matrix's rows ``support`` (a row store such as
+    :class:`~svmgpu.kernels.KernelRows`'s, whose row ``rows[i]`` is the matrix's row
+    ``support[i]``): the product is then ``Σᵢ a[rows[i]] v[support[i]]``.
+
+    On NumPy ``a[rows]ᵀ v[support]``: those rows gathered a chunk of
     :data:`_MATVEC_CHUNK_BYTES` at a time into one scratch, so that a step whose support is
     2,500 of 20,000 rows reads those rows instead of all of ``a`` (the exact path's Newton
     steps: ``K d``). Elsewhere ``aᵀ v`` over every row (a GPU reads ``a`` at its bandwidth;
-    a gathered copy of the rows would be a temporary of its own)."""
+    a gathered copy of the rows would be a temporary of its own), or over the gathered rows
+    of a row store."""
     if not is_numpy(xp):
-        return transposed_product(a, v, xp=xp)
+        if rows is None:
+            return transposed_product(a, v, xp=xp)
+        return transposed_product(xp.take(a, rows, axis=0), xp.take(v, support), xp=xp)
+    rows = support if rows is None else rows
     n, k = int(a.shape[1]), int(support.shape[0])
     step = max(1, _MATVEC_CHUNK_BYTES // max(1, n * a.itemsize))
     scratch = BlockScratch(min(step, k), n, xp=xp)  # (its rows checked and gathered in a's dtype)
     out = xp.zeros((n,), dtype=xp.float64)
     for s in range(0, k, step):
-        rows = support[s:s + step]
-        out += transposed_product(scratch.rows(a, rows, native=True), xp.take(v, rows), xp=xp)
+        out += transposed_product(scratch.rows(a, rows[s:s + step], native=True),
+                                  xp.take(v, support[s:s + step]), xp=xp)
     return out
 
 

@@ -1,6 +1,7 @@
 """Kernel functions and blocked kernel products that respect a memory budget."""
 
 from svmgpu.kernels._blocked import (
+    KernelRows,
     check_kernel_finite,
     iter_kernel_blocks,
     kernel_columns,
@@ -20,6 +21,7 @@ from svmgpu.kernels._kernels import (
 from svmgpu.kernels._partition import RowPartition, negligible_level
 
 __all__ = [
+    "KernelRows",
     "KERNELS",
     "RBF",
     "Kernel",

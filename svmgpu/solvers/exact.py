@@ -44,6 +44,7 @@ from svmgpu.backend import (
     symmetric_matvec,
     take_block,
 )
+from svmgpu.kernels import KernelRows
 from svmgpu.solvers._result import SolverResult
 
 _log = get_logger("exact")
@@ -131,11 +132,13 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
 
     Parameters
     ----------
-    K : array of shape (m, m)
+    K : array of shape (m, m), or :class:`~svmgpu.kernels.KernelRows`
         The kernel matrix of the training rows (symmetric positive semi-definite). A float32
         K stays float32 (its products too: half their memory traffic); α, the margins and the
         Newton systems are float64 either way, and a full step that keeps the pieces ends the
-        iteration once the residual is below √eps₃₂ (the products' rounding).
+        iteration once the residual is below √eps₃₂ (the products' rounding). A KernelRows
+        computes the rows the steps read (the rows where α changes: its support and the rows
+        near the margin) when they first read them; the iteration is the same.
     y : array of shape (m,)
         Labels in {−1, +1} (classification) or real targets (regression).
     loss : Loss
@@ -190,18 +193,19 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
     """``(alpha, b, steps)``: the solution on every fourth row, scattered into the rows (zero
     elsewhere; ``Σ alpha = 0`` holds), or None when it stalled."""
     m = K.shape[0]
-    sub = xp.arange(0, m, _PRESOLVE_STRIDE, device=getattr(K, "device", None))
+    dev = _device(K)
+    sub = xp.arange(0, m, _PRESOLVE_STRIDE, device=dev)
     # (a strided copy: a gather of the rows then the columns copied 5,000 whole rows of a
     # 20,000-row K first, 400 MB of fresh memory, 1.1 s of a 3.5 s fit)
-    Ks = xp.asarray(K[::_PRESOLVE_STRIDE, ::_PRESOLVE_STRIDE], copy=True)
+    Ks = K.strided(_PRESOLVE_STRIDE) if isinstance(K, KernelRows) else \
+        xp.asarray(K[::_PRESOLVE_STRIDE, ::_PRESOLVE_STRIDE], copy=True)
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
                         tol=tol, max_iter=max_iter, start=None, presolve=True)
     steps = res.n_iter + res.info["n_presolve_iter"]
     if res.info["stalled"]:
         return None, steps
-    alpha = _scatter(sub, xp.astype(res.coef, xp.float64), m, xp=xp,
-                     dev=getattr(K, "device", None))
+    alpha = _scatter(sub, xp.astype(res.coef, xp.float64), m, xp=xp, dev=dev)
     return (alpha, res.info["intercept"]), steps
 
 
@@ -211,10 +215,31 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                          f"{loss.name!r}")
     t0 = time.perf_counter()
     f64 = xp.float64
-    dev = getattr(K, "device", None)
-    if K.dtype != xp.float32:  # (a float32 K stays float32: products in float32)
-        K = xp.astype(K, f64, copy=False)
-    m = K.shape[0]
+    dev = _device(K)
+    lazy = K if isinstance(K, KernelRows) else None  # (rows computed as they are needed)
+    if lazy is not None:
+        m = K.shape[0]
+    else:
+        if K.dtype != xp.float32:  # (a float32 K stays float32: products in float32)
+            K = xp.astype(K, f64, copy=False)
+        m = K.shape[0]
+
+    def rows_of(idx):
+        """``(A, at)``: an array whose rows ``at`` are K's rows ``idx`` (K itself and idx, or
+        a lazy K's row store and the slots of those rows, computed now where they were not)."""
+        if lazy is None:
+            return K, idx
+        return lazy.store, lazy.compute(idx)
+
+    def times(v, support=None):
+        """``K v`` in float64 for ``v`` zero outside the rows ``support`` (None: unknown)."""
+        if support is None:
+            if lazy is None:
+                return _times(K, v, xp=xp)
+            support = xp.nonzero(v != 0)[0]
+        A, at = rows_of(support)
+        return symmetric_matvec(A, v, support, rows=at, xp=xp)
+
     y = xp.astype(y, f64)
     cls = task == "classification"
     ones = xp.ones((m,), dtype=f64, device=dev)
@@ -228,15 +253,16 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if presolve == "auto":
         presolve = True
     if start is None and presolve and m > PRESOLVE_MIN_ROWS:
-        start, n_pre = _presolve(K, y, loss, C=C, xp=xp, task=task,
+        start, n_pre = _presolve(K if lazy is None else lazy, y, loss, C=C, xp=xp, task=task,
                                  sample_weight=sample_weight, tol=tol, max_iter=max_iter)
     if start is None:
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), 0.0
     elif isinstance(start, str) and start == "ls_svm":
-        alpha, b = _ls_svm(K, tgt * sig, C * (ones if s is None else s), xp=xp)
+        alpha, b = _ls_svm(K if lazy is None else lazy.full(), tgt * sig,
+                           C * (ones if s is None else s), xp=xp)
     else:
         alpha, b = xp.astype(start[0], f64), float(start[1])
-    Ka = _times(K, alpha, xp=xp)
+    Ka = times(alpha)
     history, active = [], []
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
@@ -284,11 +310,13 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             E = None  # (the rows where d may be nonzero, where they are few)
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
-                KQE = take_block(K, Q, E, xp=xp)
+                A, at = rows_of(Q)
+                KQE = take_block(A, at, E, xp=xp)
                 KQd = _times(KQE, xp.take(delta, E), xp=xp)
                 M = xp.astype(KQE[:, :nQ], f64, copy=True)
             else:
-                KQE = xp.take(K, Q, axis=0)
+                A, at = rows_of(Q)
+                KQE = xp.take(A, at, axis=0)
                 KQd = _times(KQE, delta, xp=xp)
                 M = xp.astype(xp.take(KQE, Q, axis=1), f64, copy=False)
             del KQE
@@ -303,10 +331,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             b_new = (sum2 + sumF) / sum1
             alpha_new = alpha_new + _scatter(Q, x[:, 1] - b_new * x[:, 0], m, xp=xp, dev=dev)
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
-            Kd = _times(K, d, xp=xp) if E is None else symmetric_matvec(K, d, E, xp=xp)
+            Kd = times(d, E)
         else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
             d = alpha_new - alpha
-            Kd = _times(K, d, xp=xp)
+            Kd = times(d)
             b_new = _intercept_search(Ka + Kd, tgt, sig, ones if s is None else s, loss, C,
                                       xp=xp, b0=b)
         db = b_new - b
@@ -378,6 +406,11 @@ def _times(K, v, *, xp):
     if K.dtype == xp.float64:
         return matmul(K, v, xp=xp)
     return xp.astype(matmul(K, xp.astype(v, K.dtype), xp=xp), xp.float64)
+
+
+def _device(K):
+    """The device of K (an array or :class:`~svmgpu.kernels.KernelRows`)."""
+    return getattr(K.store if isinstance(K, KernelRows) else K, "device", None)
 
 
 def _scatter(idx, values, m, *, xp, dev):
