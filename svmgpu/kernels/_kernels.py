@@ -388,12 +388,18 @@ def _check_representable_scale(X, *, xp):
             + ("" if name == "float64" else " or use dtype='float64'"))
 
 
-def _rounding_as_zero(col_var, col_mean, *, xp):
-    """Column variances with those at the rounding level of their mean set to 0: a constant
-    column's computed variance is ~(eps · mean)², not 0, and is no feature scale."""
-    eps = xp.finfo(col_var.dtype).eps
-    floor = (64.0 * eps) ** 2 * col_mean * col_mean
-    return xp.where(col_var <= floor, xp.zeros_like(col_var), col_var)
+def _constant_as_zero(col_var, X, *, xp, keep=None):
+    """Column variances with those of constant columns set to 0: a constant column's
+    computed variance is rounding, ~(n · eps · mean)² along NumPy's axis-0 sums (a column of
+    0.1 over 5,000 rows: 8e-29), not 0, and is no feature scale. Constant: its largest and
+    smallest entries are equal (over the rows of ``keep``, a boolean (n, 1) array, where
+    given: the rows of positive weight)."""
+    if keep is None:
+        lo, hi = xp.min(X, axis=0), xp.max(X, axis=0)
+    else:
+        lo = xp.min(xp.where(keep, X, xp.full_like(X, math.inf)), axis=0)
+        hi = xp.max(xp.where(keep, X, xp.full_like(X, -math.inf)), axis=0)
+    return xp.where(hi <= lo, xp.zeros_like(col_var), col_var)
 
 
 def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
@@ -412,13 +418,13 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
             elif sample_weight is None:
                 col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
                 total = xp.var(X)
-                col = _rounding_as_zero(col, xp.mean(X, axis=0), xp=xp)
+                col = _constant_as_zero(col, X, xp=xp)
             else:  # weighted as repetitions: a weight of 2 counts a row twice
                 w = xp.astype(sample_weight, X.dtype)[:, None]
                 sw = xp.sum(w)
                 mean_col = xp.sum(w * X, axis=0) / sw
-                col = _rounding_as_zero(xp.sum(w * (X - mean_col) ** 2, axis=0) / sw, mean_col,
-                                        xp=xp)
+                col = _constant_as_zero(xp.sum(w * (X - mean_col) ** 2, axis=0) / sw, X, xp=xp,
+                                        keep=w > 0)
                 mean = xp.mean(mean_col)
                 total = xp.sum(w * (X - mean) ** 2) / (sw * d)
             big, small, var = fetch_scalars(
