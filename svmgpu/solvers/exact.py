@@ -326,10 +326,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             L = cho_factor(M, lower=True, overwrite=True, xp=xp)
             x = cho_solve(L, xp.stack([xp.ones((nQ,), dtype=f64, device=dev), rhs], axis=1),
                           xp=xp)
-            sum1, sum2, sumF = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]),
-                                             xp.sum(alpha_new), xp=xp)
+            sums = xp.sum(x, axis=0)
+            sum1, sum2, sumF = fetch_scalars(sums[0], sums[1], xp.sum(alpha_new), xp=xp)
             b_new = (sum2 + sumF) / sum1
-            alpha_new = alpha_new + _scatter(Q, x[:, 1] - b_new * x[:, 0], m, xp=xp, dev=dev)
+            alpha_new = set_rows(alpha_new, Q, x[:, 1] - b_new * x[:, 0], xp=xp)  # (0 on Q)
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
             Kd = times(d, E)
         else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
@@ -338,7 +338,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             b_new = _intercept_search(Ka + Kd, tgt, sig, ones if s is None else s, loss, C,
                                       xp=xp, b0=b)
         db = b_new - b
-        q1, q2 = fetch_scalars(xp.sum(d * Ka), xp.sum(d * Kd), xp=xp)
+        q1, q2 = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd), xp=xp)
         step = 1.0
         for _ in range(_MAX_HALVINGS):
             r_t = r - step * sig * (Kd + db)
