@@ -122,14 +122,15 @@ def test_take_block_and_add_diagonal(device, xp):
     assert tuple(empty.shape) == (4, 0)
 
 
-@pytest.mark.parametrize("n_cols", [3, 40])  # (the 2-D index; rows then columns)
+@pytest.mark.parametrize("n_cols", [3, 40])  # (few columns; many)
 def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
-    """Above _SMALL_GATHER elements of whole rows, a block that keeps few columns is one 2-D
-    gather and one that keeps many (more than 1 / _WIDE_GATHER) rows then columns: both are
+    """Above _SMALL_GATHER elements of whole rows (NumPy: in chunks of _CHUNK_BYTES of rows,
+    3 rows here; CuPy: one 2-D index), into a buffer or not, the block is
     ``A[rows][:, cols]``."""
     from svmgpu.backend import _ops
 
     monkeypatch.setattr(_ops, "_SMALL_GATHER", 0)
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 50 * 4)  # (3 rows a chunk)
     rng = np.random.default_rng(4)
     A = rng.standard_normal((60, 50)).astype(np.float32)
     rows = rng.choice(60, 25, replace=False)
@@ -137,8 +138,10 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
     blk = B.take_block(B.to_device(A, device), B.to_device(rows, device),
                        B.to_device(cols, device), xp=xp)
     assert_array_equal(blk, A[np.ix_(rows, cols)], device=device)
+    if B.is_numpy(xp):  # (its gathers clip: an index out of range is refused first)
+        with pytest.raises(IndexError, match="out of range"):
+            B.take_block(A, np.append(rows[1:], 60), cols, xp=xp)
     # into a buffer (NumPy: written in chunks of rows and returned; elsewhere allocated)
-    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 50 * 4)  # (3 rows a chunk)
     buf = xp.full((25 * n_cols + 7,), -1.0, dtype=xp.float32)
     blk = B.take_block(B.to_device(A, device), B.to_device(rows, device),
                        B.to_device(cols, device), xp=xp, out=buf)
