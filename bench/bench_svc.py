@@ -12,7 +12,10 @@ DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves i
 ``--repeats`` times after one warm-up fit (the first fit of a process pays its imports and BLAS
 start-up; above 20,000 rows, where a fit takes seconds and the smaller sets have warmed the
 process, none), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
-number of support vectors are recorded.
+number of support vectors are recorded. Each method starts after a pause of ``PAUSE`` seconds:
+after a multi-threaded BLAS call the library's idle threads keep spinning for a while, and on
+this 2-core VM they slowed the next method's first millisecond fits 2× (breast cancer right
+after the Nystroem peer's wine fits: 7.7–7.9 ms for three repeats, then 3.5 ms).
 
 Other peers (``--peers``, default both; ``--peers ''`` none), after scikit-learn and svmgpu on
 every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its own defaults (its
@@ -21,13 +24,14 @@ every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its ow
 ``gamma="scale"`` + ``LinearSVC()`` / ``LinearSVR()`` (the tuned ijcnn1 set passes its ``C``
 and ``gamma`` to every method). A peer that cannot run here is recorded with its reason.
 
-Usage: python bench/bench_svc.py [--repeats 5] [--medium 5000,10000,20000] [--ijcnn1 DIR]
+Usage: python bench/bench_svc.py [--repeats 9] [--medium 5000,10000,20000] [--ijcnn1 DIR]
        [--peers thundersvm,nystroem] [--out NAME]
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 from _cases import COVTYPE_DEFAULT_PATH, IJCNN1_DEFAULT_DIR, covtype_dcsvm_split, ijcnn1_split
@@ -114,6 +118,9 @@ def _nystroem(X, cls, C=1.0, gamma="scale"):
 #: (svmgpu.estimators.svc.AUTO_RANK_START), a fixed number so that runs compare.
 NYSTROEM_COMPONENTS = 1000
 
+#: Seconds of pause before each method's fits (see the module notes).
+PAUSE = 0.5
+
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
 
@@ -138,7 +145,7 @@ def _regression_sets(sizes, smooth):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--medium", default="5000,10000,20000")
     ap.add_argument("--ijcnn1", default=str(IJCNN1_DEFAULT_DIR))
     ap.add_argument("--regression", default="2000,20000")
@@ -176,6 +183,7 @@ def main():
                 print(rows[-1], flush=True)
                 continue
             repeats = args.repeats if Xtr.shape[0] <= 5000 else 1
+            time.sleep(PAUSE)  # (the last method's idle BLAS threads stop spinning)
             est, fit = repeat_timed(
                 lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y), repeats,
                 warmup=1 if Xtr.shape[0] <= 20000 else 0)

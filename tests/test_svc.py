@@ -133,6 +133,38 @@ def test_exact_on_kernel_rows_takes_the_dense_steps(device, task):
     assert 0 < lazy.computed < m
 
 
+@pytest.mark.parametrize("Est", [SVC, SVR])
+def test_front_door_exact_path_computes_kernel_rows_on_demand(Est, monkeypatch):
+    """SVC's and SVR's exact path above PRESOLVE_MIN_ROWS rows hands the solver a KernelRows:
+    part of K's rows computed, the same model as on the whole kernel matrix."""
+    from svmgpu.estimators.svc import _FrontDoor
+    from svmgpu.kernels import KernelRows
+    from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS
+
+    rng = np.random.default_rng(2)
+    m = PRESOLVE_MIN_ROWS + 300
+    X = rng.standard_normal((m, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(m)
+    if Est is SVC:
+        y = (y > np.median(y)).astype(int)
+    made = []
+    choose = _FrontDoor._kernel_matrix
+
+    def spy(self, rows):
+        made.append(choose(self, rows))
+        return made[-1]
+
+    monkeypatch.setattr(_FrontDoor, "_kernel_matrix", spy)
+    lazy = Est().fit(X, y)
+    assert lazy.solver_ == "exact" and isinstance(made[0], KernelRows)
+    assert 0 < made[0].computed < m
+    monkeypatch.setattr(_FrontDoor, "_kernel_matrix", lambda self, rows:
+                        self.kernel_.block(rows, rows))
+    dense = Est().fit(X, y)
+    assert_allclose(lazy.decision_function(X) if Est is SVC else lazy.predict(X),
+                    dense.decision_function(X) if Est is SVC else dense.predict(X), atol=1e-6)
+
+
 def test_exact_presolve_also_starts_regression(device):
     """presolve="auto" presolves regression too (on 20,000 friedman2 rows SVR's solve from
     α = 0 took 35 s: halved steps while the pieces' system grew to 12,000 rows): the same
