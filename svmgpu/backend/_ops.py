@@ -281,18 +281,20 @@ def symmetric_matvec(a, v, support, *, xp, rows=None):
 
     ``rows``: where a holds the matrix's rows ``support`` (a row store such as
     :class:`~svmgpu.kernels.KernelRows`'s, whose row ``rows[i]`` is the matrix's row
-    ``support[i]``): the product is then ``Σᵢ a[rows[i]] v[support[i]]``.
+    ``support[i]``; its other rows finite): the product is then
+    ``Σᵢ a[rows[i]] v[support[i]]``.
 
     On NumPy ``a[rows]ᵀ v[support]``: those rows gathered a chunk of
     :data:`_MATVEC_CHUNK_BYTES` at a time into one scratch, so that a step whose support is
     2,500 of 20,000 rows reads those rows instead of all of ``a`` (the exact path's Newton
-    steps: ``K d``). Elsewhere ``aᵀ v`` over every row (a GPU reads ``a`` at its bandwidth;
-    a gathered copy of the rows would be a temporary of its own), or over the gathered rows
-    of a row store."""
+    steps: ``K d``). Elsewhere ``aᵀ w`` over every row of ``a`` (a GPU reads ``a`` at its
+    bandwidth; a gathered copy of the rows would be a temporary of its own), ``w`` being v
+    itself or, with ``rows``, v's entries moved to a's rows."""
     if not is_numpy(xp):
-        if rows is None:
-            return transposed_product(a, v, xp=xp)
-        return transposed_product(xp.take(a, rows, axis=0), xp.take(v, support), xp=xp)
+        if rows is not None:
+            w = xp.zeros((a.shape[0],), dtype=v.dtype, device=v.device)
+            v = set_rows(w, rows, xp.take(v, support), xp=xp)
+        return transposed_product(a, v, xp=xp)
     rows = support if rows is None else rows
     n, k = int(a.shape[1]), int(support.shape[0])
     step = max(1, _MATVEC_CHUNK_BYTES // max(1, n * a.itemsize))

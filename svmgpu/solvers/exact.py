@@ -229,7 +229,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         a lazy K's row store and the slots of those rows, computed now where they were not)."""
         if lazy is None:
             return K, idx
-        return lazy.store, lazy.compute(idx)
+        at = lazy.compute(idx)
+        return lazy.store[:lazy.computed, ...], at  # (the rows computed so far)
 
     def times(v, support=None):
         """``K v`` in float64 for ``v`` zero outside the rows ``support`` (None: unknown)."""
