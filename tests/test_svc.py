@@ -61,13 +61,18 @@ def test_exact_newton_reaches_the_minimum_scipy_finds(task, loss, device):
     assert abs(float(np.sum(host(res.coef)))) < 1e-8  # the intercept's condition Σα = 0
 
 
-def test_exact_presolve_changes_only_the_start(device):
+@pytest.mark.parametrize("half", [False, True])
+def test_exact_presolve_changes_only_the_start(device, half, monkeypatch):
     """Above PRESOLVE_MIN_ROWS the zero start is replaced by the solution on every fourth row
-    (recursively): the same minimum, with the presolve's steps counted apart, weights kept."""
+    (every second from PRESOLVE_HALF_ROWS, set to this problem's size with ``half``;
+    recursively): the same minimum, with the presolve's steps counted apart, weights kept."""
+    from svmgpu.solvers import exact
     from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS
 
     rng = np.random.default_rng(3)
     m = PRESOLVE_MIN_ROWS + 500
+    if half:
+        monkeypatch.setattr(exact, "PRESOLVE_HALF_ROWS", m)
     X = rng.random((m, 2))
     y = np.where((X[:, 0] - 0.5) * (X[:, 1] - 0.5) > 0, 1.0, -1.0)
     y[rng.random(m) < 0.05] *= -1
@@ -86,12 +91,13 @@ def test_exact_presolve_changes_only_the_start(device):
     assert F(z_pre) == pytest.approx(F(z_cold), rel=1e-9)
     assert_allclose(host(pre.info["margins"]), host(cold.info["margins"]), atol=1e-5)
     assert pre.n_iter < cold.n_iter  # (steps on all rows)
-    # the start is the solution on rows 0, 4, 8, ... (their kernel block copied by strides)
+    # the start is the solution on rows 0, 4, 8, ... or 0, 2, 4, ... (their kernel block
+    # copied by strides)
     from svmgpu.solvers.exact import _presolve
 
     (alpha, b), _ = _presolve(Kd, yd, loss, C=10.0, xp=device.xp, task="classification",
                               sample_weight=to_device(s, device), tol=1e-9, max_iter=200)
-    sub = np.arange(0, m, 4)
+    sub = np.arange(0, m, 2 if half else 4)
     ref = exact_newton(to_device(K[np.ix_(sub, sub)], device), to_device(y[sub], device), loss,
                        C=10.0, sample_weight=to_device(s[sub], device), tol=1e-9,
                        xp=device.xp)

@@ -57,6 +57,22 @@ _log = get_logger("exact")
 PRESOLVE_MIN_ROWS = 2000
 _PRESOLVE_STRIDE = 4
 
+#: Rows from which the presolve takes every second row instead (its own presolve every fourth
+#: again, below this size): the full problem then starts nearer its pieces and takes fewer of
+#: its costly steps (|Q| ≈ 2,400 at 20,000 rows). Second fits, alternating (session 19): at
+#: 20,000 rows make_classification 2.62–2.68 → 2.13–2.15 s, ijcnn1's first 20,000 rows
+#: 1.25–1.88 → 0.89–1.05 s, Covtype (class 2 against the rest) 5.1 → 3.0–4.4 s; at 15,000
+#: make_classification 1.88–2.24 → 1.68–1.87 s, SVR on friedman1 82 → 71 and friedman3 40 →
+#: 31 Newton steps (times within the machine's noise); at 12,500 and 10,000 rows it was slower
+#: (1.06 → 1.34 s, 0.56–0.66 → 0.70–0.75 s).
+PRESOLVE_HALF_ROWS = 15_000
+
+
+def _presolve_stride(m):
+    """The presolve's stride on m rows: 2 from :data:`PRESOLVE_HALF_ROWS`, else
+    :data:`_PRESOLVE_STRIDE`."""
+    return 2 if m >= PRESOLVE_HALF_ROWS else _PRESOLVE_STRIDE
+
 #: Evaluations of the intercept's derivative at most (:func:`_intercept_search`).
 _MAX_INTERCEPT_STEPS = 200
 
@@ -162,9 +178,10 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         ``Σ alpha = 0``.
     presolve : bool or "auto"
         With ``start=None`` and more than :data:`PRESOLVE_MIN_ROWS` rows, start from the
-        solution of the same problem on every fourth row (solved the same way, recursively;
-        α = 0 on the other rows). Only the start changes. "auto": True (it was for classification
-        only until session 14). Measured (one process, alternating): make_classification 5,000
+        solution of the same problem on every fourth row (every second from
+        :data:`PRESOLVE_HALF_ROWS`; solved the same way, recursively; α = 0 on the other
+        rows). Only the start changes. "auto": True (it was for classification only until
+        session 14). Measured (one process, alternating): make_classification 5,000
         rows 0.55 s either way, 20,000 rows 8.5 s against 10–14 s, a Covtype region 4.4 s
         against 9.1 s. Regression (SVR's defaults, 20,000 rows, session 14): friedman2 (noise
         0) 35.4 → 0.7 s and friedman3 62 → 19 s, where from α = 0 the steps of 1/256 to 1/2 let
@@ -190,15 +207,17 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
 
 
 def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
-    """``(alpha, b, steps)``: the solution on every fourth row, scattered into the rows (zero
-    elsewhere; ``Σ alpha = 0`` holds), or None when it stalled."""
+    """``(alpha, b, steps)``: the solution on every fourth row (every second from
+    :data:`PRESOLVE_HALF_ROWS`), scattered into the rows (zero elsewhere; ``Σ alpha = 0``
+    holds), or None when it stalled."""
     m = K.shape[0]
     dev = _device(K)
-    sub = xp.arange(0, m, _PRESOLVE_STRIDE, device=dev)
+    stride = _presolve_stride(m)
+    sub = xp.arange(0, m, stride, device=dev)
     # (a strided copy: a gather of the rows then the columns copied 5,000 whole rows of a
     # 20,000-row K first, 400 MB of fresh memory, 1.1 s of a 3.5 s fit)
-    Ks = K.strided(_PRESOLVE_STRIDE) if isinstance(K, KernelRows) else \
-        xp.asarray(K[::_PRESOLVE_STRIDE, ::_PRESOLVE_STRIDE], copy=True)
+    Ks = K.strided(stride) if isinstance(K, KernelRows) else \
+        xp.asarray(K[::stride, ::stride], copy=True)
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
                         tol=tol, max_iter=max_iter, start=None, presolve=True)
