@@ -160,13 +160,15 @@ def test_front_door_exact_path_computes_kernel_rows_on_demand(Est, monkeypatch):
         made.append(choose(self, rows))
         return made[-1]
 
+    w = rng.uniform(0.0, 2.0, m)
+    w[rng.random(m) < 0.1] = 0.0  # (rows of weight 0: never in a Newton system)
     monkeypatch.setattr(_FrontDoor, "_kernel_matrix", spy)
-    lazy = Est().fit(X, y)
+    lazy = Est().fit(X, y, sample_weight=w)
     assert lazy.solver_ == "exact" and isinstance(made[0], KernelRows)
     assert 0 < made[0].computed < m
     monkeypatch.setattr(_FrontDoor, "_kernel_matrix", lambda self, rows:
                         self.kernel_.block(rows, rows))
-    dense = Est().fit(X, y)
+    dense = Est().fit(X, y, sample_weight=w)
     assert_allclose(lazy.decision_function(X) if Est is SVC else lazy.predict(X),
                     dense.decision_function(X) if Est is SVC else dense.predict(X), atol=1e-6)
 
