@@ -9,13 +9,16 @@ and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701
 DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out). Regression:
 ``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows, ``make_friedman2`` and
 ``make_friedman3`` (noise 0, targets standardized) at 20,000 (5,000 test rows), R². Each fit is timed
-``--repeats`` times after one warm-up fit (the first fit of a process pays its imports and BLAS
-start-up; above 20,000 rows, where a fit takes seconds and the smaller sets have warmed the
-process, none), fits over 5,000 rows once; the test accuracy, the agreement of the predictions and the
-number of support vectors are recorded. Each method starts after a pause of ``PAUSE`` seconds:
-after a multi-threaded BLAS call the library's idle threads keep spinning for a while, and on
-this 2-core VM they slowed the next method's first millisecond fits 2× (breast cancer right
-after the Nystroem peer's wine fits: 7.7–7.9 ms for three repeats, then 3.5 ms).
+``--repeats`` times after one warm-up fit on fewer than ``WARMUP_BELOW`` (50,000) rows: the first
+fit of a process pays its imports and BLAS start-up, and on this VM the first touch of memory
+the process has not used yet, about 2 s/GB (ijcnn1: svmgpu's first fit 0.96 s, later ones 0.54 s;
+scikit-learn's kernel cache of 200 MB is such memory too); Covtype's 50,000 rows, where
+scikit-learn takes minutes, get none. Fits over 5,000 rows are timed once; the test accuracy,
+the agreement of the predictions and the number of support vectors are recorded. Each method
+starts after a pause of ``PAUSE`` seconds: after a multi-threaded BLAS call the library's idle
+threads keep spinning for a while, and on this 2-core VM they slowed the next method's first
+millisecond fits 2× (breast cancer right after the Nystroem peer's wine fits: 7.7–7.9 ms for
+three repeats, then 3.5 ms).
 
 Other peers (``--peers``, default both; ``--peers ''`` none), after scikit-learn and svmgpu on
 every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its own defaults (its
@@ -121,6 +124,9 @@ NYSTROEM_COMPONENTS = 1000
 #: Seconds of pause before each method's fits (see the module notes).
 PAUSE = 0.5
 
+#: Training rows below which each method's fits follow a warm-up fit (see the module notes).
+WARMUP_BELOW = 50_000
+
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
 
@@ -186,7 +192,7 @@ def main():
             time.sleep(PAUSE)  # (the last method's idle BLAS threads stop spinning)
             est, fit = repeat_timed(
                 lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y), repeats,
-                warmup=1 if Xtr.shape[0] <= 20000 else 0)
+                warmup=1 if Xtr.shape[0] < WARMUP_BELOW else 0)
             pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
             pred = np.asarray(pred).reshape(-1)
             preds[method] = pred
