@@ -114,7 +114,9 @@ def check_y(y, X, ctx: ComputeContext):
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D of shape (n_samples,), got shape {tuple(y.shape)}")
     else:
-        y = column_or_1d(np.asarray(y), warn=True)
+        y = np.asarray(y)
+        if y.ndim != 1:  # (scikit-learn's checks and its warning for a column; a 1-D array
+            y = column_or_1d(y, warn=True)  # passes them as it is: 40 µs of iris's fit)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]}")
     return y
