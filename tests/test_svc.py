@@ -686,6 +686,38 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
                     atol=1e-5)
 
 
+@pytest.mark.parametrize("est", ["SVC", "SVR"])
+def test_auto_rank_reads_the_solvers_margins(monkeypatch, est, device):
+    """A problem over every training row (two classes, SVR) measures the growth's changes on
+    the solver's margins ``P z`` instead of a product of the held features: the same rank
+    path as from the product, and no margins left in the fitted models."""
+    from svmgpu.estimators.svc import _FrontDoor
+
+    _grow(monkeypatch)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((400, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.standard_normal(400)
+    cls = SVC if est == "SVC" else SVR
+    if est == "SVC":
+        y = (y > np.median(y)).astype(int)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    grown = cls(solver="lowrank").fit(Xd, yd)
+    assert all("margins" not in mod for mod in grown.models_)
+    fit = _FrontDoor._fit_binary
+
+    def without_margins(self, *args, **kwargs):
+        model = fit(self, *args, **kwargs)
+        model.pop("margins", None)
+        return model
+
+    monkeypatch.setattr(_FrontDoor, "_fit_binary", without_margins)
+    product = cls(solver="lowrank").fit(Xd, yd)
+    assert [p["rank"] for p in grown.rank_path_] == [p["rank"] for p in product.rank_path_]
+    assert len(grown.rank_path_) >= 2
+    for a, b in zip(grown.rank_path_[1:], product.rank_path_[1:]):
+        assert a["changed"] == pytest.approx(b["changed"], rel=1e-6, abs=1e-9)
+
+
 def test_a_low_rank_pair_expands_over_its_own_classes_landmarks(monkeypatch, device):
     """On the low-rank path a one-vs-one pair's model uses the landmarks of its two classes
     only (as LIBSVM's pair models expand over their own rows): its coefficients at the other
