@@ -116,6 +116,11 @@ def test_kernel_rows_compute_rows_once_into_a_store(device, kernel, ref):
     assert_allclose(R.full(), K, device=device, atol=1e-12)
     assert R.computed == 30
     assert_allclose(R.strided(4).full(), K[::4, ::4], device=device, atol=1e-12)
+    import scipy.sparse as sp
+
+    for bad in (X[:, 0], sp.csr_matrix(X)):  # (1-D rows; sparse rows)
+        with pytest.raises(ValueError, match="dense 2-D rows"):
+            KernelRows(kernel, bad)
 
 
 def test_budget_too_small_and_zero():

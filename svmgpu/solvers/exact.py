@@ -236,12 +236,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     f64 = xp.float64
     dev = _device(K)
     lazy = K if isinstance(K, KernelRows) else None  # (rows computed as they are needed)
-    if lazy is not None:
-        m = K.shape[0]
-    else:
-        if K.dtype != xp.float32:  # (a float32 K stays float32: products in float32)
-            K = xp.astype(K, f64, copy=False)
-        m = K.shape[0]
+    if lazy is None and K.dtype != xp.float32:  # (a float32 K stays float32: its products too)
+        K = xp.astype(K, f64, copy=False)
+    m = K.shape[0]
 
     def rows_of(idx):
         """``(A, at)``: an array whose rows ``at`` are K's rows ``idx`` (K itself and idx, or
@@ -273,7 +270,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if presolve == "auto":
         presolve = True
     if start is None and presolve and m > PRESOLVE_MIN_ROWS:
-        start, n_pre = _presolve(K if lazy is None else lazy, y, loss, C=C, xp=xp, task=task,
+        start, n_pre = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                  sample_weight=sample_weight, tol=tol, max_iter=max_iter)
     if start is None:
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), 0.0
@@ -328,14 +325,13 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             delta = alpha_new - alpha
             extra = xp.nonzero((delta != 0) & ~inQ)[0]
             E = None  # (the rows where d may be nonzero, where they are few)
+            A, at = rows_of(Q)
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
-                A, at = rows_of(Q)
                 KQE = take_block(A, at, E, xp=xp)
                 KQd = _times(KQE, xp.take(delta, E), xp=xp)
                 M = xp.astype(KQE[:, :nQ], f64, copy=True)
             else:
-                A, at = rows_of(Q)
                 KQE = xp.take(A, at, axis=0)
                 KQd = _times(KQE, delta, xp=xp)
                 M = xp.astype(xp.take(KQE, Q, axis=1), f64, copy=False)
