@@ -679,11 +679,11 @@ class _FrontDoor:
         the rows (ijcnn1: 49 ms of seven stages' products saved), else from the held
         features (one-vs-one pairs)."""
         xp = self._ctx.xp
-        Pa = P.to_array()
-        step = _sample_step(int(Pa.shape[0]))
+        step = _sample_step(int(P.shape[0]))
         margins = [mod.pop("margins", None) for mod in models]
         if all(o is not None for o in margins):
             return xp.stack([o[::step] for o in margins], axis=1)
+        Pa = P.to_array()
         if step > 1:
             Pa = Pa[::step, :]
         W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
