@@ -158,14 +158,19 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
                 B.take_block(A, r_bad, c_bad, xp=xp, out=buf)
 
 
+@pytest.mark.parametrize("gather", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, monkeypatch):
+def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monkeypatch):
     """``a @ v`` for symmetric ``a`` and ``v`` zero outside ``support``: float64, within the
     dtype's rounding of the float64 product (on NumPy the support's rows in chunks of
-    _MATVEC_CHUNK_BYTES: 3 rows here; elsewhere the full product)."""
+    _MATVEC_CHUNK_BYTES, 3 rows here, where the support is a small part of a large matrix, or
+    the plain product; elsewhere the full product)."""
     from svmgpu.backend import _ops
 
     monkeypatch.setattr(_ops, "_MATVEC_CHUNK_BYTES", 3 * 40 * 8)
+    if gather:  # (40 rows, 11 in the support: gathered only below these sizes)
+        monkeypatch.setattr(_ops, "_MATVEC_FULL_ORDER", 0)
+        monkeypatch.setattr(_ops, "_MATVEC_ROWS_MIN", 1)
     rng = np.random.default_rng(6)
     G = rng.standard_normal((40, 40))
     A = (G + G.T).astype(dtype)
@@ -185,7 +190,7 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, monkeypatch)
                              B.to_device(support, device), rows=B.to_device(rows, device), xp=xp)
     assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
                     atol=1e-5 if dtype == np.float32 else 1e-12)
-    if B.is_numpy(xp):
+    if B.is_numpy(xp) and gather:
         with pytest.raises(IndexError, match="out of range"):
             B.symmetric_matvec(A, v, np.array([3, 40]), xp=xp)
 

@@ -254,6 +254,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             if lazy is None:
                 return _times(K, v, xp=xp)
             support = xp.nonzero(v != 0)[0]
+        if lazy is None:
+            return symmetric_matvec(K, v, support, xp=xp)
         A, at = rows_of(support)
         return symmetric_matvec(A, v, support, rows=at, xp=xp)
 
@@ -340,8 +342,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
             M = add_diagonal(M, 1.0 / CscQ, xp=xp)
             L = cho_factor(M, lower=True, overwrite=True, xp=xp)
-            x = cho_solve(L, xp.stack([xp.ones((nQ,), dtype=f64, device=dev), rhs], axis=1),
-                          xp=xp)
+            x = cho_solve(L, xp.stack([ones[:nQ], rhs], axis=1), xp=xp)
             sums = xp.sum(x, axis=0)
             sum1, sum2, sumF = fetch_scalars(sums[0], sums[1], xp.sum(alpha_new), xp=xp)
             b_new = (sum2 + sumF) / sum1
