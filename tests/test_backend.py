@@ -195,6 +195,13 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monk
             B.symmetric_matvec(A, v, np.array([3, 40]), xp=xp)
 
 
+@pytest.mark.parametrize("values", [[3, 1, 3, 2, 1, 7, 7], [5], [], [2, 2, 2]])
+def test_sorted_unique_is_numpys_unique(device, xp, values):
+    x = np.array(values, dtype=np.int64)
+    got = B.sorted_unique(B.to_device(x, device), xp=xp)
+    assert_array_equal(got, np.unique(x), device=device)
+
+
 def test_range_block_is_the_gather_of_its_ranges(device, xp):
     A = np.random.default_rng(3).standard_normal((10, 10))
     ranges = [(0, 3), (5, 5), (6, 10)]  # (an empty range adds nothing)

@@ -145,6 +145,17 @@ def nonzero_indices(mask, count: int, *, xp):
     return out[:count]
 
 
+def sorted_unique(x, *, xp):
+    """The distinct values of a 1-D integer array, ascending (``sort(unique_values(x))``): its
+    sort and the first of each run. array-api-compat's NumPy ``unique_values`` looks its
+    keyword arguments up with ``inspect`` at every call: 17 µs against 5 µs for this on a few
+    hundred indices (a small fit's union of support vectors)."""
+    s = xp.sort(x)
+    if s.shape[0] < 2:
+        return s
+    return s[xp.concat([s[:1] == s[:1], s[1:] != s[:-1]])]
+
+
 def fetch_scalars(*values, xp) -> list[float]:
     """Read several 0-d device arrays (or Python numbers) to the host in one transfer: one
     synchronisation instead of one per ``float(x)``."""

@@ -52,6 +52,7 @@ from svmgpu.backend import (
     host_array,
     is_numpy,
     numpy_dtype,
+    sorted_unique,
     to_device,
     to_host,
     to_numpy,
@@ -415,7 +416,7 @@ class SVMBase(BaseEstimator):
             return None
         xp = self._ctx.xp
         each = [xp.astype(s, xp.int64) for s in supports]
-        return each[0] if len(each) == 1 else xp.sort(xp.unique_values(xp.concat(each)))
+        return each[0] if len(each) == 1 else sorted_unique(xp.concat(each), xp=xp)
 
     def _nonzero_loss_rows(self, loss, y, f, sample_weight, rows=None):
         """The training rows where ``ψ'(rᵢ) ≠ 0`` at the decision values ``f`` (residuals

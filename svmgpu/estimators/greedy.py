@@ -6,7 +6,7 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 
 from __future__ import annotations
 
-from svmgpu.backend import dense_rows, host_array, set_rows, take_rows
+from svmgpu.backend import dense_rows, host_array, set_rows, sorted_unique, take_rows
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method, store_parameters
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.kernels import kernel_matvec
@@ -195,7 +195,7 @@ class GreedySVC(SVCBase):
         # The union of the binary problems' supports (sorted), and each problem's weights
         # spread over it: on the device.
         sup_each = [xp.astype(m["support"], xp.int64) for m in self.models_]
-        support = xp.sort(xp.unique_values(xp.concat(sup_each)))
+        support = sorted_unique(xp.concat(sup_each), xp=xp)
         dual = [set_rows(self._ctx.zeros((support.shape[0],), dtype=X.dtype),
                          xp.searchsorted(support, s), xp.astype(m["dual_coef"], X.dtype), xp=xp)
                 for m, s in zip(self.models_, sup_each)]

@@ -73,6 +73,7 @@ from svmgpu.backend import (
     row_extent,
     seed_from,
     set_rows,
+    sorted_unique,
     take_block,
     widen_rows,
 )
@@ -1100,7 +1101,7 @@ class _FrontDoor:
         regions = shared.get("regions")
         keys = [(mod.pop("region") if regions is not None
                  else xp.take(y_idx, mod["support"])) * m + mod.pop("support") for mod in models]
-        key = xp.sort(xp.unique_values(xp.concat(keys)))
+        key = sorted_unique(xp.concat(keys), xp=xp)
         support = key % m
         W = xp.zeros((int(support.shape[0]), len(models)), dtype=xp.float64, device=dev)
         for q, mod in enumerate(models):  # each pair's α at its support vectors' positions

@@ -292,6 +292,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     flat, rounding = 0, False  # (steps in a row that moved F by rounding only)
     weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
     Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum
+    zeros = xp.zeros((m,), dtype=f64, device=dev)
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
@@ -313,7 +314,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         a = g - c * r  # ψ'(r) = a + c r on the current pieces
         inQ = c > 0
         Q = xp.nonzero(inQ)[0]
-        alpha_new = xp.where(inQ, xp.zeros_like(alpha), Css * a)
+        alpha_new = xp.where(inQ, zeros, Css * a)
         nQ = int(Q.shape[0])
         active.append(nQ)
         if nQ:
@@ -356,9 +357,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                                       xp=xp, b0=b)
         db = b_new - b
         q1, q2 = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd), xp=xp)
+        u = sig * (Kd + db)  # (the residuals along the step: r − step u)
         step = 1.0
         for _ in range(_MAX_HALVINGS):
-            r_t = r - step * sig * (Kd + db)
+            r_t = r - step * u
             quad = aKa + 2.0 * step * q1 + step * step * q2
             obj_t = _objective(quad, r_t, s, loss, C, xp=xp)
             if obj_t <= obj + 1e-12 * abs(obj):
@@ -401,17 +403,16 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
 def _ls_svm(K, target, w, *, xp):
     """``(α, b)`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0`` (Suykens): the
     Newton start with every row on one quadratic piece (rows of weight 0 get α = 0)."""
-    m = K.shape[0]
-    K = xp.astype(K, xp.float64, copy=False)
+    m, f64 = K.shape[0], xp.float64
     keep = w > 0
     inv = xp.where(keep, 1.0 / xp.where(keep, w, xp.ones_like(w)), xp.zeros_like(w))
-    M = K + xp.eye(m, dtype=K.dtype, device=getattr(K, "device", None)) * inv[None, :]
+    M = add_diagonal(xp.astype(K, f64, copy=True), inv, xp=xp)
     rhs = xp.where(keep, target, xp.zeros_like(target))
     if not bool(xp.all(keep)):  # a zero-weight row: its equation is α_i = 0
         M = xp.where(keep[:, None] & keep[None, :], M,
-                     xp.eye(m, dtype=K.dtype, device=getattr(K, "device", None)))
-    L = cho_factor(M, lower=True, xp=xp)
-    x = cho_solve(L, xp.stack([xp.astype(keep, K.dtype), rhs], axis=1), xp=xp)
+                     xp.eye(m, dtype=f64, device=getattr(K, "device", None)))
+    L = cho_factor(M, lower=True, overwrite=True, xp=xp)
+    x = cho_solve(L, xp.stack([xp.astype(keep, f64), rhs], axis=1), xp=xp)
     s1, s2 = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]), xp=xp)
     b = s2 / s1
     return x[:, 1] - b * x[:, 0], b
