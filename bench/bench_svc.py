@@ -27,8 +27,11 @@ every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its ow
 ``gamma="scale"`` + ``LinearSVC()`` / ``LinearSVR()`` (the tuned ijcnn1 set passes its ``C``
 and ``gamma`` to every method). A peer that cannot run here is recorded with its reason.
 
+``--C 0.1,1,10,...`` fits every set at each of these C (a tuned C instead of the default:
+``bench/results/svc_c_sweep_cpu.json``).
+
 Usage: python bench/bench_svc.py [--repeats 9] [--medium 5000,10000,20000] [--ijcnn1 DIR]
-       [--peers thundersvm,nystroem] [--out NAME]
+       [--peers thundersvm,nystroem] [--C 1,10,100] [--out NAME]
 """
 
 from __future__ import annotations
@@ -162,6 +165,9 @@ def main():
                     help="training rows of Covtype's 7 classes (0 leaves it out)")
     ap.add_argument("--peers", default=",".join(PEERS),
                     help=f"other peers, comma-separated (of {', '.join(PEERS)}; '' none)")
+    ap.add_argument("--C", default="",
+                    help="C values, comma-separated: every set fitted at each by every method "
+                         "(the set's name gets ' C=<value>'); '' (default): each set's own C")
     ap.add_argument("--out", default="svc_cpu")
     args = ap.parse_args()
     machine = machine_info("cpu")  # (its load average is the start's)
@@ -178,6 +184,10 @@ def main():
                                                          args.covtype_rows)] + \
         [(*case, "regression") for case in _regression_sets(
             regression, [int(m) for m in args.smooth_regression.split(",") if m])]
+    Cs = [float(c) for c in args.C.split(",") if c]
+    if Cs:  # (a sweep: each set at each C)
+        cases = [(f"{name} C={c:g}", Xtr, Xte, ytr, yte, {**params, "C": c}, task)
+                 for name, Xtr, Xte, ytr, yte, params, task in cases for c in Cs]
     for name, Xtr, Xte, ytr, yte, params, task in cases:
         preds, done = {}, {}
         for method, make in _methods(task, peers):
