@@ -669,10 +669,14 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
     Xd, yd = to_device(X, device), to_device(y, device)
     grown = cls(solver="lowrank", tol=1e-10).fit(Xd, yd)
     path = grown.rank_path_
-    assert [p["rank"] for p in path] == [20, 28, 40, 57, 80][:len(path)]
-    assert grown.rank_ == path[-1]["rank"] and len(path) >= 2
     name, limit = (("AUTO_RANK_CHANGE", svc_module.AUTO_RANK_CHANGE) if est == "SVC" else
                    ("SVR_AUTO_RANK_CHANGE", svc_module.SVR_AUTO_RANK_CHANGE))
+    # 20, 28, 40, 57, 80; from 40 (57 · √2 ≥ 80) straight to 80 where 40's change was above
+    # AUTO_RANK_SKIP times the limit
+    ranks = [p["rank"] for p in path]
+    skip = len(path) > 2 and path[2]["changed"] > svc_module.AUTO_RANK_SKIP * limit
+    assert ranks == ([20, 28, 40, 80] if skip else [20, 28, 40, 57, 80])[:len(path)]
+    assert grown.rank_ == path[-1]["rank"] and len(path) >= 2
     assert all(p["changed"] > limit for p in path[1:-1])
     assert path[-1]["changed"] <= limit or grown.rank_ == 80
     assert (f"{name}=" if grown.rank_ < 80 else "AUTO_RANK_MAX") in path[-1]["stop"]
@@ -684,6 +688,25 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
     assert_allclose(grown.decision_function(Xd) if est == "SVC" else grown.predict(Xd),
                     cold.decision_function(Xd) if est == "SVC" else cold.predict(Xd),
                     atol=1e-5)
+
+
+def test_auto_rank_goes_to_its_cap_where_the_growth_is_far_from_ending(monkeypatch):
+    """From a stage within AUTO_RANK_GROWTH² of the cap whose change was above AUTO_RANK_SKIP
+    times the limit, rank="auto" skips the stage between and solves at the cap: the path
+    without that stage, the same cap and the same model there as the path through it."""
+    svc_module = _grow(monkeypatch, start=20, top=75)  # (20, 28, 40, 57 → 75: 40 · 2 ≥ 75)
+    X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.1,
+                               random_state=2)
+    X = StandardScaler().fit_transform(X)
+    skipped = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_SKIP", np.inf)
+    full = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    ranks = [p["rank"] for p in full.rank_path_]
+    assert ranks == [20, 28, 40, 57, 75]  # (this set's changes stay above the limit)
+    assert full.rank_path_[2]["changed"] > 2 * svc_module.AUTO_RANK_CHANGE
+    assert [p["rank"] for p in skipped.rank_path_] == [20, 28, 40, 75]
+    assert "AUTO_RANK_MAX" in skipped.rank_path_[-1]["stop"]
+    assert_allclose(skipped.decision_function(X), full.decision_function(X), atol=1e-5)
 
 
 @pytest.mark.parametrize("est", ["SVC", "SVR"])
