@@ -586,12 +586,10 @@ class SVCBase(ClassifierMixin, SVMBase):
         if support is not None and not isinstance(support, list):  # (a path per class: its own)
             if is_dask_collection(y_idx):
                 self.n_support_ = dask_data.class_counts(y_idx[to_numpy(support)], n_classes)
-            elif self._dask_fit:  # (Dask labels brought to the client: y is still Dask)
+            else:  # (the support vectors' class indices, where the fit ran)
                 sup = xp.take(y_idx, support)
                 self.n_support_ = host_array(fetch_scalars(
                     *[xp.count_nonzero(sup == c) for c in range(n_classes)], xp=xp), "int64")
-            else:
-                self.n_support_ = self._class_counts(y, support)
         self._check_fitted_finite()
         self._warn_if_not_converged()
         if self.probability:
