@@ -619,15 +619,14 @@ class _FrontDoor:
     def _grow_rank(self, shared, problems, models, X, Xf, pool):
         """``rank="auto"``: the rank grown by :data:`AUTO_RANK_GROWTH` a stage (straight to the
         cap from the stage before it where the growth is far from ending, :data:`AUTO_RANK_SKIP`),
-        the features
-        of the new landmarks appended to the held ones and every problem solved again from its
-        last solution (the new landmarks' coefficients 0), while the training predictions
-        still change: more than :data:`AUTO_RANK_CHANGE` of them (SVC: the predicted classes;
-        SVR: ``‖Δf‖² / ‖y − ȳ‖²``, more than :data:`SVR_AUTO_RANK_CHANGE`). It ends there, at
-        :data:`AUTO_RANK_MAX` landmarks (or the rows), or where the next rank's features and
-        solver (:meth:`_feature_plan`) beside the current features would pass the memory
-        budget. Each stage is an entry of
-        ``rank_path_``; the last one's models are the fit's."""
+        the features of the new landmarks appended to the held ones and every problem solved
+        again from its last solution (the new landmarks' coefficients 0), while the training
+        predictions still change: more than :data:`AUTO_RANK_CHANGE` of them (SVC: the
+        predicted classes; SVR: ``‖Δf‖² / ‖y − ȳ‖²``, more than :data:`SVR_AUTO_RANK_CHANGE`).
+        It ends there, at :data:`AUTO_RANK_MAX` landmarks (or the rows), or where the next
+        rank's features and solver (:meth:`_feature_plan`) beside the current features would
+        pass the memory budget. Each stage is an entry of ``rank_path_``; the last one's models
+        are the fit's."""
         xp, ctx = self._ctx.xp, self._ctx
         m, r_max = X.shape[0], int(pool.shape[0])
         t0 = time.perf_counter()
