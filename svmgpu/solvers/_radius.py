@@ -22,7 +22,7 @@ def project_simplex(v, w=None, *, xp):
     ``Σ βᵢ aᵢ − Σ βᵢ²/(2wᵢ)`` with ``v = w ⊙ a`` (the weighted ball of :class:`EnclosingBall`)."""
     m = v.shape[0]
     if w is None:
-        u = xp.sort(v, descending=True)
+        u = xp.sort(v, descending=True, stable=False)
         css = xp.cumulative_sum(u)
         k = xp.arange(1, m + 1, dtype=v.dtype, device=getattr(v, "device", None))
         n_pos = int(xp.count_nonzero(u - (css - 1.0) / k > 0))

@@ -440,7 +440,7 @@ def _kth_largest(v, k, weights, *, xp):
     """The k-th largest entry of ``v`` with entry i counted ``weights[i]`` times (None: once):
     the largest t such that the entries >= t weigh at least k. None when they weigh less."""
     if weights is None:
-        return float(xp.sort(v, descending=True)[k - 1]) if v.shape[0] >= k else None
+        return float(xp.sort(v, descending=True, stable=False)[k - 1]) if v.shape[0] >= k else None
     order = xp.argsort(v, descending=True)
     cw = xp.cumulative_sum(xp.take(weights, order))
     j = int(xp.count_nonzero(cw < k))
