@@ -966,6 +966,34 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert_allclose(held.decision_function(X3), fresh.decision_function(X3), rtol=0, atol=0)
 
 
+def test_pair_buffer_of_grown_features_is_kept_from_stage_to_stage(monkeypatch):
+    """rank="auto" with features grown in place: the one-vs-one pairs of every stage gather
+    into one buffer of the features' buffer's size (pages reused, not faulted in again a
+    stage), with the model of blocks gathered one by one."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    seen = []
+    real = svc_module.SVC._pair_buffer
+
+    def spy(self, shared, n):
+        buf = real(self, shared, n)
+        seen.append((id(buf), int(buf.shape[0]), int(shared["flat"].shape[0]),
+                     self.rank_))
+        return buf
+
+    monkeypatch.setattr(svc_module.SVC, "_pair_buffer", spy)
+    kept = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    assert len(kept.rank_path_) >= 2 and len({r for *_, r in seen}) >= 2
+    assert len({i for i, *_ in seen}) == 1
+    assert all(size == flat for _, size, flat, _ in seen)
+    monkeypatch.setattr(svc_module.SVC, "_pair_buffer", lambda self, shared, n: None)
+    fresh = SVC(solver="lowrank", tol=1e-10).fit(X, y)
+    assert [p["rank"] for p in fresh.rank_path_] == [p["rank"] for p in kept.rank_path_]
+    assert_allclose(kept.decision_function(X), fresh.decision_function(X), rtol=0, atol=0)
+
+
 def test_auto_rank_grows_held_where_the_fixed_ranks_matrices_pass_the_budget(monkeypatch):
     """Where the r × r matrices of AUTO_RANK_UNGROWN landmarks (at most AUTO_RANK_MAX = 400
     here) pass the budget, features recomputed at that rank are impossible: the first rank's

@@ -446,7 +446,11 @@ class _FrontDoor:
             dense_rows(X, rows, xp=xp)
         K = self.kernel_.block(S, S)
         off = xp.reshape(K[:n - 1, 1:], (-1,))  # (the upper part holds every pair once)
-        return fetch_scalars(xp.sort(off)[off.shape[0] // 2], xp=xp)[0] if n > 1 else None
+        # (values sorted without the standard's default stable=True: the same values, and
+        # NumPy's stable sort of these 65,025 float32 is 3.6 ms against 0.11 ms)
+        if n < 2:
+            return None
+        return fetch_scalars(xp.sort(off, stable=False)[off.shape[0] // 2], xp=xp)[0]
 
     def _prepare_fit(self, X, *, ctx, sample_weight):
         m, xp = X.shape[0], ctx.xp
@@ -578,7 +582,7 @@ class _FrontDoor:
                 seed = seed_from(seed)
             extra.append(xp.take(own, random_subset(int(own.shape[0]), need, seed=[seed, c],
                                                     device=self._ctx.device, sort=False)))
-        pos = xp.sort(xp.concat(front))
+        pos = xp.sort(xp.concat(front), stable=False)
         keep = set_rows(xp.ones((total,), dtype=xp.bool, device=J.device), pos,
                         xp.zeros(pos.shape, dtype=xp.bool, device=J.device), xp=xp)
         head = xp.concat([xp.take(J, pos), *extra])
@@ -644,7 +648,10 @@ class _FrontDoor:
             if r_next <= r:
                 break
             itemsize = numpy_dtype(Xf.dtype).itemsize
-            shared.pop("pair_buffer", None)  # (freed before the next features are built)
+            buf = shared.get("pair_buffer")
+            if buf is not None and int(buf.shape[0]) < m * (r_next + 1):
+                shared.pop("pair_buffer")  # (freed before the next features are built)
+            del buf
             flat = shared.get("flat")  # (NumPy: the features widened in place)
             in_place = flat is not None and int(flat.shape[0]) >= m * (r_next + 1)
             try:  # the next stage (and the held features it is copied from beside it)
@@ -723,14 +730,26 @@ class _FrontDoor:
         """The flat buffer (at least ``n`` elements of the features' dtype) into which every
         one-vs-one pair gathers its block of the features, kept in ``shared`` and enlarged
         when a pair needs more (:func:`~svmgpu.backend.take_block`); None off NumPy, where
-        the blocks are allocated as usual."""
+        the blocks are allocated as usual. Beside features grown in place (``rank="auto"``)
+        it has their buffer's size (address space: its pages are touched as the pairs' blocks
+        need them) and is kept from stage to stage, so every stage's pairs write into the
+        pages the last stage's touched (Covtype's 7 classes on 50,000 rows: 4.83–5.07 →
+        4.62–4.84 s; before, each stage freed it and its first pair faulted a new one in)."""
         xp, P = self._ctx.xp, shared["P"]
         if not is_numpy(xp):
             return None
         buf = shared.pop("pair_buffer", None)
         if buf is None or int(buf.shape[0]) < n:
             del buf  # (the old one freed before the new one is allocated)
-            buf = xp.empty((n,), dtype=P.dtype)
+            buf = None
+            flat = shared.get("flat")
+            if flat is not None and int(flat.shape[0]) >= n:
+                try:  # the size of the grown features' buffer (address space, as theirs)
+                    buf = xp.empty(flat.shape, dtype=P.dtype)
+                except MemoryError:  # (the system refused it: this block's size)
+                    pass
+            if buf is None:
+                buf = xp.empty((n,), dtype=P.dtype)
         shared["pair_buffer"] = buf
         return buf
 
@@ -979,7 +998,8 @@ class _FrontDoor:
                 intercepts[j] = 0.0 if n_pos + n_neg == 0 or not cls else \
                     (1.0 if n_pos else -1.0)
                 continue
-            pos = xp.sort(xp.take(at, order[b[3 * j]:b[3 * j + 3]]))  # (in this problem)
+            pos = xp.sort(xp.take(at, order[b[3 * j]:b[3 * j + 3]]),  # (in this problem)
+                          stable=False)
             tasks.append((j, pos, pos if rows is None else xp.take(rows, pos)))
 
         def solve(task):
