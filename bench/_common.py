@@ -89,9 +89,10 @@ class Timer:
         return False
 
 
-def repeat_timed(fn, repeats: int = 1, device="cpu", warmup: int = 0):
+def repeat_timed(fn, repeats: int = 1, device="cpu", warmup: int = 0, max_seconds=None):
     """Call ``fn()`` ``warmup`` times untimed, then ``repeats`` times, each timed by
-    :class:`Timer`; returns ``(the last call's result, timing_stats(seconds))``."""
+    :class:`Timer` (fewer where the timed calls reach ``max_seconds`` in all: at least once);
+    returns ``(the last call's result, timing_stats(seconds))``."""
     for _ in range(warmup):
         fn()
     seconds, out = [], None
@@ -99,6 +100,8 @@ def repeat_timed(fn, repeats: int = 1, device="cpu", warmup: int = 0):
         with Timer(device) as t:
             out = fn()
         seconds.append(t.seconds)
+        if max_seconds is not None and sum(seconds) >= max_seconds:
+            break
     return out, timing_stats(seconds)
 
 
