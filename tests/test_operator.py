@@ -79,6 +79,12 @@ def test_products_match_dense_reference(device):
         assert_allclose(op.rmatvec(to_device(u, device)), P.T @ u, shape=(26, 2), dtype="float64")
         assert_allclose(op.rmatvec(to_device(u[:, 0], device), rows=to_device(rows, device)),
                         P[rows].T @ u[rows, 0], shape=(26,))
+        V = rng.standard_normal((26, 3))  # (the rows of an index array: many small blocks)
+        assert_allclose(op.matvec(to_device(V, device), rows=to_device(rows, device)),
+                        P[rows] @ V, namespace=ns, device=device, dtype="float64",
+                        shape=(170, 3))
+        assert_allclose(op.matvec(to_device(v, device), rows=to_device(rows[::-1], device)),
+                        P[rows[::-1]] @ v, shape=(170,))
         assert_allclose(op.gram(), P.T @ P, dtype="float64", shape=(26, 26))
         assert_allclose(op.gram(to_device(w, device)), P.T @ (w[:, None] * P), rtol=1e-10)
         assert_allclose(op.gram(to_device(np.abs(w), device), rows=to_device(rows, device),

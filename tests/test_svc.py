@@ -852,15 +852,20 @@ def test_more_classes_than_landmarks_expand_over_every_landmark():
     assert clf.score(X, y) > 0.3
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("sample", [None, 200])
-def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch, sample):
+def test_auto_rank_changed_is_the_share_of_changed_classes(monkeypatch, sample, n_classes):
     """``changed`` of a stage is the fraction of training rows whose predicted class differs
-    from the last stage's (on every k-th row for at most AUTO_RANK_SAMPLE rows): recomputed
-    here from two fits at those ranks' landmarks."""
+    from the last stage's (on every k-th row for at most AUTO_RANK_SAMPLE rows; three classes:
+    LIBSVM's vote of the one-vs-one pairs, whose decision values come from the held features'
+    sampled rows): recomputed here from two fits at those ranks' landmarks."""
     svc_module = _grow(monkeypatch, start=10, top=14)
     if sample is not None:
         monkeypatch.setattr(svc_module, "AUTO_RANK_SAMPLE", sample)
-    X, y = make_classification(600, n_features=6, n_informative=4, random_state=1)
+    if n_classes == 3:
+        monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 2)  # (quotas 6 < 10)
+    X, y = make_classification(600, n_features=6, n_informative=4, n_classes=n_classes,
+                               random_state=1)
     grown = SVC(solver="lowrank", tol=1e-10).fit(X, y)
     assert [p["rank"] for p in grown.rank_path_] == [10, 14]
     J = np.asarray(grown.support_)

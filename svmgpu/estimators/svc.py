@@ -66,7 +66,6 @@ from svmgpu.backend import (
     is_numpy,
     is_sparse,
     map_threads,
-    matmul,
     numpy_dtype,
     random_subset,
     range_block,
@@ -699,15 +698,14 @@ class _FrontDoor:
         the rows (ijcnn1: 49 ms of seven stages' products saved), else from the held
         features (one-vs-one pairs)."""
         xp = self._ctx.xp
-        step = _sample_step(int(P.shape[0]))
+        m = int(P.shape[0])
+        step = _sample_step(m)
         margins = [mod.pop("margins", None) for mod in models]
         if all(o is not None for o in margins):
             return xp.stack([o[::step] for o in margins], axis=1)
-        Pa = P.to_array()
-        if step > 1:
-            Pa = Pa[::step, :]
         W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
-        return matmul(Pa, xp.astype(W, Pa.dtype), xp=xp)
+        return P.matvec(W, rows=None if step == 1 else xp.arange(
+            0, m, step, dtype=xp.int64, device=self._ctx.native_device))
 
     def _model_coef(self, model):
         """A low-rank model's coefficients ``[z, b]`` (float64, the features' column order)."""

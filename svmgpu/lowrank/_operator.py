@@ -151,17 +151,24 @@ class FeatureOperator:
             yield self._block(where, scratch, native), where
 
     # -------------------------------------------------------------------------- products
-    def matvec(self, v):
-        """``P v`` in float64 for ``v`` of shape (r,) or (r, k) (the product in P's dtype)."""
+    def matvec(self, v, *, rows=None):
+        """``P v`` in float64 for ``v`` of shape (r,) or (r, k) (the product in P's dtype), or
+        ``P[rows] v`` for an integer index array ``rows``: those rows gathered a block at a
+        time (:meth:`blocks`), not copied whole (every second row of 60,000 × 2,001 float32
+        features: 240 MB of fresh memory, 0.2 s a copy)."""
         xp = self.xp
-        if self._P is not None:
+        if self._P is not None and rows is None:
             return xp.astype(matmul(self._P, xp.astype(v, self.dtype), xp=xp), xp.float64,
                              copy=False)
-        out = xp.empty((self.shape[0],) + tuple(v.shape[1:]), dtype=xp.float64,
+        n = self.shape[0] if rows is None else int(rows.shape[0])
+        out = xp.empty((n,) + tuple(v.shape[1:]), dtype=xp.float64,
                        device=self.device.native_device)
-        v = xp.astype(v, xp.float64)
-        for Pb, where in self.blocks():
-            out[where, ...] = matmul(Pb, v, xp=xp)
+        v = xp.astype(v, self.dtype if self._P is not None else xp.float64)
+        s = 0
+        for Pb, _ in self.blocks(rows, native=self._P is not None):
+            e = s + int(Pb.shape[0])
+            out[s:e, ...] = matmul(Pb, v, xp=xp)
+            s = e
         return out
 
     def rmatvec(self, u, *, rows=None):
