@@ -227,6 +227,32 @@ def test_random_subset_unsorted_prefixes_and_astype_rows(device, xp):
     assert B.astype_rows(S, np.float32, xp=xp).dtype == np.float32
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_column_moments_of_dense_rows_by_blocks(device, xp, monkeypatch, weighted):
+    """Dense ``column_moments`` (blocks of 4 rows here) is NumPy's ``var`` per column and over
+    all entries, in float64 for float32 rows too; integer weights count as repetitions (rows
+    repeated, weight 0 dropped), the same as sparse X's."""
+    import scipy.sparse as sp
+
+    import svmgpu.backend._sparse as sparse_module
+
+    monkeypatch.setattr(sparse_module, "_BLOCK_BYTES", 4 * 3 * 8)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((11, 3)) * [1.0, 5.0, 0.01] + [0.0, 1e3, -2.0]
+    w = rng.integers(0, 4, 11).astype(np.float64) if weighted else None
+    R = np.repeat(A, w.astype(int), axis=0) if weighted else A
+    for dt in (np.float32, np.float64):
+        col, total = B.column_moments(B.to_device(A.astype(dt), device),
+                                      None if w is None else B.to_device(w, device), xp=xp)
+        ref = R.astype(dt).astype(np.float64)
+        assert_allclose(col, ref.var(axis=0), rtol=1e-12, atol=0, dtype="float64",
+                        shape=(3,), device=device)
+        assert float(total) == pytest.approx(ref.var(), rel=1e-12)
+    scol, stotal = B.column_moments(sp.csr_matrix(A), w)  # (float64 A, as the last above)
+    assert_allclose(host(col), np.asarray(scol), rtol=1e-9)
+    assert float(total) == pytest.approx(float(stotal), rel=1e-9)
+
+
 def test_astype_rows_shifted_and_row_extent(device, xp, monkeypatch):
     """``astype_rows(shift=c)`` is ``X − c`` converted (row block by row block: here blocks
     of 4 rows), so that an offset of 10⁶ keeps float32's digits for the spread;
@@ -235,7 +261,7 @@ def test_astype_rows_shifted_and_row_extent(device, xp, monkeypatch):
 
     import svmgpu.backend._sparse as sparse_module
 
-    monkeypatch.setattr(sparse_module, "_ROW_BLOCK", 4)
+    monkeypatch.setattr(sparse_module, "_BLOCK_BYTES", 4 * 3 * 8)  # (blocks of 4 rows)
     A = np.random.default_rng(0).standard_normal((10, 3))
     c = np.full(3, 1e6)
     X, cd = B.to_device(A + c, device), B.to_device(c, device)

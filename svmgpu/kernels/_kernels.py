@@ -371,8 +371,9 @@ def _check_representable_scale(X, *, xp):
     if is_sparse(X):
         data = X.data
         amax = float(xp.max(xp.abs(xp.asarray(data)))) if data.shape[0] else 0.0
-    else:
-        amax = float(xp.max(xp.abs(X)))
+    else:  # (max |x| without a temporary of X's size)
+        hi, lo = fetch_scalars(xp.max(X), xp.min(X), xp=xp)
+        amax = max(float(hi), -float(lo))
     name = numpy_dtype(X.dtype).name
     problem = distance_range_problem(amax, d, fi)
     if problem == "overflow":
@@ -411,22 +412,15 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
             if not X.shape[0]:
                 return 1.0
             _check_representable_scale(X, xp=xp)
+            # per feature and over all entries (weights count as repetitions: a weight of 2
+            # counts a row twice)
+            col, total = column_moments(X, None if sample_weight is None
+                                        else xp.asarray(sample_weight), xp=xp)
             if is_sparse(X):
-                col, total = column_moments(X, None if sample_weight is None
-                                            else xp.asarray(sample_weight))
                 col, total = xp.asarray(col), xp.asarray(total)
-            elif sample_weight is None:
-                col = xp.var(X, axis=0)  # per feature: one more reduction, read with the total
-                total = xp.var(X)
-                col = _constant_as_zero(col, X, xp=xp)
-            else:  # weighted as repetitions: a weight of 2 counts a row twice
-                w = xp.astype(sample_weight, X.dtype)[:, None]
-                sw = xp.sum(w)
-                mean_col = xp.sum(w * X, axis=0) / sw
-                col = _constant_as_zero(xp.sum(w * (X - mean_col) ** 2, axis=0) / sw, X, xp=xp,
-                                        keep=w > 0)
-                mean = xp.mean(mean_col)
-                total = xp.sum(w * (X - mean) ** 2) / (sw * d)
+            else:
+                col = _constant_as_zero(col, X, xp=xp, keep=None if sample_weight is None else
+                                        xp.asarray(sample_weight)[:, None] > 0)
             big, small, var = fetch_scalars(
                 xp.max(col), xp.min(xp.where(col > 0, col, xp.full_like(col, math.inf))),
                 total, xp=xp)
