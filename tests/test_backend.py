@@ -202,7 +202,12 @@ def test_sorted_unique_is_numpys_unique(device, xp, values):
     assert_array_equal(got, np.unique(x), device=device)
 
 
-def test_range_block_is_the_gather_of_its_ranges(device, xp):
+def test_range_block_is_the_gather_of_its_ranges(device, xp, monkeypatch):
+    """``range_block``: rows of ranges by columns of ranges, range after range or each range's
+    rows at the places ``at`` (NumPy: chunks of 2 rows here)."""
+    from svmgpu.backend import _ops
+
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 2 * 5 * 8)
     A = np.random.default_rng(3).standard_normal((10, 10))
     ranges = [(0, 3), (5, 5), (6, 10)]  # (an empty range adds nothing)
     idx = np.concatenate([np.arange(s, e) for s, e in ranges])
@@ -210,6 +215,24 @@ def test_range_block_is_the_gather_of_its_ranges(device, xp):
     assert_array_equal(blk, A[np.ix_(idx, idx)], device=device)
     assert_array_equal(B.range_block(B.to_device(A, device), [(2, 7)], xp=xp), A[2:7, 2:7],
                        device=device)
+    cols = [(1, 2), (4, 8), (9, 9)]  # (other columns than rows)
+    jdx = np.concatenate([np.arange(s, e) for s, e in cols])
+    assert_array_equal(B.range_block(B.to_device(A, device), ranges, cols, xp=xp),
+                       A[np.ix_(idx, jdx)], device=device)
+    buf = np.full(100, np.nan)  # (NumPy: written into the front of a flat buffer)
+    got = B.range_block(A, ranges, cols, xp=np, out=buf)
+    assert_array_equal(got, A[np.ix_(idx, jdx)])
+    assert np.shares_memory(got, buf) and np.all(np.isnan(buf[got.size:]))
+    with pytest.raises(ValueError, match="out must be 1-D"):
+        B.range_block(A, ranges, cols, xp=np, out=np.empty(10))
+    # each range's rows at given places: here the rows of both ranges interleaved by index
+    at = [np.array([0, 2, 4]), np.array([], dtype=np.int64), np.array([1, 3, 5, 6])]
+    want = np.empty((7, 5))
+    for (s, e), p in zip(ranges, at):
+        want[p] = A[np.ix_(np.arange(s, e), jdx)]
+    got = B.range_block(B.to_device(A, device), ranges, cols, xp=xp,
+                        at=[B.to_device(p, device) for p in at])
+    assert_array_equal(got, want, device=device)
 
 
 def test_random_subset_unsorted_prefixes_and_astype_rows(device, xp):

@@ -22,7 +22,7 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     Huber-hinge continuation ends at the same smoothing). A one-vs-one pair expands over the
     landmarks of its own two classes only, as LIBSVM's pair models over their own rows, each
     class drawing a quota of landmarks first (:data:`PAIR_MIN_LANDMARKS`;
-    :meth:`_FrontDoor._pair_columns`).
+    :meth:`_FrontDoor._pair_runs`).
 
 ``"partition"``
     The rows split into k-means regions of about ``region_rows`` rows
@@ -74,6 +74,7 @@ from svmgpu.backend import (
     set_rows,
     sorted_unique,
     take_block,
+    take_rows,
     widen_rows,
 )
 from svmgpu.distributed import _data as dask_data
@@ -182,7 +183,7 @@ AUTO_RANK_UNGROWN = 1000
 #: One-vs-one on the low-rank path: each class's quota of landmarks, drawn first
 #: (``min(PAIR_MIN_LANDMARKS, rank // classes)``, or all its rows where it has fewer;
 #: :meth:`_FrontDoor._class_quota`), as each pair expands over its own two classes' landmarks
-#: only (:meth:`_FrontDoor._pair_columns`). A rare class draws few landmarks or none, and so
+#: only (:meth:`_FrontDoor._pair_runs`). A rare class draws few landmarks or none, and so
 #: few could not shape its pairs: three 10-row classes beside three of 1,200 rows (red team,
 #: a balanced test set) reached 0.62 accuracy and 0.24 recall on the small classes against
 #: scikit-learn's 0.72 and 0.45. Expanding such pairs over every landmark instead (session
@@ -517,6 +518,12 @@ class _FrontDoor:
                                    random_state=seed, memory_budget=ctx.budget_bytes)
             J = self._class_quota(J, cand, seed)[0]
             in_memory, blocks = self._feature_plan(m, self.rank_ + 1, ctx, itemsize=itemsize)
+        order = self._class_order()  # one-vs-one: rows and landmarks grouped by class
+        self._landmark_bounds = None
+        if order is not None:
+            Xf = take_rows(Xf, order[0], xp=xp)  # (sparse rows stay sparse)
+            J, bounds = self._class_sorted(J, 0)
+            self._landmark_bounds = [bounds]
         Z = dense_rows(X, J, xp=xp)
         self._landmarks = (J, Z)
         self.rank_path_ = [{"rank": self.rank_, "changed": None, "seconds": None}]
@@ -531,6 +538,8 @@ class _FrontDoor:
             except MemoryError:  # (the system refused it: each stage copied instead)
                 flat = None
         shared = self._landmark_features(Xf, Z, blocks, in_memory=in_memory, out=out)
+        if order is not None:
+            shared["order"], shared["bounds"] = order
         if flat is not None:
             shared["flat"] = flat
         if pool is not None and not in_memory:
@@ -669,7 +678,11 @@ class _FrontDoor:
                 shared.pop("flat", None)
             del flat
             t1 = time.perf_counter()
-            J = pool[:r_next]
+            new = pool[r:r_next]
+            if self._landmark_bounds is not None:  # (one-vs-one: grouped by class)
+                new, bounds = self._class_sorted(new, r)
+                self._landmark_bounds.append(bounds)
+            J = xp.concat([self._landmarks[0], new])
             Z = dense_rows(X, J, xp=xp)
             shared.update(self._phase("features", self._landmark_features, Xf, Z, blocks,
                                       **kw, detail={"rank": r_next}))
@@ -693,7 +706,8 @@ class _FrontDoor:
 
     def _training_outputs(self, P, models):
         """The decision values of every problem's model on the training rows (every row, or
-        every k-th row for at most :data:`AUTO_RANK_SAMPLE` of them), shape
+        every k-th row for at most :data:`AUTO_RANK_SAMPLE` of them; one-vs-one: of the rows
+        sorted by class, :meth:`_class_order`), shape
         (rows, n_problems): the solver's own margins ``P z`` where every problem is over all
         the rows (ijcnn1: 49 ms of seven stages' products saved), else from the held
         features (one-vs-one pairs)."""
@@ -765,6 +779,23 @@ class _FrontDoor:
         for c in counts:
             bounds.append(bounds[-1] + int(c))
         return xp.argsort(y_idx, stable=True), bounds
+
+    def _class_sorted(self, J, offset):
+        """``(J', bounds)``: the landmarks J sorted by class (stable) and where each class's
+        columns start and end among the features' columns, J's first at column ``offset``
+        (``bounds[c]:bounds[c + 1]``, host ints). One-vs-one on the low-rank path groups the
+        landmarks of each stage's increment so, and its rows by class
+        (:meth:`_class_order`): a pair's block of the features is two ranges of rows by a
+        range of columns per class and stage (:meth:`_pair_runs`), copied range by range
+        (:func:`~svmgpu.backend.range_block`), reading those columns only where a gather of
+        the pair's rows read every column."""
+        xp, k = self._ctx.xp, int(self.classes_.shape[0])
+        lc = xp.take(self._y_idx, J)
+        counts = fetch_scalars(*[xp.count_nonzero(lc == c) for c in range(k)], xp=xp)
+        bounds = [int(offset)]
+        for c in counts:
+            bounds.append(bounds[-1] + int(c))
+        return xp.take(J, xp.argsort(lc, stable=True)), bounds
 
     def _prepare_regions(self, X, *, ctx):
         """The partitioned path's regions (:func:`~svmgpu.solvers.partition.bounded_regions`
@@ -1050,10 +1081,21 @@ class _FrontDoor:
             P, B = shared["P"], shared["B"]
             r = int(B.shape[0]) - 1
             if rows is not None:  # a pair: its rows, and the landmarks of its two classes
-                cols = self._pair_columns(rows)
+                # (its rows are two ranges of the features' rows, sorted by class, copied to
+                # their places in X's order: a pair's float32 gradient sums its rows in
+                # chunks, and rows of one class each made large same-signed chunk sums whose
+                # rounding stalled Covtype's pairs in the line search)
+                _, i, j = self._pair_classes(rows)
+                order, b = shared["order"], shared["bounds"]
+                ranges = [(b[i], b[i + 1]), (b[j], b[j + 1])]
+                at = [xp.searchsorted(rows, order[a:e]) for a, e in ranges]
+                runs = self._pair_runs(i, j)
+                cols = xp.concat([xp.arange(a, e, dtype=xp.int64,
+                                            device=self._ctx.native_device) for a, e in runs])
                 buf = self._pair_buffer(shared, int(rows.shape[0]) * int(cols.shape[0])) \
                     if P.in_memory else None
-                P, B = P.take(rows, cols, out=buf), take_block(B, cols, cols, xp=xp)
+                P = P.take_ranges(ranges, runs, out=buf, at=at)
+                B = take_block(B, cols, cols, xp=xp)
                 start = None if start is None else xp.take(start, cols)
             res = self._lowrank_solve(P, y, sample_weight, B, max_iter, start)
             coef = xp.astype(res.coef, xp.float64)
@@ -1092,10 +1134,12 @@ class _FrontDoor:
         i, j = (int(v) for v in fetch_scalars(xp.min(cls), xp.max(cls), xp=xp))
         return cls, i, j
 
-    def _pair_columns(self, rows):
-        """The low-rank features' columns of a one-vs-one pair: the landmarks of its two
-        classes (at least their quotas, :meth:`_class_quota`), then the intercept; every
-        landmark where one of its classes has none (more classes than landmarks).
+    def _pair_runs(self, i, j):
+        """The low-rank features' columns of the one-vs-one pair of classes ``i < j``, as
+        ranges ``[(start, stop), ...]`` (host ints, ascending): the landmarks of its two
+        classes (at least their quotas, :meth:`_class_quota`), a range per class and stage
+        (:meth:`_class_sorted`), then the intercept's column; every column where one of its
+        classes has no landmark (more classes than landmarks).
 
         LIBSVM's pair model expands over its own two classes' rows only, and so does this one
         over their landmarks: with nested random landmarks a pair keeps the landmark density
@@ -1103,16 +1147,12 @@ class _FrontDoor:
         landmarks)² instead of (its rows) × r². Covtype's 7 classes on 50,000 rows (rank grown
         to 2,000, seeds 0–2): 17.6–19.3 s → 9.3–10.9 s, 74.30–74.34 % → 74.26–74.29 %
         (scikit-learn's SVC: 74.40 %)."""
-        xp = self._ctx.xp
-        _, i, j = self._pair_classes(rows)
-        J = self._landmarks[0]
-        r = int(J.shape[0])
-        lc = xp.take(self._y_idx, J)
-        counts = fetch_scalars(xp.count_nonzero(lc == i), xp.count_nonzero(lc == j), xp=xp)
-        if min(counts) == 0:  # (no landmark of its own: it could not shape the pair)
-            return xp.arange(r + 1, dtype=J.dtype, device=self._ctx.native_device)
-        return xp.concat([xp.nonzero((lc == i) | (lc == j))[0],
-                          xp.asarray([r], dtype=J.dtype, device=self._ctx.native_device)])
+        r = int(self._landmarks[0].shape[0])
+        stages = self._landmark_bounds
+        if min(sum(b[c + 1] - b[c] for b in stages) for c in (i, j)) == 0:
+            return [(0, r + 1)]  # (no landmark of its own: it could not shape the pair)
+        return [(b[c], b[c + 1]) for b in stages for c in (i, j) if b[c + 1] > b[c]] + \
+            [(r, r + 1)]
 
     def _convergence_advice(self):
         return f"raise max_iter (max_iter={self.max_iter}) or tol, or scale the features"
@@ -1178,7 +1218,7 @@ class _FrontDoor:
         if len(models) == 1:
             self.dual_coef_ = xp.reshape(W[:, 0], (1, -1))
         self._finish_models()
-        del self._landmarks
+        del self._landmarks, self._landmark_bounds
 
     def _finish_models(self):
         xp, models = self._ctx.xp, self.models_

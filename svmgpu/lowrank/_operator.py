@@ -26,6 +26,7 @@ from svmgpu.backend import (
     matmul,
     nonzero_indices,
     numpy_dtype,
+    range_block,
     resolve_budget,
     take_block,
     take_rows,
@@ -254,6 +255,25 @@ class FeatureOperator:
         return FeatureOperator(X=take_rows(self._X, rows, xp=xp), feature_map=fmap,
                                rank=self.shape[1] if cols is None else int(cols.shape[0]),
                                memory_budget=self.budget_bytes)
+
+    def take_ranges(self, row_ranges, col_ranges, *, out=None, at=None):
+        """:meth:`take` of the rows and columns of index ranges ``[(start, stop), ...]`` (host
+        ints, ascending), each range's rows placed at the rows ``at`` of the result when given
+        (:func:`~svmgpu.backend.range_block`): held rows copied range by range (into ``out``
+        on NumPy when given), recomputed rows as :meth:`take` of their indices."""
+        xp = self.xp
+        dev = self.device.native_device
+        cols = xp.concat([xp.arange(s, e, dtype=xp.int64, device=dev) for s, e in col_ranges])
+        if self._P is None:
+            rows = xp.concat([xp.arange(s, e, dtype=xp.int64, device=dev)
+                              for s, e in row_ranges])
+            if at is not None:  # (the row of each place)
+                rows = xp.take(rows, xp.argsort(xp.concat(at), stable=False))
+            return self.take(rows, cols)
+        fmap = None if self._map is None else functools.partial(_columns_of, self._map, cols)
+        return FeatureOperator(range_block(self._P, row_ranges, col_ranges, xp=xp, out=out,
+                                           at=at),
+                               feature_map=fmap, memory_budget=self.budget_bytes)
 
     def to_array(self, dtype=None):
         """The m × r matrix as one array (P itself when in memory and ``dtype`` matches)."""
