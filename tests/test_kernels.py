@@ -288,6 +288,13 @@ def test_gamma_scale_warning_is_right_once_and_points_at_the_caller():
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 UniSVC(rank=20).fit(A, A[:, 0] > 0, sample_weight=weights)
+    # a few features nonzero in one row each (rare pixels) decide no distance: no warning
+    R = rng.standard_normal((300, 20))
+    R[:, 17:] = 0.0
+    R[[3, 50, 200], [17, 18, 19]] = 1e-3  # (standard deviations 6e-5: 1.7e4 below the others)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        UniSVC(rank=20).fit(R, R[:, 0] > 0)
     X[:, 1] *= 1e9  # a real scale gap: one warning, at this line, also with probability=True
     with pytest.warns(UserWarning, match="gamma='scale' on features") as record:
         UniSVC(rank=20, probability=True).fit(X, y)
