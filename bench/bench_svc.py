@@ -6,7 +6,9 @@ Small sets (the exact path's domain): iris, wine, breast cancer, digits (75 % / 
 and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701, as shipped;
 ``--ijcnn1 DIR``, default ../shared/data; ``--ijcnn1 ''`` leaves it out), also with LIBSVM's tuned
 ``C=32, gamma=2`` for both; Covtype's 7 classes on ``--covtype-rows`` (50,000) training rows of
-DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out). Regression:
+DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out); with
+``--digits28 ROWS`` an image-like 10-class stand-in for a 60,000 × 784 image set
+(``_cases.digits28_split``, 10,000 test images; pixels in [0, 1] as they are). Regression:
 ``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows, ``make_friedman2`` and
 ``make_friedman3`` (noise 0, targets standardized) at 20,000 (5,000 test rows), R². Each fit is timed
 ``--repeats`` times after one warm-up fit on fewer than ``WARMUP_BELOW`` (50,000) rows: the first
@@ -41,7 +43,13 @@ import argparse
 import time
 
 import numpy as np
-from _cases import COVTYPE_DEFAULT_PATH, IJCNN1_DEFAULT_DIR, covtype_dcsvm_split, ijcnn1_split
+from _cases import (
+    COVTYPE_DEFAULT_PATH,
+    IJCNN1_DEFAULT_DIR,
+    covtype_dcsvm_split,
+    digits28_split,
+    ijcnn1_split,
+)
 from _common import (
     Unavailable,
     machine_info,
@@ -53,7 +61,7 @@ from _common import (
 )
 
 
-def _sets(medium, ijcnn1, covtype=None, covtype_rows=0):
+def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0):
     from sklearn.datasets import (
         load_breast_cancer,
         load_digits,
@@ -82,6 +90,9 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0):
         X, y, Xt, yt = covtype_dcsvm_split(covtype, binary=False)
         yield (f"covtype7_{covtype_rows}", X[:covtype_rows], Xt[:50000], y[:covtype_rows],
                yt[:50000], {})
+    if digits28_rows:  # the image-like stand-in (pixels in [0, 1], not standardized)
+        X, y, Xt, yt = digits28_split(digits28_rows)
+        yield f"digits28_{digits28_rows}", X, Xt, y, yt, {}
 
 
 #: Peers beside scikit-learn's SVC/SVR and svmgpu's (``--peers``).
@@ -168,6 +179,9 @@ def main():
     ap.add_argument("--covtype", default=str(COVTYPE_DEFAULT_PATH))
     ap.add_argument("--covtype-rows", type=int, default=50000,
                     help="training rows of Covtype's 7 classes (0 leaves it out)")
+    ap.add_argument("--digits28", type=int, default=0,
+                    help="training rows of the image-like 10-class stand-in (0, the default, "
+                         "leaves it out; scikit-learn takes minutes on 60,000)")
     ap.add_argument("--peers", default=",".join(PEERS),
                     help=f"other peers, comma-separated (of {', '.join(PEERS)}; '' none)")
     ap.add_argument("--C", default="",
@@ -186,7 +200,7 @@ def main():
     rows = []
     regression = [int(m) for m in args.regression.split(",") if m]
     cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1, args.covtype,
-                                                         args.covtype_rows)] + \
+                                                         args.covtype_rows, args.digits28)] + \
         [(*case, "regression") for case in _regression_sets(
             regression, [int(m) for m in args.smooth_regression.split(",") if m])]
     Cs = [float(c) for c in args.C.split(",") if c]
