@@ -181,8 +181,10 @@ def fit_platt(est, X, y_idx, sample_weight, *, n_folds, ctx):
     k, m = int(est.classes_.shape[0]), int(X.shape[0])
     seed = est.random_state if isinstance(est.random_state, (int, np.integer)) else 0
     key = to_device(np.random.default_rng(seed).permutation(m), ctx.device)
-    order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key, stable=False)  # by class, shuffled within
-    fold = xp.argsort(order, stable=False) % n_folds  # each class dealt round-robin to the folds
+    # by class, shuffled within (distinct keys: no stable sort needed), then each class dealt
+    # round-robin to the folds
+    order = xp.argsort(xp.astype(y_idx, xp.int64) * m + key, stable=False)
+    fold = xp.argsort(order, stable=False) % n_folds
     held_rows, held_scores = [], []
     # the folds' copies of X's rows (training and held-out: all of X once) come out of the
     # budget first; each fold's fit gets the rest

@@ -1088,6 +1088,7 @@ class _FrontDoor:
                 _, i, j = self._pair_classes(rows)
                 order, b = shared["order"], shared["bounds"]
                 ranges = [(b[i], b[i + 1]), (b[j], b[j + 1])]
+                # (rows: every row of the two classes, ascending, as binary_problems gives them)
                 at = [xp.searchsorted(rows, order[a:e]) for a, e in ranges]
                 runs = self._pair_runs(i, j)
                 cols = xp.concat([xp.arange(a, e, dtype=xp.int64,
