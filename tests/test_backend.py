@@ -276,6 +276,25 @@ def test_column_moments_of_dense_rows_by_blocks(device, xp, monkeypatch, weighte
     assert float(total) == pytest.approx(float(stotal), rel=1e-9)
 
 
+def test_column_range_over_kept_rows_by_blocks(device, xp, monkeypatch):
+    """``column_range``: each column's min and max over the rows ``keep`` holds (blocks of 4
+    rows here), all rows for None; a column without kept rows gets (inf, -inf)."""
+    import svmgpu.backend._sparse as sparse_module
+
+    monkeypatch.setattr(sparse_module, "_BLOCK_BYTES", 4 * 3 * 8)
+    A = np.random.default_rng(5).standard_normal((11, 3))
+    keep = np.arange(11) % 3 != 0
+    lo, hi = B.column_range(B.to_device(A, device), xp=xp, keep=B.to_device(keep, device))
+    assert_allclose(lo, A[keep].min(axis=0), rtol=0, atol=0, device=device, shape=(3,))
+    assert_allclose(hi, A[keep].max(axis=0), rtol=0, atol=0, device=device, shape=(3,))
+    lo, hi = B.column_range(B.to_device(A, device), xp=xp)
+    assert_allclose(lo, A.min(axis=0), rtol=0, atol=0)
+    assert_allclose(hi, A.max(axis=0), rtol=0, atol=0)
+    lo, hi = B.column_range(B.to_device(A, device), xp=xp,
+                            keep=B.to_device(np.zeros(11, dtype=bool), device))
+    assert np.all(host(lo) == np.inf) and np.all(host(hi) == -np.inf)
+
+
 def test_astype_rows_shifted_and_row_extent(device, xp, monkeypatch):
     """``astype_rows(shift=c)`` is ``X − c`` converted (row block by row block: here blocks
     of 4 rows), so that an offset of 10⁶ keeps float32's digits for the spread;

@@ -10,6 +10,8 @@ keep one code path; X itself is never densified.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -183,6 +185,23 @@ def column_moments(X, weight=None, *, xp=None):
     col_var = mod.maximum(sq - mean * mean, 0.0)
     total_mean, total_sq = mean.mean(), sq.mean()
     return col_var, mod.maximum(total_sq - total_mean * total_mean, 0.0)
+
+
+def column_range(X, *, xp, keep=None):
+    """``(lo, hi)``: each column's smallest and largest entry of a dense X over the rows where
+    the boolean (n,) array ``keep`` holds (all rows: None), by blocks of :data:`_BLOCK_BYTES`
+    (no masked copy of X's size; a column without such rows gets ``(inf, -inf)``)."""
+    if keep is None:
+        return xp.min(X, axis=0), xp.max(X, axis=0)
+    rows, step = xp.nonzero(keep)[0], _row_step(X)
+    dev = getattr(X, "device", None)
+    lo = xp.full((X.shape[1],), math.inf, dtype=X.dtype, device=dev)
+    hi = xp.full((X.shape[1],), -math.inf, dtype=X.dtype, device=dev)
+    n = int(rows.shape[0])
+    for s in range(0, n, step):  # (the kept rows, a block at a time)
+        A = xp.take(X, rows[s:min(s + step, n)], axis=0)
+        lo, hi = xp.minimum(lo, xp.min(A, axis=0)), xp.maximum(hi, xp.max(A, axis=0))
+    return lo, hi
 
 
 def _dense_moments(X, weight, *, xp):

@@ -20,6 +20,7 @@ from numbers import Integral, Real
 from svmgpu._log import caller_stacklevel
 from svmgpu.backend import (
     column_moments,
+    column_range,
     exp_neg_clipped_inplace,
     fetch_scalars,
     get_namespace,
@@ -396,13 +397,9 @@ def _constant_as_zero(col_var, X, *, xp, keep=None):
     """Column variances with those of constant columns set to 0: a constant column's
     computed variance is rounding, ~(n · eps · mean)² along NumPy's axis-0 sums (a column of
     0.1 over 5,000 rows: 8e-29), not 0, and is no feature scale. Constant: its largest and
-    smallest entries are equal (over the rows of ``keep``, a boolean (n, 1) array, where
-    given: the rows of positive weight)."""
-    if keep is None:
-        lo, hi = xp.min(X, axis=0), xp.max(X, axis=0)
-    else:
-        lo = xp.min(xp.where(keep, X, xp.full_like(X, math.inf)), axis=0)
-        hi = xp.max(xp.where(keep, X, xp.full_like(X, -math.inf)), axis=0)
+    smallest entries are equal (over the rows of ``keep``, a boolean (n,) array, where given:
+    the rows of positive weight; :func:`~svmgpu.backend.column_range`)."""
+    lo, hi = column_range(X, xp=xp, keep=keep)
     return xp.where(hi <= lo, xp.zeros_like(col_var), col_var)
 
 
@@ -423,7 +420,7 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
                 col, total = xp.asarray(col), xp.asarray(total)
             else:
                 col = _constant_as_zero(col, X, xp=xp, keep=None if sample_weight is None else
-                                        xp.asarray(sample_weight)[:, None] > 0)
+                                        xp.asarray(sample_weight) > 0)
             big, n_pos, var = fetch_scalars(xp.max(col), xp.count_nonzero(col > 0), total,
                                             xp=xp)
             small = math.inf
