@@ -217,6 +217,8 @@ def test_range_block_is_the_gather_of_its_ranges(device, xp, monkeypatch):
                        device=device)
     cols = [(1, 2), (4, 8), (9, 9)]  # (other columns than rows)
     jdx = np.concatenate([np.arange(s, e) for s, e in cols])
+    assert_array_equal(B.range_indices(cols, xp=xp, device=getattr(B.to_device(A, device),
+                                                                   "device", None)), jdx)
     assert_array_equal(B.range_block(B.to_device(A, device), ranges, cols, xp=xp),
                        A[np.ix_(idx, jdx)], device=device)
     buf = np.full(100, np.nan)  # (NumPy: written into the front of a flat buffer)

@@ -329,6 +329,13 @@ def _copy_columns(dest, src, cspans):
         j += e - s
 
 
+def range_indices(ranges, *, xp, device=None):
+    """The int64 indices of the index ranges ``[(start, stop), ...]`` (host ints), in order:
+    what :func:`range_block` copies, as an index array."""
+    return xp.concat([xp.arange(int(s), int(e), dtype=xp.int64, device=device)
+                      for s, e in ranges])
+
+
 def range_block(a, ranges, cols=None, *, xp, out=None, at=None):
     """The block of a 2-D array over the rows of the index ranges ``[(start, stop), ...]``
     (host ints, ascending, disjoint) and the columns of ``cols`` (ranges too; default: the

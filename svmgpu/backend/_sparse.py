@@ -74,9 +74,10 @@ def sparse_to(x, device, dtype):
 _BLOCK_BYTES = 1 << 20
 
 
-def _row_step(X):
-    """Rows of a block of :data:`_BLOCK_BYTES` of dense X."""
-    itemsize = getattr(X.dtype, "itemsize", 8)
+def _row_step(X, itemsize=None):
+    """Rows of a block of :data:`_BLOCK_BYTES` of dense X (in X's dtype, or of ``itemsize``
+    bytes an entry)."""
+    itemsize = getattr(X.dtype, "itemsize", 8) if itemsize is None else itemsize
     return max(1, _BLOCK_BYTES // max(1, int(X.shape[1]) * itemsize))
 
 
@@ -209,7 +210,7 @@ def _dense_moments(X, weight, *, xp):
     :data:`_BLOCK_BYTES`)."""
     m, d = X.shape
     f64, dev = xp.float64, getattr(X, "device", None)
-    step = max(1, _BLOCK_BYTES // (8 * max(1, int(d))))
+    step = _row_step(X, 8)
     w = None if weight is None else xp.astype(weight, f64)
     total_w = float(m) if w is None else xp.sum(w)
 

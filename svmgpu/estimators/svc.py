@@ -69,6 +69,7 @@ from svmgpu.backend import (
     numpy_dtype,
     random_subset,
     range_block,
+    range_indices,
     row_extent,
     seed_from,
     set_rows,
@@ -1091,8 +1092,7 @@ class _FrontDoor:
                 # (rows: every row of the two classes, ascending, as binary_problems gives them)
                 at = [xp.searchsorted(rows, order[a:e]) for a, e in ranges]
                 runs = self._pair_runs(i, j)
-                cols = xp.concat([xp.arange(a, e, dtype=xp.int64,
-                                            device=self._ctx.native_device) for a, e in runs])
+                cols = range_indices(runs, xp=xp, device=self._ctx.native_device)
                 buf = self._pair_buffer(shared, int(rows.shape[0]) * int(cols.shape[0])) \
                     if P.in_memory else None
                 P = P.take_ranges(ranges, runs, out=buf, at=at)

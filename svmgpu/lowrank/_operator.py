@@ -27,6 +27,7 @@ from svmgpu.backend import (
     nonzero_indices,
     numpy_dtype,
     range_block,
+    range_indices,
     resolve_budget,
     take_block,
     take_rows,
@@ -263,10 +264,9 @@ class FeatureOperator:
         on NumPy when given), recomputed rows as :meth:`take` of their indices."""
         xp = self.xp
         dev = self.device.native_device
-        cols = xp.concat([xp.arange(s, e, dtype=xp.int64, device=dev) for s, e in col_ranges])
+        cols = range_indices(col_ranges, xp=xp, device=dev)
         if self._P is None:
-            rows = xp.concat([xp.arange(s, e, dtype=xp.int64, device=dev)
-                              for s, e in row_ranges])
+            rows = range_indices(row_ranges, xp=xp, device=dev)
             if at is not None:  # (the row of each place)
                 rows = xp.take(rows, xp.argsort(xp.concat(at), stable=False))
             return self.take(rows, cols)
