@@ -61,6 +61,35 @@ def _second_differences(f, u, h):
     return (v[2:] - 2.0 * v[1:-1] + v[:-2]) / h**2
 
 
+@pytest.mark.parametrize("task,name,params", [
+    ("classification", "huber_hinge", {"delta": 0.3}),
+    ("regression", "huber", {"delta": 0.2}),
+    ("regression", "huber_epsilon_insensitive", {"epsilon": 0.5, "delta": 0.2}),
+    ("regression", "huber_epsilon_insensitive", {"epsilon": 0.2, "delta": 0.2})])
+def test_knots_are_where_the_pieces_change(task, name, params):
+    """``knots()``: ψ is one quadratic between neighbouring knots (and beyond the last ones),
+    and a different one across each knot."""
+    loss = get_loss(name, task, **params)
+    k = np.array(loss.knots())
+    assert np.all(np.diff(k) >= 0)
+    edges = np.unique(np.concatenate([[k[0] - 3.0], k, [k[-1] + 3.0]]))
+    fits = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        u = np.linspace(a, b, 41)[1:-1]
+        c = np.polyfit(u, loss.value(u), 2)
+        assert_allclose(np.polyval(c, u), loss.value(u), rtol=0, atol=1e-12)
+        fits.append(c)
+    for c0, c1 in zip(fits[:-1], fits[1:]):
+        assert np.max(np.abs(c0 - c1)) > 1e-3
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_knots_are_the_kinks_or_none(case):
+    knots = _loss(case).knots()
+    assert knots is None or list(knots) == pytest.approx(case[3], abs=1e-15)
+    assert knots is not None or case[1] not in ("huber_hinge", "huber")
+
+
 # ------------------------------------------------------------------------------ names, API
 def test_registry_names():
     assert set(LOSSES) == {"classification", "regression"}

@@ -265,6 +265,13 @@ class Loss:
         xp, u = _prepare(u, xp)
         return self._curvature(u, xp, **self._values)
 
+    def knots(self):
+        """The residuals at which a piecewise-quadratic ψ changes piece, ascending (a tuple of
+        floats), or None where the loss does not give them. A solver places an intercept
+        that the loss leaves free by them (:func:`~svmgpu.solvers.exact.exact_newton`: LIBSVM's
+        choice, the middle of the interval of optimal intercepts)."""
+        return self._knots(**self._values)
+
     def A(self, A=None):
         """Validate the LS-DC constant ``A`` of eq. (15).
 
@@ -310,6 +317,9 @@ class Loss:
 
     def _curvature(self, u, xp, **params):
         raise NotImplementedError
+
+    def _knots(self, **params):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,6 +529,9 @@ class HuberHinge(Loss):
 
     def _curvature(self, u, xp, delta):
         return xp.astype(xp.abs(u) < delta, u.dtype) * (0.5 / delta)
+
+    def _knots(self, delta):
+        return (-delta, delta)
 
 
 class SmoothRamp(Loss):
@@ -790,6 +803,11 @@ class HuberEpsilonInsensitive(Loss):
         v = xp.abs(u) - epsilon
         return xp.where(xp.abs(v) < delta, _full(u, 0.5 / delta, xp), _zeros(u, xp))
 
+    def _knots(self, epsilon, delta):
+        if delta == epsilon:  # (the corners meet at 0 in one quadratic)
+            return (-epsilon - delta, epsilon + delta)
+        return (-epsilon - delta, -epsilon + delta, epsilon - delta, epsilon + delta)
+
 
 def _huber(u, xp, delta):
     """Huber loss as ``q^2 / (2 delta) + |u| - |q|``, ``q = clip(u, -delta, delta)``."""
@@ -835,6 +853,9 @@ class Huber(Loss):
 
     def _curvature(self, u, xp, delta):
         return xp.where(xp.abs(u) < delta, _full(u, 1.0 / delta, xp), _zeros(u, xp))
+
+    def _knots(self, delta):
+        return (-delta, delta)
 
 
 class SmoothAbsolute(Loss):

@@ -388,6 +388,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             rounding = True
             break
         prev_Q = nQ
+    if converged and not (active and active[-1]):  # (after a step with rows in quadratic
+        # pieces they stay there and fix b; after one without, b may be free: its middle)
+        b = b + _central_intercept(tgt - sig * (Ka + b), sig, s, loss, xp=xp)
     margins = Ka + b
     if not math.isfinite(b):
         raise FloatingPointError("the exact solver's intercept is not finite: scale the "
@@ -398,6 +401,40 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                         info={"intercept": b, "margins": margins, "active": active,
                               "stalled": stalled, "n_presolve_iter": n_pre,
                               "rounding": rounding})
+
+
+def _central_intercept(r, sig, s, loss, *, xp):
+    """The shift of b to the middle of the interval of intercepts that are optimal with α,
+    where the residuals ``r`` of every row of positive weight sit on linear pieces of ψ (0 where
+    a row sits in a quadratic piece, or where ψ gives no :meth:`~svmgpu.losses.Loss.knots`).
+
+    There α is fixed by the pieces and F's derivative in b is 0 until a row reaches a knot:
+    any b of that interval is optimal. LIBSVM takes its middle (``calculate_rho`` without free
+    support vectors: ρ = (ub + lb) / 2), and so does this, so that a fit whose every support
+    vector is bounded (a small C, balanced classes or class weights) predicts as scikit-learn's
+    instead of from wherever the iteration left b. The Huber corners are symmetric about the
+    hinge's kinks, so the middle is LIBSVM's for the smoothed loss too."""
+    knots = loss.knots()
+    if knots is None:
+        return 0.0
+    f64 = xp.float64
+    inf = xp.full(r.shape, math.inf, dtype=f64, device=getattr(r, "device", None))
+    keep = None if s is None else s > 0
+    c = loss.curvature(r, xp=xp)
+    lo, hi = -inf, inf  # the knots below and above each residual
+    for k in knots:
+        lo = xp.where(r >= k, k, lo)
+    for k in reversed(knots):
+        hi = xp.where(r <= k, k, hi)
+    below, above = r - lo, hi - r  # (how far r may fall or rise on its piece)
+    up = xp.where(sig > 0, below, above)  # (b + t moves r by −σ t)
+    down = xp.where(sig > 0, above, below)
+    if keep is not None:
+        c, up, down = xp.where(keep, c, 0.0), xp.where(keep, up, inf), xp.where(keep, down, inf)
+    quadratic, t_up, t_down = fetch_scalars(xp.max(c), xp.min(up), xp.min(down), xp=xp)
+    if quadratic > 0 or not (math.isfinite(t_up) and math.isfinite(t_down)):
+        return 0.0
+    return 0.5 * (t_up - t_down)
 
 
 def _ls_svm(K, target, w, *, xp):
