@@ -526,7 +526,8 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     row sits in a quadratic piece and K is nearly singular (γ = 0.0128, 12 rows against 146):
     it ended unconverged, and raising max_iter did not help. Such a solve (up to
     EXACT_FALLBACK_ROWS rows, ended before max_iter) is solved again by the low-rank path's
-    Newton method with every row a landmark: converged, and the low-rank fit over all rows."""
+    Newton method with its independent rows as landmarks (here all of them): converged, and
+    the low-rank fit over all rows."""
     import warnings
 
     import svmgpu.estimators.svc as svc_module
@@ -548,6 +549,30 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-6)
     sk = SklearnSVC(gamma=0.0128).fit(X, y)
     assert np.mean(got.predict(X) == sk.predict(X)) > 0.99
+
+
+def test_the_exact_solves_fallback_takes_the_kernels_independent_rows(monkeypatch, device):
+    """The fallback's landmarks are the pivots of the kernel matrix's pivoted Cholesky factor
+    (to 100 eps): one feature at γ = 1 leaves a few dozen of 150 rows independent, and the model
+    is the fit over every row as a landmark (the decision values to 1e-5)."""
+    import svmgpu.estimators.svc as svc_module
+
+    real = svc_module.exact_newton
+
+    def stalls(K, *args, **kwargs):  # (every exact solve ends unconverged, before max_iter)
+        res = real(K, *args, **{**kwargs, "max_iter": 2})
+        res.converged = False
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", stalls)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (150, 1))
+    y = np.where(np.sin(4.0 * X[:, 0]) > 0, 1, -1)
+    got = SVC(gamma=1.0, C=10.0, tol=1e-8).fit(to_device(X, device), to_device(y, device))
+    assert got.converged_.all() and 0 < got.support_.shape[0] <= 40
+    ref = SVC(gamma=1.0, C=10.0, tol=1e-8, solver="lowrank", rank=150).fit(X, y)
+    assert_allclose(got.decision_function(to_device(X, device)), ref.decision_function(X),
+                    rtol=0, atol=1e-5, device=device)
 
 
 def test_the_stalled_exact_solves_fallback_on_every_backend(monkeypatch, device):
