@@ -551,20 +551,25 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     assert np.mean(got.predict(X) == sk.predict(X)) > 0.99
 
 
-def test_the_exact_solves_fallback_takes_the_kernels_independent_rows(monkeypatch, device):
-    """The fallback's landmarks are the pivots of the kernel matrix's pivoted Cholesky factor
-    (to 100 eps): one feature at γ = 1 leaves a few dozen of 150 rows independent, and the model
-    is the fit over every row as a landmark (the decision values to 1e-5)."""
+def _every_exact_solve_stalls(monkeypatch):
+    """Every exact solve of SVC and SVR ends unconverged after two steps (before max_iter)."""
     import svmgpu.estimators.svc as svc_module
 
     real = svc_module.exact_newton
 
-    def stalls(K, *args, **kwargs):  # (every exact solve ends unconverged, before max_iter)
+    def stalls(K, *args, **kwargs):
         res = real(K, *args, **{**kwargs, "max_iter": 2})
         res.converged = False
         return res
 
     monkeypatch.setattr(svc_module, "exact_newton", stalls)
+
+
+def test_the_exact_solves_fallback_takes_the_kernels_independent_rows(monkeypatch, device):
+    """The fallback's landmarks are the pivots of the kernel matrix's pivoted Cholesky factor
+    (to 100 eps): one feature at γ = 1 leaves a few dozen of 150 rows independent, and the model
+    is the fit over every row as a landmark (the decision values to 1e-5)."""
+    _every_exact_solve_stalls(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.uniform(-1.0, 1.0, (150, 1))
     y = np.where(np.sin(4.0 * X[:, 0]) > 0, 1, -1)
@@ -579,16 +584,7 @@ def test_the_stalled_exact_solves_fallback_on_every_backend(monkeypatch, device)
     """The fallback of an exact solve that stalled (:data:`EXACT_FALLBACK_ROWS`) runs on
     every backend (array-api-strict's device1: no host round trip), for a one-vs-one pair
     and for SVR: the low-rank fit over all the rows, as on NumPy."""
-    import svmgpu.estimators.svc as svc_module
-
-    real = svc_module.exact_newton
-
-    def stalls(K, *args, **kwargs):  # (every exact solve ends unconverged, before max_iter)
-        res = real(K, *args, **{**kwargs, "max_iter": 2})
-        res.converged = False
-        return res
-
-    monkeypatch.setattr(svc_module, "exact_newton", stalls)
+    _every_exact_solve_stalls(monkeypatch)
     X, y = load_wine(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     got = SVC(tol=1e-8).fit(to_device(X, device), to_device(y, device))
