@@ -960,8 +960,7 @@ class _FrontDoor:
             # from there (Covtype regions at γ = 2: 5–20 more steps instead of 1,000
             # unconverged). Not on K upcast: the rounded matrix is slightly indefinite, and
             # there the Newton iteration circled at the same residual from either start.
-            rows_f64 = rows_f64() if callable(rows_f64) else rows_f64
-            K = self._kernel_matrix(rows_f64)
+            K, rows_f64 = self._float64_kernel(rows_f64)
             res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]), **kw)
             n_iter += res.n_iter
         for _ in range(self._narrowings()):  # narrower corners, from the last solution
@@ -971,8 +970,7 @@ class _FrontDoor:
                 # C s / (2δ) amplifies a float32 K's rounding)
                 if rows_f64 is None or K.shape[0] > EXACT_FALLBACK_ROWS:
                     break
-                rows_f64 = rows_f64() if callable(rows_f64) else rows_f64
-                K = self._kernel_matrix(rows_f64)
+                K, rows_f64 = self._float64_kernel(rows_f64)
             loss = type(loss)(loss.task, **{**loss.params, "delta": loss.params["delta"] / 10})
             res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]), **kw)
             n_iter += res.n_iter
@@ -981,6 +979,12 @@ class _FrontDoor:
             res, more = self._exact_fallback(rows_f64, y, sample_weight, max_iter)
             n_iter += more
         return res, n_iter
+
+    def _float64_kernel(self, rows_f64):
+        """``(the float64 kernel matrix, its rows)`` of a float32 kernel matrix's rows
+        ``rows_f64`` (or a function giving them: called here)."""
+        rows = rows_f64() if callable(rows_f64) else rows_f64
+        return self._kernel_matrix(rows), rows
 
     def _narrowings(self):
         """How many times the exact path may narrow its corners (:data:`SVR_NARROWINGS`)."""
