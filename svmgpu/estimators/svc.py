@@ -320,6 +320,17 @@ _MAX_NEWTON_STEPS = 1000
 EXACT_FALLBACK_ROWS = 3000
 
 
+def _by_class(labels, k, offset, *, xp):
+    """``(perm, bounds)``: the stable permutation that sorts the class indices ``labels``
+    (0 … k − 1) and where each class's run starts and ends in that order, counted from
+    ``offset`` (``bounds[c]:bounds[c + 1]``, host ints)."""
+    counts = fetch_scalars(*[xp.count_nonzero(labels == c) for c in range(k)], xp=xp)
+    bounds = [int(offset)]
+    for c in counts:
+        bounds.append(bounds[-1] + int(c))
+    return xp.argsort(labels, stable=True), bounds
+
+
 def _solve_region_task(est, max_iter, Xj, payload):
     """One region's solve on a Dask worker (:func:`svmgpu.distributed.solve_on_rows`): the
     estimator copy in the context of the region's rows, its result without the per-row
@@ -795,12 +806,7 @@ class _FrontDoor:
         columns (:func:`~svmgpu.backend.range_block`) instead of gathered entry by entry."""
         if not self._one_vs_one():
             return None
-        xp, y_idx, k = self._ctx.xp, self._y_idx, int(self.classes_.shape[0])
-        counts = fetch_scalars(*[xp.count_nonzero(y_idx == c) for c in range(k)], xp=xp)
-        bounds = [0]
-        for c in counts:
-            bounds.append(bounds[-1] + int(c))
-        return xp.argsort(y_idx, stable=True), bounds
+        return _by_class(self._y_idx, int(self.classes_.shape[0]), 0, xp=self._ctx.xp)
 
     def _class_sorted(self, J, offset):
         """``(J', bounds)``: the landmarks J sorted by class (stable) and where each class's
@@ -811,13 +817,10 @@ class _FrontDoor:
         range of columns per class and stage (:meth:`_pair_runs`), copied range by range
         (:func:`~svmgpu.backend.range_block`), reading those columns only where a gather of
         the pair's rows read every column."""
-        xp, k = self._ctx.xp, int(self.classes_.shape[0])
-        lc = xp.take(self._y_idx, J)
-        counts = fetch_scalars(*[xp.count_nonzero(lc == c) for c in range(k)], xp=xp)
-        bounds = [int(offset)]
-        for c in counts:
-            bounds.append(bounds[-1] + int(c))
-        return xp.take(J, xp.argsort(lc, stable=True)), bounds
+        xp = self._ctx.xp
+        perm, bounds = _by_class(xp.take(self._y_idx, J), int(self.classes_.shape[0]), offset,
+                                 xp=xp)
+        return xp.take(J, perm), bounds
 
     def _prepare_regions(self, X, *, ctx):
         """The partitioned path's regions (:func:`~svmgpu.solvers.partition.bounded_regions`
