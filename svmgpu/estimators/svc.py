@@ -67,7 +67,6 @@ from svmgpu.backend import (
     is_sparse,
     map_threads,
     numpy_dtype,
-    pivoted_cholesky_dense,
     random_subset,
     range_block,
     range_indices,
@@ -94,7 +93,7 @@ from svmgpu.kernels import (
     negligible_level,
 )
 from svmgpu.losses import get_loss
-from svmgpu.lowrank import reduced_kernel_features, select_reduced_set
+from svmgpu.lowrank import independent_landmarks, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS, exact_newton
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
@@ -1013,10 +1012,7 @@ class _FrontDoor:
         dev = self._ctx.native_device
         rows = rows() if callable(rows) else rows
         rows = xp.astype(rows, xp.float64, copy=False)
-        K = self.kernel_.block(rows, rows)
-        _, piv = pivoted_cholesky_dense(0.5 * (K + xp.matrix_transpose(K)),
-                                        rel_tol=100.0 * float(xp.finfo(xp.float64).eps), xp=xp)
-        del K
+        _, piv = independent_landmarks(self.kernel_, rows, xp.float64, xp=xp)
         m, r = int(rows.shape[0]), len(piv)
         J = asarray(piv, device=self._ctx.device)
         Z = xp.take(rows, J, axis=0)

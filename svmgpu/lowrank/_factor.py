@@ -50,6 +50,18 @@ def _rank_tol(dtype) -> float:
     return 100.0 * float_eps(dtype)
 
 
+def independent_landmarks(kernel, Z, dtype, *, xp):
+    """``(L, piv)``: the pivoted Cholesky factor of the kernel block of the rows ``Z`` (its
+    symmetric part: rounding makes it slightly asymmetric) and its pivots, the rows of a
+    numerically independent set (:func:`~svmgpu.backend.pivoted_cholesky_dense`, stopped at
+    :func:`_rank_tol` of ``dtype``): every other row's kernel function lies in their span to
+    that tolerance. Nyström's landmarks, and the exact path's fallback
+    (:class:`svmgpu.SVC`)."""
+    K = kernel.block(Z, Z)
+    return pivoted_cholesky_dense(0.5 * (K + xp.matrix_transpose(K)), rel_tol=_rank_tol(dtype),
+                                  xp=xp)
+
+
 @dataclass
 class LowRankFactor:
     """A low-rank factor ``K ≈ P Pᵀ`` of the kernel matrix of the training set.
@@ -274,10 +286,8 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
         B = xp.take(rows, random_subset(n_el, min(rank, n_el), seed=random_state, device=device))
     # K_BB in float64 whatever X's dtype: the factorization decides which landmarks are
     # independent, and float32 rounding of K_BB (~1e-7) would hide a good part of the spectrum.
-    Z64 = xp.astype(dense_rows(X, B, xp=xp), xp.float64)
-    K64 = kernel.block(Z64, Z64)
-    K64 = 0.5 * (K64 + xp.matrix_transpose(K64))  # rounding makes the block slightly asymmetric
-    L, piv = pivoted_cholesky_dense(K64, rel_tol=_rank_tol(X.dtype), xp=xp)
+    L, piv = independent_landmarks(kernel, xp.astype(dense_rows(X, B, xp=xp), xp.float64),
+                                   X.dtype, xp=xp)
     _check_nonzero_kernel(len(piv), kernel)
     return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
                    memory_budget=ctx.budget_bytes, method="nystrom", keep=keep_features)
@@ -340,4 +350,4 @@ def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", 
                    P=xp.matrix_transpose(Pt), trace=trace)
 
 
-__all__ = ["Device", "LowRankFactor", "nystrom", "pivoted_cholesky"]
+__all__ = ["Device", "LowRankFactor", "independent_landmarks", "nystrom", "pivoted_cholesky"]
