@@ -767,6 +767,108 @@ def test_auto_rank_goes_to_its_cap_where_the_growth_is_far_from_ending(monkeypat
     assert_allclose(skipped.decision_function(X), full.decision_function(X), atol=1e-5)
 
 
+def _unsettled(seed=2, n_classes=3):
+    """A set whose rank="auto" growth (20 → 80 landmarks, :func:`_grow`) ends with the
+    predictions still changing, and its rows (standardized)."""
+    X, y = make_classification(600, n_features=8, n_informative=6, n_classes=n_classes,
+                               flip_y=0.05, random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+def test_an_unsettled_growth_is_refined_into_the_exact_svm(monkeypatch, device):
+    """Where the predictions still change by more than AUTO_RANK_CHANGE at REFINE_MIN_RANK
+    landmarks or more, each pair's exact problem is solved on its candidate rows (low-rank
+    margin below 1 + REFINE_MARGIN) and the growth ends there. Where the candidates hold the
+    exact problem's support vectors (a wide REFINE_MARGIN here) the model is the exact
+    path's: the same support vectors and decision values, on every backend. The low-rank
+    model it replaces is more than 1 from them."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 1.0)
+    X, y = _unsettled()
+    Xd, yd = to_device(X, device), to_device(y, device)
+    exact = SVC(rank=None, tol=1e-8).fit(Xd, yd)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    last = fit.rank_path_[-1]
+    assert fit.solver_ == "lowrank" and fit.rank_ == 80  # (60: the classes' quotas)
+    assert last["changed"] > svc_module.AUTO_RANK_CHANGE and "refined" in last["stop"]
+    assert len(last["refined"]["candidates"]) == 3
+    assert max(last["refined"]["candidates"]) < 400  # (of a pair's ~400 rows)
+    np.testing.assert_array_equal(host(fit.support_), host(exact.support_))
+    np.testing.assert_array_equal(host(fit.n_support_), host(exact.n_support_))
+    assert_allclose(fit.decision_function(Xd), exact.decision_function(Xd), atol=1e-8)
+    assert_allclose(fit.dual_coef_, exact.dual_coef_, atol=1e-8)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 10**9)
+    lowrank = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    assert "refined" not in lowrank.rank_path_[-1]
+    assert lowrank.support_vectors_.shape[0] == 80  # (the landmarks)
+    assert np.max(np.abs(host(lowrank.decision_function(Xd)) -
+                         host(exact.decision_function(Xd)))) > 1.0
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_the_refinement_at_its_own_margin_is_near_the_exact_svm(monkeypatch, seed):
+    """At REFINE_MARGIN = 0.5 a rank-80 model's candidates missed one support vector of 418
+    (seed 2) or none (seed 3): the decision values within 0.05 of the exact path's, against
+    1.2–2.3 for the low-rank model, and its predictions on ≥ 99.5 % of the rows."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    X, y = _unsettled(seed)
+    exact = SVC(rank=None, tol=1e-8).fit(X, y)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    assert isinstance(fit.rank_path_[-1]["refined"], dict)
+    assert np.max(np.abs(fit.decision_function(X) - exact.decision_function(X))) < 0.05
+    assert np.mean(fit.predict(X) == exact.predict(X)) >= 0.995
+
+
+def test_refinement_is_skipped_where_a_problem_has_too_many_candidates(monkeypatch, capsys):
+    """More than REFINE_MAX_ROWS candidates in one problem: no refinement (said in
+    rank_path_ and at verbose=1), the growth goes on to its cap, the low-rank model is
+    kept."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MAX_ROWS", 100)
+    X, y = _unsettled()
+    fit = SVC(solver="lowrank", verbose=1).fit(X, y)
+    assert fit.rank_ == 80 and fit.support_vectors_.shape[0] == 80
+    assert fit.rank_path_[-1]["refined"].startswith("no: problem 1 has ")
+    assert "AUTO_RANK_MAX" in fit.rank_path_[-1]["stop"]
+    assert "> REFINE_MAX_ROWS=100" in capsys.readouterr().err
+
+
+def test_refinement_with_sparse_rows_and_zero_weights(monkeypatch):
+    """Sparse rows are refined as the dense ones, and rows of weight 0 are never candidates:
+    the exact path's model with the same weights (a wide REFINE_MARGIN), none of them a
+    support vector."""
+    import scipy.sparse
+
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 1.0)
+    X, y = _unsettled(3)
+    w = np.ones(600)
+    w[::7] = 0.0
+    exact = SVC(rank=None, tol=1e-8).fit(X, y, sample_weight=w)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(scipy.sparse.csr_matrix(X), y, sample_weight=w)
+    assert isinstance(fit.rank_path_[-1]["refined"], dict)
+    assert not np.any(host(fit.support_) % 7 == 0)
+    np.testing.assert_array_equal(host(fit.support_), host(exact.support_))
+    np.testing.assert_allclose(fit.decision_function(X), exact.decision_function(X),
+                               atol=1e-6)
+
+
+def test_svr_is_not_refined(monkeypatch):
+    """SVR has no candidate rule: its growth is never refined, even unsettled."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 20)
+    X, y = make_friedman1(180, noise=0.5, random_state=0)
+    reg = SVR(solver="lowrank", tol=1e-10).fit(StandardScaler().fit_transform(X), y)
+    limit = svc_module.SVR_AUTO_RANK_CHANGE
+    assert any(p["changed"] is not None and p["changed"] > limit for p in reg.rank_path_)
+    assert all("refined" not in p for p in reg.rank_path_)
+    assert reg.support_vectors_.shape[0] == reg.rank_
+
+
 @pytest.mark.parametrize("est", ["SVC", "SVR"])
 def test_auto_rank_reads_the_solvers_margins(monkeypatch, est, device):
     """A problem over every training row (two classes, SVR) measures the growth's changes on
@@ -976,6 +1078,28 @@ def test_probability_folds_keep_the_grown_rank(monkeypatch):
     assert_allclose(proba.sum(axis=1), np.ones(len(X)), atol=1e-12)
     assert np.mean(np.argmax(proba, axis=1) == clf.predict(X)) > 0.95
     assert SVC(solver="lowrank", rank=30).fit(X, y)._fold_params() == {}
+
+
+def test_probability_folds_of_a_refined_fit_refine_their_own(monkeypatch):
+    """A refined fit's folds grow and refine their own models (exact ones, as the fit's),
+    instead of fitting low-rank models at its rank."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    refined = []
+    refine = svc_module._FrontDoor._refine
+
+    def counted(self, *args):
+        models = refine(self, *args)
+        refined.append(models is not None)
+        return models
+
+    monkeypatch.setattr(svc_module._FrontDoor, "_refine", counted)
+    X, y = _unsettled()
+    clf = SVC(solver="lowrank", probability=True, random_state=0).fit(X, y)
+    assert clf._fold_params() == {} and isinstance(clf.rank_path_[-1]["refined"], dict)
+    assert sum(refined) == 6  # (the fit and its 5 folds)
+    proba = clf.predict_proba(X)
+    assert np.mean(np.argmax(proba, axis=1) == clf.predict(X)) > 0.95
 
 
 def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
