@@ -792,8 +792,10 @@ class _FrontDoor:
         t0 = time.perf_counter()
         P = shared["P"]
         W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
-        order = shared.get("order")  # (one-vs-one: P's rows sorted by class)
-        F = P.matvec(W) if order is None else P.matvec(W, rows=xp.argsort(order, stable=False))
+        F = P.matvec(W)  # (n, problems), one-vs-one in P's rows' order (by class): then
+        order = shared.get("order")  # back to X's (a gather of P's rows copied them whole)
+        if order is not None:
+            F = xp.take(F, xp.argsort(order, stable=False), axis=0)
         picks = []
         for q, (rows, y, w) in enumerate(problems):
             f = F[:, q] if rows is None else xp.take(F[:, q], rows)
