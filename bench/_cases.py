@@ -240,14 +240,19 @@ def ijcnn1_split(directory=IJCNN1_DEFAULT_DIR):
     return np.asarray(X), y, np.asarray(Xt), yt
 
 
-def digits28_split(m: int = 60_000, m_test: int = 10_000, seed: int = 0):
+def digits28_split(m: int = 60_000, m_test: int = 10_000, seed: int = 0, hard: bool = False):
     """``(X, y, X_test, y_test)``: m and m_test images of 28 × 28 pixels in [0, 1] (float32,
     flattened to 784 columns), labels 0–9. Each is one of scikit-learn's 1,797 digits (8 × 8,
     ``/ 16``): 1,400 originals serve the training images and the other 397 the test images,
     drawn with replacement, enlarged 2.5 times (linear), turned by up to 15°, thickened by a
     2 × 2 dilation blended in by a random weight (half of them), put at a random offset of 2–6
     pixels in the 28 × 28 frame and noised by N(0, 0.05²), clipped to [0, 1]. scikit-learn's
-    ``SVC()`` reaches 99.07 % on 60,000 of them in 147 s on this project's 2-core CPU."""
+    ``SVC()`` reaches 99.07 % on 60,000 of them in 147 s on this project's 2-core CPU.
+
+    ``hard=True``: a harder set for the same pipeline, turned by up to 25°, thickened or
+    thinned (a 2 × 2 dilation or erosion blended in), blurred (σ up to 0.6 pixels), put at an
+    offset of 0–8 pixels and noised by N(0, 0.12²): scikit-learn's ``SVC()`` 96.66 % in 413 s
+    (30,903 support vectors), nearer its 97.9 % on a real 60,000 × 784 digit set."""
     import numpy as np
     from scipy import ndimage
     from sklearn.datasets import load_digits
@@ -255,19 +260,26 @@ def digits28_split(m: int = 60_000, m_test: int = 10_000, seed: int = 0):
     D, labels = load_digits(return_X_y=True)
     rng = np.random.default_rng(seed)
     perm = rng.permutation(labels.shape[0])
+    turn, noise, (lo, hi) = (25, 0.12, (0, 9)) if hard else (15, 0.05, (2, 7))
 
     def make(originals, n):
         out, lab = np.empty((n, 784), np.float32), np.empty(n, np.int64)
         for k, i in enumerate(rng.choice(originals, n)):
             img = ndimage.zoom(D[i].reshape(8, 8) / 16.0, 2.5, order=1)  # 20 × 20
-            img = ndimage.rotate(img, rng.uniform(-15, 15), reshape=False, order=1)
-            w = rng.uniform(0.6, 1.4)
-            if w > 1:
-                img = ndimage.grey_dilation(img, size=(2, 2)) * (w - 1) + img * (2 - w)
+            img = ndimage.rotate(img, rng.uniform(-turn, turn), reshape=False, order=1)
+            if hard:
+                w = rng.uniform(0.5, 1.5)
+                img = ndimage.grey_dilation(img, size=(2, 2)) * (w - 1) + img * (2 - w) \
+                    if w > 1 else ndimage.grey_erosion(img, size=(2, 2)) * (1 - w) + img * w
+                img = ndimage.gaussian_filter(img, rng.uniform(0, 0.6))
+            else:
+                w = rng.uniform(0.6, 1.4)
+                if w > 1:
+                    img = ndimage.grey_dilation(img, size=(2, 2)) * (w - 1) + img * (2 - w)
             frame = np.zeros((28, 28))
-            dx, dy = rng.integers(2, 7, size=2)
+            dx, dy = rng.integers(lo, hi, size=2)
             frame[dy:dy + 20, dx:dx + 20] = img
-            out[k] = np.clip(frame + rng.normal(0, 0.05, frame.shape), 0, 1).ravel()
+            out[k] = np.clip(frame + rng.normal(0, noise, frame.shape), 0, 1).ravel()
             lab[k] = labels[i]
         return out, lab
 

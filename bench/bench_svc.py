@@ -8,7 +8,8 @@ and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701
 ``C=32, gamma=2`` for both; Covtype's 7 classes on ``--covtype-rows`` (50,000) training rows of
 DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out); with
 ``--digits28 ROWS`` an image-like 10-class stand-in for a 60,000 × 784 image set
-(``_cases.digits28_split``, 10,000 test images; pixels in [0, 1] as they are). Regression:
+(``_cases.digits28_split``, 10,000 test images; pixels in [0, 1] as they are), and with
+``--digits28-hard ROWS`` its harder variant (``hard=True``). Regression:
 ``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows, ``make_friedman2`` and
 ``make_friedman3`` (noise 0, targets standardized) at 20,000 (5,000 test rows), R². Each fit is timed
 ``--repeats`` times after one warm-up fit on fewer than ``WARMUP_BELOW`` (50,000) rows: the first
@@ -61,7 +62,7 @@ from _common import (
 )
 
 
-def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0):
+def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_rows=0):
     from sklearn.datasets import (
         load_breast_cancer,
         load_digits,
@@ -90,9 +91,10 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0):
         X, y, Xt, yt = covtype_dcsvm_split(covtype, binary=False)
         yield (f"covtype7_{covtype_rows}", X[:covtype_rows], Xt[:50000], y[:covtype_rows],
                yt[:50000], {})
-    if digits28_rows:  # the image-like stand-in (pixels in [0, 1], not standardized)
-        X, y, Xt, yt = digits28_split(digits28_rows)
-        yield f"digits28_{digits28_rows}", X, Xt, y, yt, {}
+    for rows, hard in ((digits28_rows, False), (hard_rows, True)):
+        if rows:  # the image-like stand-ins (pixels in [0, 1], not standardized)
+            X, y, Xt, yt = digits28_split(rows, hard=hard)
+            yield f"digits28{'_hard' if hard else ''}_{rows}", X, Xt, y, yt, {}
 
 
 #: Peers beside scikit-learn's SVC/SVR and svmgpu's (``--peers``).
@@ -182,6 +184,9 @@ def main():
     ap.add_argument("--digits28", type=int, default=0,
                     help="training rows of the image-like 10-class stand-in (0, the default, "
                          "leaves it out; scikit-learn takes minutes on 60,000)")
+    ap.add_argument("--digits28-hard", type=int, default=0,
+                    help="training rows of its harder variant (0, the default, leaves it out; "
+                         "scikit-learn takes 7 minutes on 60,000)")
     ap.add_argument("--peers", default=",".join(PEERS),
                     help=f"other peers, comma-separated (of {', '.join(PEERS)}; '' none)")
     ap.add_argument("--C", default="",
@@ -200,7 +205,8 @@ def main():
     rows = []
     regression = [int(m) for m in args.regression.split(",") if m]
     cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1, args.covtype,
-                                                         args.covtype_rows, args.digits28)] + \
+                                                         args.covtype_rows, args.digits28,
+                                                         args.digits28_hard)] + \
         [(*case, "regression") for case in _regression_sets(
             regression, [int(m) for m in args.smooth_regression.split(",") if m])]
     Cs = [float(c) for c in args.C.split(",") if c]

@@ -211,6 +211,26 @@ def test_weights_are_repetitions_exactly():
     assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-7)
 
 
+def test_exact_newton_from_any_start_reaches_the_same_minimum(device):
+    """A start ``(alpha, b)`` need not have ``Σ alpha = 0`` (the problem is unconstrained;
+    SVC's refinement starts from ``C y ψ'(r)`` at a low-rank model's residuals): the same
+    objective and decision values as from zero."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((120, 3))
+    y = np.sign(X[:, 0] * X[:, 1] + 0.2 * rng.standard_normal(120))
+    K, loss = rbf_kernel(X, gamma=0.7), get_loss("huber_hinge", delta=0.01)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    kw = dict(C=2.0, tol=1e-10, xp=device.xp)
+    ref = exact_newton(Kd, yd, loss, **kw)
+    a0 = 2.0 * y * rng.uniform(0, 1, 120)
+    assert abs(a0.sum()) > 1.0
+    res = exact_newton(Kd, yd, loss, start=(to_device(a0, device), 0.7), **kw)
+    assert ref.converged and res.converged
+    assert res.objective_history[-1] <= ref.objective_history[-1] * (1 + 1e-9)
+    assert_allclose(res.info["margins"], ref.info["margins"], atol=1e-6)
+    assert abs(float(host(res.coef).sum())) < 1e-8
+
+
 def _split(loader):
     X, y = loader(return_X_y=True)
     X = StandardScaler().fit_transform(X)

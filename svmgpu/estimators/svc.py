@@ -241,28 +241,33 @@ SVR_AUTO_RANK_CHANGE = 1e-3
 AUTO_RANK_SAMPLE = 50_000
 
 #: ``rank="auto"`` whose growth has not ended (the predictions still change by more than the
-#: limit at :data:`REFINE_MIN_RANK` landmarks or more): SVC then solves each problem's exact kernel
-#: problem on its candidate support vectors, the rows whose low-rank margin ``y f`` is below
-#: ``1 + REFINE_MARGIN`` (:meth:`_FrontDoor._refine`). Measured on the 60,000 × 784 image-like
-#: stand-in (ten classes, 45 pairs, session 23): candidates from the rank-2,000 model at margin
-#: 0 / 0.3 / 0.5 / 1 averaged 559 / 1,576 / 2,632 / 6,686 rows a pair; from 0.5 on, a pair's
-#: support vectors numbered those of the exact problem on all its rows (917 against 916–917 on
-#: average; at 0.5, 30 of the 45 pairs had no row outside the candidates violating the exact
-#: optimality conditions, the others a few), and the accuracy was the exact SVM's (98.99 %,
-#: scikit-learn 99.07 %, the low-rank model 98.20 %).
+#: limit at :data:`REFINE_MIN_RANK` landmarks or more): SVC then solves each problem's exact
+#: kernel problem on its candidate support vectors, the rows whose low-rank margin ``y f`` is
+#: below ``1 + REFINE_MARGIN`` (:meth:`_FrontDoor._refine`). Measured on the 60,000 × 784
+#: image-like stand-in (ten classes, 45 pairs, session 23; 1,000 landmarks unless said):
+#: candidates at margin 0 (2,000 landmarks) / 0.2 / 0.3 / 0.5 / 1 (2,000) averaged 559 / 1,180 /
+#: 1,521 / 2,435 / 6,686 rows a pair and held 545 / 824 / 874 / 909 / 917 support vectors (the
+#: exact problem's pairs: 916–917); the accuracy was 99.0 % at each (scikit-learn 99.07 %, the
+#: low-rank model 97.44 %) and the refinement took 0.5 / 2.0 / 2.8 / 5.5 / 23 s. From 0.5 the
+#: model is the exact SVM's (at 0.5, 30 of the 45 pairs had no row outside the candidates
+#: that violates its optimality conditions, the others a few); below, the exact SVM of fewer
+#: rows.
 REFINE_MARGIN = 0.5
 #: The refinement is tried after each stage of at least this many landmarks whose change was
 #: above the limit, and ends the growth where it runs: on the stand-in, candidates from
 #: 500 / 1,000 / 2,000 landmarks gave pairs of 886 / 909 / 917 support vectors on average
-#: (the exact problem's: 916–917) and 99.03 / 98.99 / 98.99 % accuracy, the fit in 7.7 / 9.1 /
-#: 14.6 s (prototype, one process each).
+#: and 99.03 / 98.99 / 98.99 % accuracy, the fit in 7.7 / 9.1 / 14.6 s (one process each).
 REFINE_MIN_RANK = 1000
-#: The refinement runs only where every problem's candidates number at most this many (and
-#: their kernel matrix fits the memory budget): an exact solve of a few thousand rows takes
-#: a fraction of a second here, and the stand-in's largest pair had 3,894. Covtype's 7 classes
-#: (50,000 rows, a local kernel whose pairs keep most of their rows near the margin) had pairs
-#: of up to 25,543 candidates (11,000 on average): refined, 47 s instead of 5.
-REFINE_MAX_ROWS = 5000
+#: The refinement runs only where every problem's candidates number at most this many and
+#: their kernel matrix fits the memory budget beside the features: otherwise the growth goes
+#: on. The stand-in's largest pair had 3,819 candidates; a harder one
+#: (``bench/_cases.digits28_split(hard=True)``: scikit-learn's SVC 96.66 % in 413 s) had
+#: 4,639 on average and 7,358 at most, and refined reached 96.72 % in 39 s against 90.99 % for
+#: the 2,000 landmarks it stopped at with a bound of 5,000. Covtype's 7 classes (50,000 rows, a
+#: local kernel whose pairs keep most of their rows near the margin: 75–100 % of the rows of
+#: the largest pairs, up to 32,076) are not refined; refining all 21 pairs took 47 s instead
+#: of 5.
+REFINE_MAX_ROWS = 10_000
 
 
 def _sample_step(m):
@@ -785,9 +790,10 @@ class _FrontDoor:
         problem lie among them where the low-rank model is close enough; the others keep
         α = 0 (DC-SVM's refinement from its subproblems' solution, Hsieh, Si and Dhillon
         2014, solved here on the candidates alone). Returns the models in the exact path's
-        form ({"support", "alpha", ...}: :meth:`_after_fit`), or ``models`` unchanged
-        where a problem has no candidate rule (SVR), more than :data:`REFINE_MAX_ROWS`
-        candidates, or a kernel matrix of its candidates past the memory budget."""
+        form ({"support", "alpha", ...}: :meth:`_after_fit`), or None where a problem has no
+        candidate rule (SVR), more than :data:`REFINE_MAX_ROWS` candidates, or a kernel
+        matrix of its candidates that would pass the memory budget beside the held
+        features."""
         xp, ctx = self._ctx.xp, self._ctx
         t0 = time.perf_counter()
         P = shared["P"]
@@ -796,37 +802,52 @@ class _FrontDoor:
         order = shared.get("order")  # back to X's (a gather of P's rows copied them whole)
         if order is not None:
             F = xp.take(F, xp.argsort(order, stable=False), axis=0)
-        picks = []
+        held = int(P.shape[0]) * int(P.shape[1]) * numpy_dtype(P.dtype).itemsize
+        picks, outputs = [], []
         for q, (rows, y, w) in enumerate(problems):
-            f = F[:, q] if rows is None else xp.take(F[:, q], rows)
+            f = xp.astype(F[:, q] if rows is None else xp.take(F[:, q], rows), y.dtype)
+            outputs.append(f)
             cand = self._refine_rows(f, y, w)
             if cand is None:
                 return None
             n = int(cand.shape[0])
+            need = held + self._exact_bytes(n)
             why = f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,}" \
                 if n > REFINE_MAX_ROWS else \
-                f"their kernel matrix ({format_bytes(self._exact_bytes(n))}) exceeds the " \
-                "memory budget" if self._exact_bytes(n) > ctx.budget_bytes else None
+                f"{n:,} candidate support vectors, whose kernel matrix beside the features " \
+                f"({format_bytes(need)}) exceeds the memory budget" \
+                if need > ctx.budget_bytes else None
             if why is not None:
                 self._log.info("not refined: problem %d has %s", q + 1, why)
                 self.rank_path_[-1]["refined"] = f"no: problem {q + 1} has {why}"
                 return None
             picks.append(cand)
         max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
-        out = []
-        for (rows, y, w), cand, mod in zip(problems, picks, models):
+
+        loss = self._losses()[-1]
+
+        def solve(task):
+            (rows, y, w), cand, mod, f = task
             sel = cand if rows is None else xp.take(rows, cand)
             Xc = dense_rows(X, sel, xp=xp)
             (Xk,) = self._kernel_rows(Xc, shift=self._kernel_shift, check=False)
-            res, n_iter = self._phase(
-                "solve", self._exact_solve, self._kernel_matrix(Xk), xp.take(y, cand),
-                None if w is None else xp.take(w, cand), max_iter, Xc,
-                detail={"refine": int(cand.shape[0])})
+            yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
+            # from α = C s y ψ'(r) at the low-rank residuals (the optimality condition of
+            # the exact problem: where the low-rank model has the pieces right, α*)
+            g = self.C * yc * loss.grad(1.0 - yc * xp.take(f, cand), xp=xp)
+            res, n_iter = self._exact_solve(self._kernel_matrix(Xk), yc, wc, max_iter, Xc,
+                                            start=(g if wc is None else wc * g, mod["intercept"]))
             nonzero = xp.nonzero(res.coef != 0)[0]
-            out.append({"alpha": xp.take(res.coef, nonzero), "support": xp.take(sel, nonzero),
-                        "intercept": res.info["intercept"], "n_iter": mod["n_iter"] + n_iter,
-                        "converged": res.converged,
-                        "objective_history": mod["objective_history"] + res.objective_history})
+            return {"alpha": xp.take(res.coef, nonzero), "support": xp.take(sel, nonzero),
+                    "intercept": res.info["intercept"], "n_iter": mod["n_iter"] + n_iter,
+                    "converged": res.converged,
+                    "objective_history": mod["objective_history"] + res.objective_history}
+
+        # (one at a time: two at once, as the regions, took as long, 11.1 against 10.8 s on
+        # the stand-in: the kernel rows' products and the larger factorizations use both cores)
+        out = self._phase("solve", lambda: [solve(t) for t in zip(problems, picks, models,
+                                                                     outputs)],
+                          detail={"refine": f"{len(picks)} problems"})
         sizes = [int(c.shape[0]) for c in picks]
         self.rank_path_[-1]["refined"] = {"candidates": sizes,
                                           "seconds": time.perf_counter() - t0}
@@ -1026,15 +1047,16 @@ class _FrontDoor:
             return KernelRows(self.kernel_, rows)
         return self.kernel_.block(rows, rows)
 
-    def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None):
-        """The exact path on one kernel matrix: ``(result, Newton steps)``; a stalled
+    def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None, start=None):
+        """The exact path on one kernel matrix: ``(result, Newton steps)``, from ``start``
+        (``(alpha, b)``; None: the zero or LS-SVM start, by size); a stalled
         iteration restarts as a continuation from wider corners (:meth:`_losses`). A float32
         K that cannot reach tol is finished on the float64 kernel of ``rows_f64`` (K's rows,
         or a function giving them: built only then), and one whose rounding left a Newton
         system indefinite (near-duplicate rows at a large C) is solved on it from the
         start."""
         try:
-            return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64)
+            return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start)
         except LinAlgError as exc:
             if rows_f64 is None or K.dtype == get_namespace(K).float64:
                 raise LinAlgError(
@@ -1047,12 +1069,13 @@ class _FrontDoor:
                            "matrix in float64")
             rows = rows_f64() if callable(rows_f64) else rows_f64
             return self._exact_solve_on(self._kernel_matrix(rows), y, sample_weight, max_iter,
-                                        None)
+                                        None, start)
 
-    def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64):
+    def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64, start=None):
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
                   max_iter=max_iter, task=self._task)
-        start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
+        if start is None:
+            start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
         res = exact_newton(K, y, self._losses()[-1], start=start, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
@@ -1644,7 +1667,7 @@ class SVC(_FrontDoor, SVCBase):
     def _refine_rows(self, f, y, w):
         """The rows of positive weight whose margin ``y f`` is below ``1 + REFINE_MARGIN``."""
         xp = self._ctx.xp
-        near = y * xp.astype(f, y.dtype) < 1.0 + REFINE_MARGIN
+        near = y * f < 1.0 + REFINE_MARGIN
         return xp.nonzero(near if w is None else near & (w > 0))[0]
 
     def _output_change(self, old, new, problems):

@@ -174,8 +174,10 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         The starting point: None is ``α = 0, b = 0`` (the first step puts every row on the
         piece its margin says); "ls_svm" the LS-SVM solution, every row on one quadratic piece
         (an m × m factorization, several times the cost of the zero start on thousands of
-        rows, but the start a continuation needs); a tuple ``(alpha, b)`` with
-        ``Σ alpha = 0``.
+        rows, but the start a continuation needs); a tuple ``(alpha, b)``, any point (the
+        problem is unconstrained in α and b; ``Σ alpha = 0`` holds at its minimum, and after
+        the first full step: a start that breaks it, such as ``C s y ψ'(r)`` at another
+        model's residuals, is fine).
     presolve : bool or "auto"
         With ``start=None`` and more than :data:`PRESOLVE_MIN_ROWS` rows, start from the
         solution of the same problem on every fourth row (every second from
