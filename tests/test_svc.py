@@ -856,6 +856,25 @@ def test_refinement_is_skipped_where_a_problem_has_too_many_candidates(monkeypat
     assert "> REFINE_MAX_ROWS=100" in capsys.readouterr().err
 
 
+def test_refinement_is_skipped_where_the_candidates_cannot_make_a_problem(monkeypatch):
+    """Candidates of one class (or none) make no two-class problem, and candidates whose
+    kernel matrix would pass the memory budget beside the held features are not solved:
+    no refinement, the low-rank model kept, the reason in rank_path_."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    X, y = _unsettled()
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -100.0)  # (no row that far beyond)
+    fit = SVC(solver="lowrank").fit(X, y)
+    assert fit.rank_path_[-1]["refined"] == \
+        "no: problem 1 has candidate support vectors of one class or none"
+    assert fit.support_vectors_.shape[0] == fit.rank_ == 80
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 0.5)
+    monkeypatch.setattr(svc_module.SVC, "_exact_bytes", lambda self, m: 10**12)
+    fit = SVC(solver="lowrank", rank="auto", memory_budget="5GB").fit(X, y)
+    assert "exceeds the memory budget" in fit.rank_path_[-1]["refined"]
+    assert fit.support_vectors_.shape[0] == fit.rank_ == 80
+
+
 def test_refinement_with_sparse_rows_and_zero_weights(monkeypatch):
     """Sparse rows are refined as the dense ones, and rows of weight 0 are never candidates:
     the exact path's model with the same weights (a wide REFINE_MARGIN), none of them a

@@ -812,11 +812,15 @@ class _FrontDoor:
                 return None
             n = int(cand.shape[0])
             need = held + self._exact_bytes(n)
+            y_c = xp.take(y, cand)
+            lo, hi = fetch_scalars(xp.min(y_c), xp.max(y_c), xp=xp) if n else (0.0, 0.0)
             why = f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,}" \
                 if n > REFINE_MAX_ROWS else \
                 f"{n:,} candidate support vectors, whose kernel matrix beside the features " \
                 f"({format_bytes(need)}) exceeds the memory budget" \
-                if need > ctx.budget_bytes else None
+                if need > ctx.budget_bytes else \
+                "candidate support vectors of one class or none" \
+                if self._task == "classification" and lo == hi else None
             if why is not None:
                 self._log.info("not refined: problem %d has %s", q + 1, why)
                 self.rank_path_[-1]["refined"] = f"no: problem {q + 1} has {why}"
