@@ -826,9 +826,7 @@ class _FrontDoor:
                 self.rank_path_[-1]["refined"] = f"no: problem {q + 1} has {why}"
                 return None
             picks.append(cand)
-        max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
-
-        loss = self._losses()[-1]
+        max_iter, loss = self._newton_steps(), self._losses()[-1]
 
         def solve(task):
             (rows, y, w), cand, mod, f = task
@@ -859,6 +857,11 @@ class _FrontDoor:
                        "(%.2f s)", min(sizes), max(sizes), time.perf_counter() - t0)
         self._X_fit = X  # (the support vectors' rows: _after_fit)
         return out
+
+    def _newton_steps(self):
+        """The Newton steps a solve may take: ``max_iter``, or :data:`_MAX_NEWTON_STEPS` for
+        scikit-learn's -1 (no limit)."""
+        return _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
 
     def _refine_rows(self, f, y, w):
         """The candidate support vectors of :meth:`_refine` (indices into the problem's rows)
@@ -1263,7 +1266,7 @@ class _FrontDoor:
 
     def _fit_binary(self, shared, rows, y, sample_weight, start=None):
         xp = self._ctx.xp
-        max_iter = _MAX_NEWTON_STEPS if self.max_iter == -1 else self.max_iter
+        max_iter = self._newton_steps()
         if self._task == "classification":  # (every path: as scikit-learn's SVC)
             check_two_classes(y, sample_weight, xp=xp)
         if "regions" in shared:
