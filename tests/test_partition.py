@@ -307,7 +307,7 @@ def test_dask_input_without_a_cluster_and_its_refusals(monkeypatch):
     kw = dict(C=3.0, gamma=1.0, solver="partition", region_rows=100)
     a, b = SVC(**kw).fit(X, y), SVC(**kw).fit(Xd, yd)
     assert_allclose(b.decision_function(X), a.decision_function(X), rtol=0, atol=1e-10)
-    monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 60)
+    monkeypatch.setattr(svc_module, "REGION_MAX_ROWS", 60)
     with pytest.raises(ValueError, match="a Dask fit does not yet.*lower region_rows"):
         SVC(**kw).fit(Xd, yd)
 

@@ -168,14 +168,24 @@ EXACT_FLOAT32_ROWS = 10_000
 FLOAT32_RBF_ROUNDING = 1e-4
 
 #: Rows up to which ``solver="auto"`` takes the exact path (when the kernel matrix fits the
-#: budget): its cost grows as m² kernel entries plus |Q|³ factorizations; at 20,000 rows it
-#: is still as accurate as scikit-learn's SVC where 1,000 landmarks lose up to 0.6 points
-#: (bench/results/svc_cpu.json, docs/svc.md).
-EXACT_MAX_ROWS = 20_000
+#: budget): its cost grows as m² kernel entries plus |Q|³ factorizations. Above it the
+#: low-rank path grows its rank and, where the predictions have not settled by
+#: :data:`REFINE_MIN_RANK` landmarks, refines into the exact problem on the candidate support
+#: vectors, which reached the exact path's accuracy sooner (session 23, second fits in one
+#: process, exact against low-rank): make_classification at 12,000 / 15,000 / 20,000 rows
+#: 1.60 / 1.78 / 3.12 s against 0.88 / 0.83 / 1.12 s (refined, the same accuracy to 0.02
+#: points), the ten-class image-like stand-in at 10,000 / 15,000 / 20,000 rows 1.62 / 3.89 /
+#: 7.83 s against 1.59 / 2.16 / 2.81 s (the same accuracy); where the growth settles first,
+#: Covtype's 7 classes at 20,000 rows 12.1 s against 1.46 s (73.38 against 73.25 %), ijcnn1's
+#: first 20,000 rows 4.17 s against 0.14 s (95.37 against 95.27 %). It was 20,000 until then.
+EXACT_MAX_ROWS = 10_000
+#: The partitioned path's largest region (an exact problem): a region of more rows, or whose
+#: kernel matrix would pass the memory budget, is split by 2-means.
+REGION_MAX_ROWS = 20_000
 
-#: SVR's :data:`EXACT_MAX_ROWS` (the smaller of the two): the low-rank path, its rank grown
-#: from 1,000 landmarks, fits regression within its accuracy target (R² within 0.01 of the
-#: exact SVR's) sooner than classification (where landmarks lost 0.5 points at 20,000 rows).
+#: SVR's :data:`EXACT_MAX_ROWS`: the low-rank path, its rank grown from 1,000 landmarks, fits
+#: regression within its accuracy target (R² within 0.01 of the exact SVR's) from here on (SVR
+#: is not refined).
 #: Fit seconds, exact against low-rank (1,414 landmarks), second fits in one process, R²
 #: equal to 0.001 but friedman1 (−0.003 to −0.004): at 10,000 rows friedman1 0.68 / 0.98,
 #: friedman2 0.38 / 0.75, friedman3 1.31 / 0.85; at 15,000 rows 1.37 / 1.35, 0.86 / 0.89,
@@ -957,7 +967,7 @@ class _FrontDoor:
     def _prepare_regions(self, X, *, ctx):
         """The partitioned path's regions (:func:`~svmgpu.solvers.partition.bounded_regions`
         on the dense rows, seeded by ``random_state``, 0 when None): k-means regions, a region
-        split by 2-means only when its exact solve would pass :data:`EXACT_MAX_ROWS` or the
+        split by 2-means only when its exact solve would pass :data:`REGION_MAX_ROWS` or the
         memory budget (splitting Covtype's regions at twice the mean size cost 0.2 points:
         a cut through dense rows separates neighbours that interact)."""
         xp, (m, d) = ctx.xp, X.shape
@@ -969,7 +979,7 @@ class _FrontDoor:
                    what=f"SVC's partitioned path: {m:,} dense rows and a region's kernel matrix "
                         f"({min(size, m):,} rows)",
                    hint="lower region_rows")
-        max_rows = EXACT_MAX_ROWS
+        max_rows = REGION_MAX_ROWS
         while max_rows > size and \
                 dense + PARTITION_THREADS * self._exact_bytes(max_rows) > ctx.budget_bytes:
             max_rows = max(size, max_rows * 3 // 4)
@@ -1556,7 +1566,7 @@ class SVC(_FrontDoor, SVCBase):
     region_rows : "auto" or int, default "auto"
         The partitioned path's mean region size: k-means into ``ceil(m / region_rows)``
         regions ("auto": :data:`PARTITION_ROWS`); a region is split by 2-means only when its
-        kernel matrix would pass :data:`EXACT_MAX_ROWS` rows or the memory budget.
+        kernel matrix would pass :data:`REGION_MAX_ROWS` rows or the memory budget.
     region_overlap : "auto" or float >= 0, default "auto"
         The partitioned path's overlap ρ: a row also joins the region of its second-nearest
         centre when ``k(x, c₂) ≥ e^(−ρ) k(x, c₁)`` (RBF; other decaying kernels by their
