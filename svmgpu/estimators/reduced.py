@@ -135,18 +135,22 @@ def positive_rows(sample_weight, *, xp):
     return xp.nonzero(sample_weight > 0)[0]
 
 
-def check_two_classes(y, sample_weight, *, xp):
-    """Raise ``ValueError`` when the rows of positive weight hold only one class."""
+def has_two_classes(y, sample_weight, *, xp):
+    """Whether the rows of positive weight (all rows: ``sample_weight`` None) hold both
+    labels of ``y`` (±1)."""
     if is_dask_collection(y):  # (±1 labels: both signs among the rows of positive weight)
         import dask  # noqa: PLC0415
 
         w = True if sample_weight is None else sample_weight > 0
         pos, neg = dask.compute(((y > 0) & w).any(), ((y < 0) & w).any())
-        one = not (pos and neg)
-    else:
-        yy = y if sample_weight is None else y[sample_weight > 0]
-        one = yy.shape[0] == 0 or bool(xp.all(yy == yy[0]))
-    if one:
+        return bool(pos and neg)
+    yy = y if sample_weight is None else y[sample_weight > 0]
+    return not (yy.shape[0] == 0 or bool(xp.all(yy == yy[0])))
+
+
+def check_two_classes(y, sample_weight, *, xp):
+    """Raise ``ValueError`` when the rows of positive weight hold only one class."""
+    if not has_two_classes(y, sample_weight, xp=xp):
         raise ValueError("after removing the samples with zero sample_weight, only one class "
                          "is left; a binary problem needs two classes")
 

@@ -87,7 +87,12 @@ from svmgpu.estimators._base import SVCBase, SVRBase, store_parameters
 from svmgpu.estimators._input import check_X
 from svmgpu.estimators._multiclass import class_pairs, ovo_vote_counts
 from svmgpu.estimators._params import POSITIVE_INT, constraints
-from svmgpu.estimators.reduced import check_two_classes, positive_rows, rkhs_matrix
+from svmgpu.estimators.reduced import (
+    check_two_classes,
+    has_two_classes,
+    positive_rows,
+    rkhs_matrix,
+)
 from svmgpu.kernels import (
     RBF,
     KernelRows,
@@ -822,15 +827,14 @@ class _FrontDoor:
                 return None
             n = int(cand.shape[0])
             need = held + self._exact_bytes(n)
-            y_c = xp.take(y, cand)
-            lo, hi = fetch_scalars(xp.min(y_c), xp.max(y_c), xp=xp) if n else (0.0, 0.0)
             why = f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,}" \
                 if n > REFINE_MAX_ROWS else \
                 f"{n:,} candidate support vectors, whose kernel matrix beside the features " \
                 f"({format_bytes(need)}) exceeds the memory budget" \
                 if need > ctx.budget_bytes else \
                 "candidate support vectors of one class or none" \
-                if self._task == "classification" and lo == hi else None
+                if self._task == "classification" and \
+                not has_two_classes(xp.take(y, cand), None, xp=xp) else None
             if why is not None:
                 self._log.info("not refined: problem %d has %s", q + 1, why)
                 self.rank_path_[-1]["refined"] = f"no: problem {q + 1} has {why}"
