@@ -17,9 +17,11 @@ intercept) give, with Q the rows of positive curvature and F the others:
 
 (t = 1 for classification, y for regression): an LS-SVM system of size |Q| + 1, Chapelle's
 (12) with the bias row. Its solution is the semi-smooth Newton step; a backtracking line search
-on F keeps every step a descent, and the iteration ends, typically in a handful of steps, when
-the pieces stop changing. With the Huber hinge of a small corner, Q holds the points near the
-margin only, so a step costs |Q|³/3 for the factorization and one m × m product ``K d``.
+on F with Armijo's sufficient decrease (:data:`_ARMIJO`) keeps every step a descent and breaks
+the cycles of full steps that swap rows between pieces, and the iteration ends, typically in a
+handful of steps, when the pieces stop changing. With the Huber hinge of a small corner, Q
+holds the points near the margin only, so a step costs |Q|³/3 for the factorization and one
+m × m product ``K d``.
 
 The start: α = 0 and b = 0 by default (the first step's system holds only the rows whose margin
 falls in a quadratic piece), or the LS-SVM solution (every row on one quadratic piece), which a
@@ -91,6 +93,35 @@ _FLAT_DECREASE = 1e-9
 #: (tuned ijcnn1 and Covtype's regions at C = 32: an absolute tolerance cost 16–20 % more time
 #: for the same accuracy).
 _TOL_SCALE_MAX = 100.0
+
+#: The line search's sufficient decrease (Armijo's rule), up to ``C · max(s)`` =
+#: :data:`_ARMIJO_MAX_C`: a step ``t`` is taken when F falls by at least ``_ARMIJO · t ·
+#: |F'(0)|`` along the Newton direction. A full step whose rows stay on their pieces falls by
+#: ``|F'(0)| / 2`` (the minimizer of the quadratic model), so any value below ½ keeps the
+#: full steps near the solution (the usual globalization of semi-smooth Newton methods,
+#: σ ∈ (0, ½)). Until session 24 any decrease was taken (σ = 0), and full steps could cycle:
+#: in the refinement of make_classification at 20,000 rows (8,479 candidates), steps 4–9 of
+#: 13 each swapped about 250 rows between pieces and back, F falling by 0.2–5 % of |F'(0)|,
+#: until a step happened to be halved. Newton steps at C = 1 (σ = 0 / 0.1 / 0.25 / 0.4; the
+#: same test predictions): digits' 45 pairs 560 / 467 / 385 / 362, make_classification
+#: 5,000 rows 27 / 19 / 19 / 18, 10,000 rows 38 / 29 / 27 / 24 and the refinement at 20,000
+#: 13 / 8 / – / 8, friedman1 (SVR) 2,000 rows 31 / 26 / 24 / 22 and 10,000 rows 86 / 75 / 59 /
+#: 55, the image-like stand-in's refinement (45 pairs) 579 / – / 466 / 442 (15.7 / – / 13.3 /
+#: 11.7 s), tuned ijcnn1's regions (C = 32) 1,775 / – / 1,452 / 1,432. All of digits at C =
+#: 10 / 30 / 100: 927 → 565, 1,015 → 627, 1,079 → 1,177 (its 1,347 training rows at C = 100:
+#: 1,065 → 633).
+_ARMIJO = 0.4
+#: Above this ``C · max(s)`` the line search takes any decrease (σ = 0): near the hard
+#: margin a row entering a corner adds curvature C / (2δ), the quadratic model holds for
+#: short steps only, and the sufficient decrease kept the steps short. Separable data (600
+#: rows) at C = 10⁴ / 10⁶ / 10⁸: 129 / 314 / 790 steps with σ = 0, 140 / 388 / over 1,000
+#: with σ = 0.4; all of digits at C = 1,000 / 10⁴: 1,563 / 3,012 against 2,178 / 4,224 (its
+#: 1,347 training rows at C = 1,000: 1,554 against 673; the steps vary that much with the
+#: rows there). The bound is the stopping rule's (:data:`_TOL_SCALE_MAX`).
+_ARMIJO_MAX_C = _TOL_SCALE_MAX
+#: The step below which the line search takes the longest step that lowered F at all, where
+#: none lowered it by the sufficient decrease (rounding near the solution, a float32 K).
+_ARMIJO_MIN_STEP = 2.0 ** -10
 
 #: Steps of the line search's halving at most (a Newton step of a convex piecewise-quadratic
 #: problem is accepted whole almost always).
@@ -294,6 +325,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     flat, rounding = 0, False  # (steps in a row that moved F by rounding only)
     weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
     Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum
+    sigma = _ARMIJO if C * s_max <= _ARMIJO_MAX_C else 0.0  # (the line search's decrease)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
@@ -358,20 +390,31 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             b_new = _intercept_search(Ka + Kd, tgt, sig, ones if s is None else s, loss, C,
                                       xp=xp, b0=b)
         db = b_new - b
-        q1, q2 = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd), xp=xp)
         u = sig * (Kd + db)  # (the residuals along the step: r − step u)
-        step = 1.0
+        # F'(0) along (d, db): αᵀK d − C Σ s ψ'(r) u
+        q1, q2, gu = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd),
+                                   xp.vecdot(g if s is None else s * g, u), xp=xp)
+        slope = min(q1 - C * gu, 0.0)
+        step, fallback = 1.0, None
         for _ in range(_MAX_HALVINGS):
             r_t = r - step * u
             quad = aKa + 2.0 * step * q1 + step * step * q2
             obj_t = _objective(quad, r_t, s, loss, C, xp=xp)
             if obj_t <= obj + 1e-12 * abs(obj):
-                accepted = (r_t, quad, obj_t)  # (the next step starts from this point)
-                break
+                if obj_t <= obj + 1e-12 * abs(obj) + sigma * step * slope:
+                    accepted = (r_t, quad, obj_t)  # (the next step starts from this point)
+                    break
+                if fallback is None:  # (the longest step that lowered F)
+                    fallback = (step, (r_t, quad, obj_t))
+                if step <= _ARMIJO_MIN_STEP:
+                    step, accepted = fallback
+                    break
             step *= 0.5
         else:  # no decrease along the step: the pieces' curvature says too little here
-            stalled = True
-            break
+            if fallback is None:
+                stalled = True
+                break
+            step, accepted = fallback
         alpha = alpha + step * d
         Ka = Ka + step * Kd
         b = b + step * db
