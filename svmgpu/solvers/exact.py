@@ -105,7 +105,7 @@ _TOL_SCALE_MAX = 100.0
 #: until a step happened to be halved. Newton steps at C = 1 (σ = 0 / 0.1 / 0.25 / 0.4; the
 #: same test predictions): digits' 45 pairs 560 / 467 / 385 / 362, make_classification
 #: 5,000 rows 27 / 19 / 19 / 18, 10,000 rows 38 / 29 / 27 / 24 and the refinement at 20,000
-#: 13 / 8 / – / 8, friedman1 (SVR) 2,000 rows 31 / 26 / 24 / 22 and 10,000 rows 86 / 75 / 59 /
+#: 13 / 8 / 9 / 8, friedman1 (SVR) 2,000 rows 31 / 26 / 24 / 22 and 10,000 rows 86 / 75 / 59 /
 #: 55, the image-like stand-in's refinement (45 pairs) 579 / – / 466 / 442 (15.7 / – / 13.3 /
 #: 11.7 s), tuned ijcnn1's regions (C = 32) 1,775 / – / 1,452 / 1,432. All of digits at C =
 #: 10 / 30 / 100: 927 → 565, 1,015 → 627, 1,079 → 1,177 (its 1,347 training rows at C = 100:
