@@ -417,9 +417,10 @@ class _FrontDoor:
 
     def _exact_bytes(self, m):
         """The exact path's memory: the kernel matrix, a pair's copy of it, the dense rows
-        (16 bytes an entry: two float64 matrices, or a float32 one, a pair's copy and the
-        float64 one of a refinement, :meth:`_exact_solve`)."""
-        return 16 * m * m + m * self.n_features_in_ * 8
+        and their side of the kernel prepared for the kernel rows' products (16 bytes an
+        entry: two float64 matrices, or a float32 one, a pair's copy and the float64 one of
+        a refinement, :meth:`_exact_solve`; :class:`~svmgpu.kernels.KernelRows`)."""
+        return 16 * m * m + m * (2 * self.n_features_in_ + 2) * 8
 
     def _float32_kernel(self, m, region=False):
         """Whether a fit on m rows holds its kernel values in float32: with ``dtype=None`` and
