@@ -12,6 +12,7 @@ from sklearn.datasets import (
     load_wine,
     make_classification,
     make_friedman1,
+    make_friedman2,
 )
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
@@ -374,21 +375,31 @@ def test_the_low_rank_path_with_every_row_a_landmark_is_the_exact_svm():
     assert_allclose(low.decision_function(Xte), exact.decision_function(Xte), atol=2e-3)
 
 
-def test_the_low_rank_paths_presolve_only_changes_the_start(monkeypatch):
+@pytest.mark.parametrize("est", ["SVC", "SVR"])
+def test_the_low_rank_paths_presolve_only_changes_the_start(monkeypatch, est):
     """With 16 rows per landmark or more the low-rank path starts from a solve on strided rows
-    (min(LOWRANK_PRESOLVE_PER_RANK · r, m / 8) of them, when that is 2 r at least); the
-    problem, and so the solution, is the same without it."""
+    (min(LOWRANK_PRESOLVE_PER_RANK · r, m / 8) of them, when that is 2 r at least; SVR's from
+    session 25): it solves the same problem in fewer steps on all the rows, and the solution
+    is the same without it."""
     import svmgpu.estimators.svc as svc_module
 
-    Xtr, Xte, ytr, _ = _split(load_breast_cancer)
-    rank = 9
-    r = rank + 1  # (the intercept's column)
+    if est == "SVC":
+        Xtr, Xte, ytr, _ = _split(load_breast_cancer)
+        rank, r, cls = 9, 10, SVC  # (SVC's intercept is a column of its features)
+    else:
+        X, y = make_friedman2(1200, noise=0.0, random_state=0)
+        X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std()
+        Xtr, Xte, ytr = X[:1000], X[1000:], y[:1000]
+        rank = r = 20
+        cls = SVR
     assert min(svc_module.LOWRANK_PRESOLVE_PER_RANK * r, len(Xtr) // 8) >= 2 * r  # (it runs)
-    with_presolve = SVC(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
+    with_presolve = cls(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
     monkeypatch.setattr(svc_module, "LOWRANK_PRESOLVE_PER_RANK", 1)  # (below 2 r: none)
-    without = SVC(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
-    assert_allclose(with_presolve.decision_function(Xte), without.decision_function(Xte),
-                    atol=1e-6)
+    without = cls(solver="lowrank", rank=rank, tol=1e-8).fit(Xtr, ytr)
+    out = (lambda m: m.decision_function(Xte)) if est == "SVC" else (lambda m: m.predict(Xte))
+    assert_allclose(out(with_presolve), out(without), atol=1e-6)
+    if est == "SVR":  # (SVR's ε-insensitive loss from z = 0: no row in a corner at first)
+        assert with_presolve.n_iter_ < without.n_iter_
 
 
 def test_the_low_rank_path_in_float32_solves_the_float64_problem():
