@@ -1,6 +1,8 @@
 """svmgpu.SVC (the front door under scikit-learn's name) and its exact path, the primal Newton
 of Chapelle 2007 on the full kernel (svmgpu.solvers.exact)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -14,6 +16,7 @@ from sklearn.datasets import (
     make_friedman1,
     make_friedman2,
 )
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -230,6 +233,81 @@ def test_exact_newton_from_any_start_reaches_the_same_minimum(device):
     assert res.objective_history[-1] <= ref.objective_history[-1] * (1 + 1e-9)
     assert_allclose(res.info["margins"], ref.info["margins"], atol=1e-6)
     assert abs(float(host(res.coef).sum())) < 1e-8
+
+
+@pytest.mark.parametrize("task,start,weighted", [
+    ("classification", None, True), ("classification", "ls_svm", False),
+    ("regression", None, False)])
+def test_exact_newton_solves_groups_as_their_problems_alone(device, task, start, weighted):
+    """``groups``: problems over the diagonal blocks of one K, each with its own intercept and
+    stopping rule (its weights' own max), solved at once: each group's α, intercept, margins
+    and objective as when solved alone. From α = 0 no row of a classification group is in a
+    quadratic piece at the first step: the groups' intercepts come from their own 1-D
+    searches there."""
+    from scipy.linalg import block_diag
+
+    rng = np.random.default_rng(7)
+    sizes, loss = (40, 25, 60), (get_loss("huber_hinge", delta=0.1)
+                                 if task == "classification" else
+                                 get_loss("huber_epsilon_insensitive", task="regression",
+                                          epsilon=0.1, delta=0.05))
+    Ks, ys, ss = [], [], []
+    for g, n in enumerate(sizes):
+        X = rng.standard_normal((n, 2))
+        Ks.append(rbf_kernel(X, gamma=0.5 + g))
+        ys.append(np.sign(X[:, 0] + 0.4 * rng.standard_normal(n)) if task == "classification"
+                  else np.sin(2 * X[:, 0]) + g)
+        ss.append(rng.uniform(0.5, 1.0 + g, n))  # (a different max(s) per group)
+    kw = dict(C=2.0, task=task, tol=1e-8, xp=device.xp, start=start)
+    alone = [exact_newton(to_device(K, device), to_device(y, device), loss,
+                          sample_weight=to_device(s, device) if weighted else None, **kw)
+             for K, y, s in zip(Ks, ys, ss)]
+    groups = np.concatenate([np.full(n, g) for g, n in enumerate(sizes)])
+    res = exact_newton(to_device(block_diag(*Ks), device), to_device(np.concatenate(ys), device),
+                       loss, groups=to_device(groups, device),
+                       sample_weight=to_device(np.concatenate(ss), device) if weighted else None,
+                       **kw)
+    assert res.converged and all(r.converged for r in alone)
+    assert res.n_iter < sum(r.n_iter for r in alone)
+    coef, margins = host(res.coef), host(res.info["margins"])
+    for g, r in enumerate(alone):
+        at = groups == g
+        assert_allclose(coef[at], host(r.coef), atol=1e-6)
+        assert_allclose(margins[at], host(r.info["margins"]), atol=1e-6)
+        assert res.info["intercept"][g] == pytest.approx(r.info["intercept"], abs=1e-6)
+        assert res.objective_history[-1][g] == pytest.approx(r.objective_history[-1], rel=1e-9)
+        assert abs(float(coef[at].sum())) < 1e-8
+
+
+def test_small_one_vs_one_pairs_solved_at_once_give_each_pair_s_model(monkeypatch):
+    """Below PAIRS_AT_ONCE_ROWS the exact path's pairs are one problem (their blocks on one
+    diagonal): the model of each pair alone, in fewer steps; with class weights too; and where
+    the joint solve does not converge (max_iter), each pair is solved alone as before."""
+    from svmgpu.estimators import svc as svc_module
+
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    for params in ({}, {"class_weight": {0: 2.0, 1: 0.5, 2: 1.0}}, {"max_iter": 3}):
+        fits = []
+        for limit in (0, 10_000):
+            monkeypatch.setattr(svc_module, "PAIRS_AT_ONCE_ROWS", limit)
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                fits.append(SVC(tol=1e-8, **params).fit(X, y))
+            assert any(issubclass(w.category, ConvergenceWarning) for w in seen) == \
+                ("max_iter" in params)
+        alone, batch = fits
+        assert_allclose(batch.decision_function(X), alone.decision_function(X), atol=1e-6)
+        assert_allclose(batch.intercept_, alone.intercept_, atol=1e-6)
+        assert np.array_equal(batch.support_, alone.support_)
+        assert_allclose(batch.dual_coef_, alone.dual_coef_, atol=1e-6)
+        if "max_iter" not in params:
+            assert len(set(batch.n_iter_.tolist())) == 1  # (the joint solve's steps)
+            assert batch.n_iter_[0] < alone.n_iter_.sum()
+            assert_allclose([h[-1] for h in batch.objective_history_],
+                            [h[-1] for h in alone.objective_history_], rtol=1e-9)
+        else:
+            assert np.array_equal(batch.n_iter_, alone.n_iter_)
 
 
 def test_the_sufficient_decrease_breaks_the_cycles_of_full_steps(monkeypatch):
@@ -551,7 +629,6 @@ def test_a_large_c_is_solved_to_its_optimum_not_to_a_tolerance_relative_to_c():
     at most support vectors. At C = 10⁸ on separable data the rule relative to C passed with
     an objective 56 % above the optimum (α of non-support rows up to tol · C) and 86.8 %
     test accuracy for 92.2 %: now the default tol's objective is the tight tol's."""
-    import warnings
 
     from sklearn.metrics.pairwise import rbf_kernel
 
@@ -586,7 +663,6 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     the low-rank fit over all rows. Since session 24 the line search's sufficient decrease
     solves this problem itself (9 steps, no fallback); it stalls with the former line search
     (any decrease taken), which exercises the fallback."""
-    import warnings
 
     import svmgpu.estimators.svc as svc_module
     import svmgpu.solvers.exact as exact_module
@@ -722,7 +798,6 @@ def test_parameters_a_path_does_not_use_warn_and_bad_ones_are_refused():
     up front (the low-rank path raised only after the features were built); a class whose
     samples all weigh 0 is refused on every path (as scikit-learn), not on the low-rank path
     only."""
-    import warnings
 
     from sklearn.utils._param_validation import InvalidParameterError
 
@@ -1465,7 +1540,6 @@ def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatc
     the objective moves by rounding only: exact_newton ends after a few such steps
     (info["rounding"], not converged) or settles, instead of running to max_iter, and SVC
     continues from there with K in float64 to convergence: the float64 fit's model."""
-    import warnings
 
     from svmgpu.estimators import svc as svc_module
     from svmgpu.kernels import RBF

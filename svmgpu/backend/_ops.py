@@ -175,6 +175,16 @@ def fetch_scalars(*values, xp) -> list[float]:
     return [float(v) for v in to_numpy(stacked).tolist()]
 
 
+def fetch_vector(v, *, xp) -> list[float]:
+    """Read a small 1-D device array to the host as floats: one transfer (NumPy, CuPy), or
+    one scalar read per entry where the namespace has no bulk read."""
+    from svmgpu.backend._device import to_numpy  # noqa: PLC0415
+
+    if is_numpy(xp) or is_cupy(xp):
+        return [float(t) for t in to_numpy(v).tolist()]
+    return [float(v[i]) for i in range(v.shape[0])]
+
+
 def clip(x, *, min=None, max=None, xp):  # noqa: A002 - the standard's names
     """``clip(x, min, max)`` for Python-number bounds, as ``maximum`` then ``minimum``.
 

@@ -40,6 +40,7 @@ from svmgpu.backend import (
     cho_factor,
     cho_solve,
     fetch_scalars,
+    fetch_vector,
     matmul,
     set_rows,
     small_blas,
@@ -174,7 +175,7 @@ def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
 
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
-                 max_iter=200, start=None, presolve="auto"):
+                 max_iter=200, start=None, presolve="auto", groups=None):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
 
     Parameters
@@ -233,10 +234,20 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         helps; :class:`svmgpu.SVC` does that), ``info["rounding"]`` whether a float32 K's
         iteration ended with F moving by rounding only (:data:`_FLAT_STEPS`; continuing from
         its solution with K in float64 ends it, as :class:`svmgpu.SVC` does).
+    groups : array of shape (m,), optional
+        Integers 0 … k − 1: k problems solved at once, each over its own rows with its own
+        intercept, K holding their kernel matrices as diagonal blocks (zero between rows of
+        different groups). Their Newton systems are one factorization and their steps one
+        line search on the sum of their objectives, so that k small problems (one-vs-one
+        pairs of a few dozen rows) cost the array calls of one; each problem's stopping rule
+        is its own (``s`` scaled by its own ``max(s)``). No presolve. Then
+        ``info["intercept"]`` is a list of the k intercepts and ``objective_history`` lists
+        the k objectives at each iterate.
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
-                             tol=tol, max_iter=max_iter, start=start, presolve=presolve)
+                             tol=tol, max_iter=max_iter, start=start, presolve=presolve,
+                             groups=groups)
 
 
 def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
@@ -253,7 +264,7 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
         xp.asarray(K[::stride, ::stride], copy=True)
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
-                        tol=tol, max_iter=max_iter, start=None, presolve=True)
+                        tol=tol, max_iter=max_iter, start=None, presolve=True, groups=None)
     steps = res.n_iter + res.info["n_presolve_iter"]
     if res.info["stalled"]:
         return None, steps
@@ -261,7 +272,80 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
     return (alpha, res.info["intercept"]), steps
 
 
-def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start, presolve):
+class _Intercepts:
+    """The intercepts of one solve: one (``groups`` None), or one per group of rows, each
+    group a problem of its own over a block of K (:func:`exact_newton`'s ``groups``). Host
+    lists of k floats; the methods give them per row and the sums over each group."""
+
+    def __init__(self, groups, s, *, xp, dev):
+        self.xp, self.dev, self.groups = xp, dev, groups
+        self.G, self.row_scale, self._members = None, None, None
+        self.k = 1
+        if groups is None:
+            return
+        (top,) = fetch_scalars(xp.max(groups), xp=xp)
+        self.k = int(top) + 1
+        self.G = xp.astype(groups[:, None] == xp.arange(self.k, device=dev)[None, :],
+                           xp.float64)  # (m, k): the rows of each group
+        if s is not None:  # (each problem's stopping rule scales by its own max(s))
+            self.row_scale = self.spread(fetch_scalars(
+                *(xp.max(xp.take(s, self.members(g))) for g in range(self.k)), xp=xp))
+
+    def members(self, g):
+        """The rows of group g (an index array; computed when first asked)."""
+        if self._members is None:
+            self._members = [self.xp.nonzero(self.groups == j)[0] for j in range(self.k)]
+        return self._members[g]
+
+    def spread(self, b):
+        """The intercepts ``b`` (k floats) at the rows: a float, or an (m,) array."""
+        if self.G is None:
+            return b[0]
+        xp = self.xp
+        return matmul(self.G, xp.asarray(b, dtype=xp.float64, device=self.dev), xp=xp)
+
+    def sums(self, v):
+        """``[Σ over each group's rows of v]`` (host floats) for an (m,) array v."""
+        xp = self.xp
+        if self.G is None:
+            return fetch_scalars(xp.sum(v), xp=xp)
+        return fetch_vector(matmul(xp.matrix_transpose(self.G), v, xp=xp), xp=xp)
+
+    def solve(self, L, Q, rhs, alpha_F, ones):
+        """The Newton system's α on the rows Q (their factor L, right-hand side ``rhs``) and
+        the intercepts that make each group's ``Σ α = 0`` with ``α_F`` on the other rows: None
+        for a group without a row in Q (its intercept is free of the system)."""
+        xp = self.xp
+        if self.G is None:
+            x = cho_solve(L, xp.stack([ones, rhs], axis=1), xp=xp)
+            sums = xp.sum(x, axis=0)
+            sum1, sum2, sumF = fetch_scalars(sums[0], sums[1], xp.sum(alpha_F), xp=xp)
+            b = (sum2 + sumF) / sum1
+            return x[:, 1] - b * x[:, 0], [b]
+        k = self.k
+        GQ = xp.take(self.G, Q, axis=0)
+        x = cho_solve(L, xp.concat([GQ, rhs[:, None]], axis=1), xp=xp)
+        # (K's blocks are the groups': M⁻¹ G's column g is zero outside group g, so each
+        # group's Σ α = 0 is one equation in its own intercept)
+        Gt = xp.matrix_transpose(GQ)
+        v = fetch_vector(xp.concat([xp.sum(GQ * x[:, :k], axis=0), matmul(Gt, x[:, k], xp=xp),
+                                    matmul(xp.matrix_transpose(self.G), alpha_F, xp=xp)]),
+                         xp=xp)
+        b = [(v[k + g] + v[2 * k + g]) / v[g] if v[g] > 0 else None for g in range(k)]
+        bv = xp.asarray([0.0 if t is None else t for t in b], dtype=xp.float64,
+                        device=self.dev)
+        return x[:, k] - matmul(x[:, :k], bv, xp=xp), b
+
+    def rows(self, g, *arrays):
+        """The arrays (each an (m,) array or a float) on group g's rows."""
+        if self.G is None:
+            return arrays
+        j = self.members(g)
+        return tuple(a if isinstance(a, float) else self.xp.take(a, j) for a in arrays)
+
+
+def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start, presolve,
+                  groups):
     if not loss.piecewise_quadratic or not loss.convex:
         raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
                          f"{loss.name!r}")
@@ -298,26 +382,30 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     sig, tgt = (y, 1.0) if cls else (ones, y)
     s = None if sample_weight is None else xp.astype(sample_weight, f64)  # (None: unit)
     s_max = 1.0 if s is None else float(xp.max(s))
+    grp = _Intercepts(groups, s, xp=xp, dev=dev)
+    unit = s_max if grp.row_scale is None else 1.0  # (the stopping rule's scale of s)
     C = float(C)
     n_pre = 0
     if presolve not in (True, False, "auto"):
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
     if presolve == "auto":
         presolve = True
-    if start is None and presolve and m > PRESOLVE_MIN_ROWS:
+    if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None:
         start, n_pre = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                  sample_weight=sample_weight, tol=tol, max_iter=max_iter)
     if start is None:
-        alpha, b = xp.zeros((m,), dtype=f64, device=dev), 0.0
+        alpha, b = xp.zeros((m,), dtype=f64, device=dev), [0.0] * grp.k
     elif isinstance(start, str) and start == "ls_svm":
         alpha, b = _ls_svm(K if lazy is None else lazy.full(), tgt * sig,
-                           C * (ones if s is None else s), xp=xp)
+                           C * (ones if s is None else s), xp=xp, G=grp.G)
     else:
-        alpha, b = xp.astype(start[0], f64), float(start[1])
+        alpha = xp.astype(start[0], f64)
+        b = [float(start[1])] if groups is None else [float(t) for t in start[1]]
     Ka = times(alpha)
     history, active = [], []
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
+    free = [True] * grp.k  # (groups whose last step had no row in a quadratic piece)
     # a full step that kept the pieces solved their system: the residual left is rounding,
     # which a float32 K's products leave near 1e-6 C (they would stall a tighter tol)
     settled = 1e-12 if K.dtype == f64 else math.sqrt(float(xp.finfo(K.dtype).eps))
@@ -328,20 +416,23 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     sigma = _ARMIJO if C * s_max <= _ARMIJO_MAX_C else 0.0  # (the line search's decrease)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     for n_iter in range(1, max_iter + 1):
-        r = tgt - sig * (Ka + b) if accepted is None else accepted[0]
+        r = tgt - sig * (Ka + grp.spread(b)) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
         c = loss.curvature(r, xp=xp)
         if weighted is not None:
             c = c * weighted
+        gap = xp.abs(alpha - Css * g)
+        if grp.row_scale is not None:
+            gap = gap / grp.row_scale
         if accepted is None:
-            residual, aKa = fetch_scalars(xp.max(xp.abs(alpha - Css * g)),
-                                          xp.vecdot(alpha, Ka), xp=xp)
+            residual, aKa = fetch_scalars(xp.max(gap), xp.vecdot(alpha, Ka), xp=xp)
             obj = _objective(aKa, r, s, loss, C, xp=xp)
         else:
-            (residual,) = fetch_scalars(xp.max(xp.abs(alpha - Css * g)), xp=xp)
+            (residual,) = fetch_scalars(xp.max(gap), xp=xp)
             aKa, obj = accepted[1], accepted[2]
-        history.append(obj)
-        if residual <= tol * min(C, _TOL_SCALE_MAX) * s_max:
+        history.append(obj if groups is None else
+                       _group_objectives(alpha, Ka, r, s, loss, C, grp, xp=xp))
+        if residual <= tol * min(C, _TOL_SCALE_MAX) * unit:
             converged = True
             n_iter -= 1
             break
@@ -351,6 +442,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         alpha_new = xp.where(inQ, zeros, Css * a)
         nQ = int(Q.shape[0])
         active.append(nQ)
+        b_new = [None] * grp.k
         if nQ:
             cQ = xp.take(c, Q)
             CscQ = C * cQ if s is None else C * xp.take(s, Q) * cQ
@@ -377,20 +469,23 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
             M = add_diagonal(M, 1.0 / CscQ, xp=xp)
             L = cho_factor(M, lower=True, overwrite=True, xp=xp)
-            x = cho_solve(L, xp.stack([ones[:nQ], rhs], axis=1), xp=xp)
-            sums = xp.sum(x, axis=0)
-            sum1, sum2, sumF = fetch_scalars(sums[0], sums[1], xp.sum(alpha_new), xp=xp)
-            b_new = (sum2 + sumF) / sum1
-            alpha_new = set_rows(alpha_new, Q, x[:, 1] - b_new * x[:, 0], xp=xp)  # (0 on Q)
+            alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
+            alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
             Kd = times(d, E)
-        else:  # no row in a quadratic piece: α is fixed by the pieces, b by a 1-D search
+        else:  # no row in a quadratic piece: α is fixed by the pieces
             d = alpha_new - alpha
             Kd = times(d)
-            b_new = _intercept_search(Ka + Kd, tgt, sig, ones if s is None else s, loss, C,
-                                      xp=xp, b0=b)
-        db = b_new - b
-        u = sig * (Kd + db)  # (the residuals along the step: r − step u)
+        free = [t is None for t in b_new]
+        if any(free):  # b of a problem without a row in a quadratic piece: a 1-D search
+            Kn = Ka + Kd
+            for j in range(grp.k):
+                if free[j]:
+                    b_new[j] = _intercept_search(
+                        *grp.rows(j, Kn, tgt, sig, ones if s is None else s), loss, C, xp=xp,
+                        b0=b[j])
+        db = [bn - bo for bn, bo in zip(b_new, b, strict=True)]
+        u = sig * (Kd + grp.spread(db))  # (the residuals along the step: r − step u)
         # F'(0) along (d, db): αᵀK d − C Σ s ψ'(r) u
         q1, q2, gu = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd),
                                    xp.vecdot(g if s is None else s * g, u), xp=xp)
@@ -417,11 +512,11 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             step, accepted = fallback
         alpha = alpha + step * d
         Ka = Ka + step * Kd
-        b = b + step * db
+        b = [bo + step * t for bo, t in zip(b, db, strict=True)]
         if _log.isEnabledFor(logging.DEBUG):
             _log.debug(fields(it=n_iter, objective=obj, residual=residual, active=nQ,
                               step=step))
-        if step == 1.0 and nQ == prev_Q and residual <= settled * C * s_max:
+        if step == 1.0 and nQ == prev_Q and residual <= settled * C * unit:
             converged = True
             break
         # a float32 K's products can leave the residual above tol on a hard problem while
@@ -433,19 +528,29 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             rounding = True
             break
         prev_Q = nQ
-    if converged and not (active and active[-1]):  # (after a step with rows in quadratic
-        # pieces they stay there and fix b; after one without, b may be free: its middle)
-        b = b + _central_intercept(tgt - sig * (Ka + b), sig, s, loss, xp=xp)
-    margins = Ka + b
-    if not math.isfinite(b):
+    if converged:  # (after a step with rows in quadratic pieces they stay there and fix b;
+        # after one without, b may be free: its middle)
+        r = tgt - sig * (Ka + grp.spread(b))
+        for j in range(grp.k):
+            if free[j]:
+                b[j] += _central_intercept(*grp.rows(j, r, sig), None if s is None else
+                                           grp.rows(j, s)[0], loss, xp=xp)
+    margins = Ka + grp.spread(b)
+    if not all(math.isfinite(t) for t in b):
         raise FloatingPointError("the exact solver's intercept is not finite: scale the "
                                  "features or lower C")
     return SolverResult(coef=alpha, n_iter=n_iter, converged=converged,
                         objective_history=history,
                         timings={"solve": time.perf_counter() - t0},
-                        info={"intercept": b, "margins": margins, "active": active,
-                              "stalled": stalled, "n_presolve_iter": n_pre,
+                        info={"intercept": b[0] if groups is None else b, "margins": margins,
+                              "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
                               "rounding": rounding})
+
+
+def _group_objectives(alpha, Ka, r, s, loss, C, grp, *, xp):
+    """Each group's objective ``½ α_gᵀ K_gg α_g + C Σ_g s ψ(r)`` (K block-diagonal by group)."""
+    v = loss.value(r, xp=xp)
+    return grp.sums(0.5 * alpha * Ka + C * (v if s is None else s * v))
 
 
 def _central_intercept(r, sig, s, loss, *, xp):
@@ -482,22 +587,31 @@ def _central_intercept(r, sig, s, loss, *, xp):
     return 0.5 * (t_up - t_down)
 
 
-def _ls_svm(K, target, w, *, xp):
-    """``(α, b)`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0`` (Suykens): the
-    Newton start with every row on one quadratic piece (rows of weight 0 get α = 0)."""
+def _ls_svm(K, target, w, *, xp, G=None):
+    """``(α, [b])`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0`` (Suykens): the
+    Newton start with every row on one quadratic piece (rows of weight 0 get α = 0). With
+    ``G`` (m × k, the rows of k groups over K's diagonal blocks): an intercept and ``Σ α = 0``
+    per group."""
     m, f64 = K.shape[0], xp.float64
+    dev = getattr(K, "device", None)
     keep = w > 0
     inv = xp.where(keep, 1.0 / xp.where(keep, w, xp.ones_like(w)), xp.zeros_like(w))
     M = add_diagonal(xp.astype(K, f64, copy=True), inv, xp=xp)
     rhs = xp.where(keep, target, xp.zeros_like(target))
     if not bool(xp.all(keep)):  # a zero-weight row: its equation is α_i = 0
-        M = xp.where(keep[:, None] & keep[None, :], M,
-                     xp.eye(m, dtype=f64, device=getattr(K, "device", None)))
+        M = xp.where(keep[:, None] & keep[None, :], M, xp.eye(m, dtype=f64, device=dev))
     L = cho_factor(M, lower=True, overwrite=True, xp=xp)
-    x = cho_solve(L, xp.stack([xp.astype(keep, f64), rhs], axis=1), xp=xp)
-    s1, s2 = fetch_scalars(xp.sum(x[:, 0]), xp.sum(x[:, 1]), xp=xp)
-    b = s2 / s1
-    return x[:, 1] - b * x[:, 0], b
+    cols = xp.astype(keep, f64)[:, None] if G is None else G * xp.astype(keep, f64)[:, None]
+    k = cols.shape[1]
+    x = cho_solve(L, xp.concat([cols, rhs[:, None]], axis=1), xp=xp)
+    s1 = xp.sum(cols * x[:, :k], axis=0)
+    s2 = matmul(xp.matrix_transpose(cols), x[:, k], xp=xp)
+    v = fetch_vector(xp.concat([s1, s2]), xp=xp)
+    b = [v[k + g] / v[g] if v[g] > 0 else 0.0 for g in range(k)]
+    if k == 1:
+        return x[:, 1] - b[0] * x[:, 0], b
+    bv = xp.asarray(b, dtype=f64, device=dev)
+    return x[:, k] - matmul(x[:, :k], bv, xp=xp), b
 
 
 def _times(K, v, *, xp):
