@@ -443,6 +443,23 @@ def test_armijo_line_search():
     assert calls == [1.0, 2.0, 4.0, 8.0]
     assert armijo(short, 0.0, -10.0, max_extensions=1)[0] == 2.0
     assert armijo(phi, 0.0, -1.0, max_extensions=8)[0] == 0.5  # only after a full step
+    # fallback_below: where no step decreases enough (a slope that overstates the decrease
+    # 100-fold), the longest that decreases at all, once a step below the bound decreases
+    calls.clear()
+
+    def flat(eta):
+        calls.append(eta)
+        return eta * eta - 0.9 * eta  # φ(1) > 0 = φ(0)
+
+    assert armijo(flat, 0.0, -100.0, sigma=0.4, fallback_below=0.1) == (0.5, -0.2, 4, True)
+    assert calls == [1.0, 0.5, 0.25, 0.125, 0.0625]
+    # ... or when the reductions run out; none that decreases: not accepted
+    assert armijo(flat, 0.0, -100.0, sigma=0.4, max_backtracks=2, fallback_below=1e-3) == \
+        (0.5, -0.2, 2, True)
+    assert armijo(lambda e: 1.0, 0.0, -1.0, max_backtracks=3, fallback_below=0.5)[3] is False
+    # a later step that decreases enough is still taken before the bound
+    assert armijo(lambda e: -1.0 if e < 0.3 else -0.01, 0.0, -1.0, sigma=0.4,
+                  fallback_below=0.1) == (0.25, -1.0, 2, True)
 
 
 def test_reduced_svc_n_iter_counts_the_presolve():

@@ -48,6 +48,7 @@ from svmgpu.backend import (
     take_block,
 )
 from svmgpu.kernels import KernelRows
+from svmgpu.solvers._linesearch import armijo
 from svmgpu.solvers._result import SolverResult
 
 _log = get_logger("exact")
@@ -489,27 +490,14 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         # F'(0) along (d, db): αᵀK d − C Σ s ψ'(r) u
         q1, q2, gu = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd),
                                    xp.vecdot(g if s is None else s * g, u), xp=xp)
-        slope = min(q1 - C * gu, 0.0)
-        step, fallback = 1.0, None
-        for _ in range(_MAX_HALVINGS):
-            r_t = r - step * u
-            quad = aKa + 2.0 * step * q1 + step * step * q2
-            obj_t = _objective(quad, r_t, s, loss, C, xp=xp)
-            if obj_t <= obj + 1e-12 * abs(obj):
-                if obj_t <= obj + 1e-12 * abs(obj) + sigma * step * slope:
-                    accepted = (r_t, quad, obj_t)  # (the next step starts from this point)
-                    break
-                if fallback is None:  # (the longest step that lowered F)
-                    fallback = (step, (r_t, quad, obj_t))
-                if step <= _ARMIJO_MIN_STEP:
-                    step, accepted = fallback
-                    break
-            step *= 0.5
-        else:  # no decrease along the step: the pieces' curvature says too little here
-            if fallback is None:
-                stalled = True
-                break
-            step, accepted = fallback
+        phi, trials = _along(r, u, aKa, q1, q2, s, loss, C, xp=xp)
+        step, _, _, decreased = armijo(phi, obj + 1e-12 * abs(obj), min(q1 - C * gu, 0.0),
+                                       sigma=sigma, max_backtracks=_MAX_HALVINGS - 1,
+                                       fallback_below=_ARMIJO_MIN_STEP)
+        if not decreased:  # no decrease along the step: the pieces' curvature says too
+            stalled = True  # little here
+            break
+        accepted = trials[step]  # (the next step starts from this point)
         alpha = alpha + step * d
         Ka = Ka + step * Kd
         b = [bo + step * t for bo, t in zip(b, db, strict=True)]
@@ -545,6 +533,20 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                         info={"intercept": b[0] if groups is None else b, "margins": margins,
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
                               "rounding": rounding})
+
+
+def _along(r, u, aKa, q1, q2, s, loss, C, *, xp):
+    """``(φ, trials)``: F along the Newton step (residuals ``r − t u``, ``αᵀKα`` the quadratic
+    ``aKa + 2 t q1 + t² q2``) for :func:`~svmgpu.solvers._linesearch.armijo`, and the
+    ``(r, αᵀKα, F)`` of each step it tried, by step."""
+    trials = {}
+
+    def phi(t):
+        r_t, quad = r - t * u, aKa + 2.0 * t * q1 + t * t * q2
+        trials[t] = (r_t, quad, _objective(quad, r_t, s, loss, C, xp=xp))
+        return trials[t][2]
+
+    return phi, trials
 
 
 def _group_objectives(alpha, Ka, r, s, loss, C, grp, *, xp):
