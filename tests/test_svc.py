@@ -280,27 +280,32 @@ def test_exact_newton_solves_groups_as_their_problems_alone(device, task, start,
 
 
 def test_small_one_vs_one_pairs_solved_at_once_give_each_pair_s_model(monkeypatch):
-    """Below PAIRS_AT_ONCE_ROWS the exact path's pairs are one problem (their blocks on one
-    diagonal): the model of each pair alone, in fewer steps; with class weights too; and where
-    the joint solve does not converge (max_iter), each pair is solved alone as before."""
+    """The exact path's pairs in chunks of at most PAIRS_AT_ONCE_ROWS rows, each chunk one
+    problem (their blocks on one diagonal): the model of each pair alone, in fewer steps; with
+    class weights too; and where the joint solve does not converge (max_iter), each pair is
+    solved alone as before."""
     from svmgpu.estimators import svc as svc_module
 
     X, y = load_iris(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     for params in ({}, {"class_weight": {0: 2.0, 1: 0.5, 2: 1.0}}, {"max_iter": 3}):
         fits = []
-        for limit in (0, 10_000):
+        for limit in (0, 10_000, 250):  # (250: a chunk of two pairs of 100 rows, one alone)
             monkeypatch.setattr(svc_module, "PAIRS_AT_ONCE_ROWS", limit)
             with warnings.catch_warnings(record=True) as seen:
                 warnings.simplefilter("always")
                 fits.append(SVC(tol=1e-8, **params).fit(X, y))
             assert any(issubclass(w.category, ConvergenceWarning) for w in seen) == \
                 ("max_iter" in params)
-        alone, batch = fits
-        assert_allclose(batch.decision_function(X), alone.decision_function(X), atol=1e-6)
-        assert_allclose(batch.intercept_, alone.intercept_, atol=1e-6)
-        assert np.array_equal(batch.support_, alone.support_)
-        assert_allclose(batch.dual_coef_, alone.dual_coef_, atol=1e-6)
+        alone, batch, chunks = fits
+        for got in (batch, chunks):
+            assert_allclose(got.decision_function(X), alone.decision_function(X), atol=1e-6)
+            assert_allclose(got.intercept_, alone.intercept_, atol=1e-6)
+            assert np.array_equal(got.support_, alone.support_)
+            assert_allclose(got.dual_coef_, alone.dual_coef_, atol=1e-6)
+        if "max_iter" not in params:  # (the first two pairs' joint steps, the third's own)
+            assert chunks.n_iter_[0] == chunks.n_iter_[1] and \
+                chunks.n_iter_[2] == alone.n_iter_[2]
         if "max_iter" not in params:
             assert len(set(batch.n_iter_.tolist())) == 1  # (the joint solve's steps)
             assert batch.n_iter_[0] < alone.n_iter_.sum()

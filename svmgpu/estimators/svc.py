@@ -204,16 +204,18 @@ SVR_EXACT_MAX_ROWS = 15_000
 #: on digits' pairs (~270 rows) and breast cancer (426) the zero start was faster.
 LS_SVM_START_ROWS = 150
 
-#: The exact path solves its one-vs-one pairs as one problem while their rows add up to at
-#: most this many (:meth:`_FrontDoor._fit_pairs_at_once`): one Newton iteration over their
+#: The exact path solves its one-vs-one pairs in consecutive chunks of at most this many rows,
+#: a chunk as one problem (:meth:`_FrontDoor._fit_pairs`): one Newton iteration over their
 #: kernel blocks on the diagonal of one matrix, whose steps cost about the array calls of one
 #: pair's (a tiny pair's step is call overhead, not flops) and which takes a few more steps
 #: than the slowest pair instead of their sum. Fits alternating in one process (session 26,
-#: medians, ms, each alone → at once; pair rows in all): iris (224) 13.0 → 10.7, wine (266)
-#: 12.8 → 10.7; make_classification with 3 classes of 50 rows (300) 16.2 → 13.5, 4 × 25
-#: (300) 19.3 → 12.4, 5 × 25 (500) 30 → 22, 6 × 12 (360) 34 → 12; but 3 × 80 (480) 18 → 21,
-#: 3 × 100 (600) 13 → 19 and 10 × 20 (1,800) 126 → 246: the dense matrix of all pairs grows
-#: as their rows squared, its system's factorization as their active rows cubed.
+#: medians, ms; each pair alone → chunks of at most 250 / 400 / 600 rows): iris 9.1 → 9.2 /
+#: 7.7 / 7.9, wine 14.9 → 13.3 / 13.5 / 13.7; make_classification (10 features) with 4
+#: classes of 40 rows 25.0 → 18.4 / 18.8 / 23.8, 5 × 25 32.1 → 23.9 / 22.5 / 25.4, 10 × 20
+#: 110 → 64 / 59 / 89, 10 × 40 128 → 95 / 89 / 130, 3 × 80 16.6 → 16.4 / 16.7 / 20.6; digits
+#: (pairs of ~270 rows: one a chunk up to 540) the same. All pairs in one chunk lost from
+#: about 500 rows (3 × 100: 13 → 19 ms, 10 × 20: 126 → 246 ms): the dense matrix grows as
+#: the chunk's rows squared, its systems' factorizations as their active rows cubed.
 PAIRS_AT_ONCE_ROWS = 400
 
 #: ``rank="auto"`` of the low-rank path: the rank it starts from, then × AUTO_RANK_GROWTH a
@@ -727,12 +729,10 @@ class _FrontDoor:
     def _fit_problems(self, shared, problems, n_problems):
         grow = shared.pop("grow", None)
         if grow is None:
-            if n_problems > 1 and "K" in shared and "order" in shared:
-                problems = list(problems)
-                models = self._phase("solve", self._fit_pairs_at_once, shared, problems,
-                                     detail={"problems": n_problems})
-                if models is not None:
-                    return models
+            if n_problems > 1 and "order" in shared and \
+                    shared.get("K", None) is not None and \
+                    shared["K"].dtype == self._ctx.xp.float64:
+                return self._fit_pairs(shared, list(problems))
             return super()._fit_problems(shared, problems, n_problems)
         problems = list(problems)  # (solved again at each rank)
         t0 = time.perf_counter()
@@ -1385,17 +1385,34 @@ class _FrontDoor:
         return {"alpha": xp.take(alpha, nonzero), "support": support, "intercept": intercept,
                 "n_iter": n_iter, "converged": converged, "objective_history": history}
 
+    def _fit_pairs(self, shared, problems):
+        """The exact path's one-vs-one pairs (a float64 kernel matrix), in consecutive chunks
+        of at most :data:`PAIRS_AT_ONCE_ROWS` rows: a chunk of two pairs or more solved as one
+        problem (:meth:`_fit_pairs_at_once`), the others, and a chunk whose joint solve did not
+        converge, pair by pair."""
+        chunks, rows = [[]], 0
+        for problem in problems:
+            n = int(problem[0].shape[0])
+            if chunks[-1] and rows + n > PAIRS_AT_ONCE_ROWS:
+                chunks.append([])
+                rows = 0
+            chunks[-1].append(problem)
+            rows += n
+        models = []
+        for chunk in chunks:
+            got = None if len(chunk) < 2 else self._phase(
+                "solve", self._fit_pairs_at_once, shared, chunk, detail={"pairs": len(chunk)})
+            models += super()._fit_problems(shared, chunk, len(chunk)) if got is None else got
+        return models
+
     def _fit_pairs_at_once(self, shared, problems):
-        """The exact path's one-vs-one pairs solved as one problem (:data:`PAIRS_AT_ONCE_ROWS`;
-        :func:`~svmgpu.solvers.exact.exact_newton`'s ``groups``: their kernel blocks on the
-        diagonal of one matrix, an intercept each): their models, or None where their rows
-        are too many, or the solve did not converge (then each is solved alone, with the
-        continuation and fallbacks of :meth:`_exact_solve`)."""
+        """One-vs-one pairs of the exact path solved as one problem
+        (:func:`~svmgpu.solvers.exact.exact_newton`'s ``groups``: their kernel blocks on the
+        diagonal of one matrix, an intercept each): their models, or None where the solve did
+        not converge (then each is solved alone, with the continuation and fallbacks of
+        :meth:`_exact_solve`)."""
         xp = self._ctx.xp
         dev = self._ctx.native_device
-        if shared["K"].dtype != xp.float64 or \
-                sum(int(rows.shape[0]) for rows, _, _ in problems) > PAIRS_AT_ONCE_ROWS:
-            return None
         for _, y, w in problems:
             check_two_classes(y, w, xp=xp)
         pairs = [self._pair_block(shared, *problem) for problem in problems]
