@@ -1734,7 +1734,8 @@ class SVC(_FrontDoor, SVCBase):
         vectors (:data:`REFINE_MIN_RANK`; docs/svc.md), or a string saying why not. One
         stage for an int ``rank``; None on the other paths.
     n_iter_ : ndarray of shape (n_pairs,)
-        Newton steps per pair.
+        Newton steps per pair (on the exact path, small pairs solved together as one problem
+        each report the steps of that joint solve: :data:`PAIRS_AT_ONCE_ROWS`).
     fit_timings_ : dict
         Seconds of each phase of the fit.
 
