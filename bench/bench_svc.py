@@ -22,7 +22,11 @@ the agreement of the predictions and the number of support vectors are recorded.
 starts after a pause of ``PAUSE`` seconds: after a multi-threaded BLAS call the library's idle
 threads keep spinning for a while, and on this 2-core VM they slowed the next method's first
 millisecond fits 2× (breast cancer right after the Nystroem peer's wine fits: 7.7–7.9 ms for
-three repeats, then 3.5 ms).
+three repeats, then 3.5 ms). On sets of fewer than ``ROUNDS_BELOW`` (5,000) rows the methods
+fit in ``ROUNDS`` (5) alternating rounds (each its repeats, within ``REPEAT_SECONDS``): the
+fit time is the median of all their fits, ``fit_seconds_rounds`` each round's median, and the
+ratio to scikit-learn's the median of the rounds' ratios (``fit_ratio_rounds``), each taken
+within a few seconds of the VM's speed, which drifts by up to 2× over longer spans.
 
 Other peers (``--peers``, default both; ``--peers ''`` none), after scikit-learn and svmgpu on
 every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its own defaults (its
@@ -58,6 +62,7 @@ from _common import (
     repeat_timed,
     thundersvm_class,
     timing_fields,
+    timing_stats,
     write_results,
 )
 
@@ -148,6 +153,13 @@ WARMUP_BELOW = 50_000
 #: notes): a fit of 50 ms on 20,000 rows timed once varied 0.06–0.09 s from run to run.
 REPEAT_SECONDS = 2.0
 
+#: Rounds of alternating fits for sets of fewer training rows than ROUNDS_BELOW (see the module
+#: notes): this VM's speed changes by up to 2× for seconds at a time (session 26: iris's
+#: ratio 2.3×, 2.8× and 7.6× in three runs of minutes apart, scikit-learn's fit 1.4–2.4 ms,
+#: svmgpu's 5.6–10.4 ms), longer than one method's repeats.
+ROUNDS = 5
+ROUNDS_BELOW = 5_000
+
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
 
@@ -214,7 +226,7 @@ def main():
         cases = [(f"{name} C={c:g}", Xtr, Xte, ytr, yte, {**params, "C": c}, task)
                  for name, Xtr, Xte, ytr, yte, params, task in cases for c in Cs]
     for name, Xtr, Xte, ytr, yte, params, task in cases:
-        preds, done = {}, {}
+        preds, done, methods = {}, {}, []
         for method, make in _methods(task, peers):
             row = {"data": name, "m": int(Xtr.shape[0]), "method": method, "params": params}
             try:
@@ -223,21 +235,37 @@ def main():
                 rows.append({**row, "status": f"unavailable: {exc}"})
                 print(rows[-1], flush=True)
                 continue
-            time.sleep(PAUSE)  # (the last method's idle BLAS threads stop spinning)
-            est, fit = repeat_timed(
-                lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y), args.repeats,
-                warmup=1 if Xtr.shape[0] < WARMUP_BELOW else 0, max_seconds=REPEAT_SECONDS)
+            methods.append((method, make, row))
+        # (small sets: the methods' fits in alternating rounds, each round's ratio to
+        # scikit-learn's fit in the same round; see the module notes)
+        n_rounds = ROUNDS if Xtr.shape[0] < ROUNDS_BELOW else 1
+        seconds = {method: [] for method, _, _ in methods}
+        medians = {method: [] for method, _, _ in methods}
+        ests = {}
+        for k in range(n_rounds):
+            for method, make, _ in methods:
+                time.sleep(PAUSE)  # (the last method's idle BLAS threads stop spinning)
+                ests[method], fit = repeat_timed(
+                    lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y),
+                    args.repeats, warmup=1 if k == 0 and Xtr.shape[0] < WARMUP_BELOW else 0,
+                    max_seconds=REPEAT_SECONDS)
+                seconds[method] += fit["seconds"]
+                medians[method].append(fit["median"])
+        for method, _, row in methods:
+            est = ests[method]
             pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
             pred = np.asarray(pred).reshape(-1)
             preds[method] = pred
             n_support = getattr(est, "n_support_", None)
-            row.update(**timing_fields("fit_seconds", fit),
+            row.update(**timing_fields("fit_seconds", timing_stats(seconds[method])),
                        **timing_fields("predict_seconds", predict),
                        test_accuracy=float(np.mean(pred == yte)) if task == "classification"
                        else None,
                        test_r2=float(r2_score(yte, pred)) if task == "regression" else None,
                        n_support=None if n_support is None else int(np.sum(n_support)),
                        status="ok")
+            if n_rounds > 1:
+                row["fit_seconds_rounds"] = medians[method]
             if method.startswith("svmgpu"):
                 row["solver"] = est.solver_
                 row["rank"] = est.rank_
@@ -250,7 +278,13 @@ def main():
         for method, row in done.items():
             if method == f"sklearn {kind}()":
                 continue
-            row["fit_ratio_to_sklearn"] = row["fit_seconds"] / ref["fit_seconds"]
+            # (the median of the rounds' ratios: both methods of a round ran in the same few
+            # seconds of the machine's speed)
+            row["fit_ratio_to_sklearn"] = float(np.median(
+                [a / b for a, b in zip(medians[method], medians[ref["method"]], strict=True)]))
+            if n_rounds > 1:
+                row["fit_ratio_rounds"] = [a / b for a, b in zip(
+                    medians[method], medians[ref["method"]], strict=True)]
             if task == "classification":
                 row["accuracy_minus_sklearn"] = row["test_accuracy"] - ref["test_accuracy"]
                 row["agreement_with_sklearn"] = float(np.mean(preds[method]
