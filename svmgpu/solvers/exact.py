@@ -431,8 +431,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         else:
             (residual,) = fetch_scalars(xp.max(gap), xp=xp)
             aKa, obj = accepted[1], accepted[2]
-        history.append(obj if groups is None else
-                       _group_objectives(alpha, Ka, r, s, loss, C, grp, xp=xp))
+        history.append(obj if groups is None else (alpha, Ka, r))  # (groups: at the end)
         if residual <= tol * min(C, _TOL_SCALE_MAX) * unit:
             converged = True
             n_iter -= 1
@@ -528,7 +527,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         raise FloatingPointError("the exact solver's intercept is not finite: scale the "
                                  "features or lower C")
     return SolverResult(coef=alpha, n_iter=n_iter, converged=converged,
-                        objective_history=history,
+                        objective_history=history if groups is None else
+                        _group_objectives(history, s, loss, C, grp, xp=xp),
                         timings={"solve": time.perf_counter() - t0},
                         info={"intercept": b[0] if groups is None else b, "margins": margins,
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
@@ -549,10 +549,17 @@ def _along(r, u, aKa, q1, q2, s, loss, C, *, xp):
     return phi, trials
 
 
-def _group_objectives(alpha, Ka, r, s, loss, C, grp, *, xp):
-    """Each group's objective ``½ α_gᵀ K_gg α_g + C Σ_g s ψ(r)`` (K block-diagonal by group)."""
-    v = loss.value(r, xp=xp)
-    return grp.sums(0.5 * alpha * Ka + C * (v if s is None else s * v))
+def _group_objectives(iterates, s, loss, C, grp, *, xp):
+    """Each group's objective ``½ α_gᵀ K_gg α_g + C Σ_g s ψ(r)`` (K block-diagonal by group) at
+    each iterate ``(α, Kα, r)``: a list of k floats per iterate, computed at once."""
+    if not iterates:
+        return []
+    A, KA, R = (xp.stack([t[j] for t in iterates], axis=0) for j in range(3))
+    V = loss.value(R, xp=xp)
+    E = 0.5 * A * KA + C * (V if s is None else s[None, :] * V)
+    k = grp.k
+    v = fetch_vector(xp.reshape(matmul(E, grp.G, xp=xp), (-1,)), xp=xp)
+    return [v[t * k:(t + 1) * k] for t in range(len(iterates))]
 
 
 def _central_intercept(r, sig, s, loss, *, xp):
