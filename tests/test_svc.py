@@ -279,6 +279,53 @@ def test_exact_newton_solves_groups_as_their_problems_alone(device, task, start,
         assert abs(float(coef[at].sum())) < 1e-8
 
 
+@pytest.mark.parametrize("groups", [None, [0] * 7 + [1] * 5])
+def test_ls_svm_start_solves_its_bordered_system(device, groups):
+    """The LS-SVM start: ``(K + diag(1/w)) α + b_g = t`` on the rows of positive weight,
+    ``α = 0`` on the others and ``Σ α = 0`` in each group, as the bordered system solved
+    densely (K block-diagonal by group)."""
+    from scipy.linalg import block_diag
+
+    from svmgpu.solvers.exact import _Intercepts, _ls_svm
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((12, 2))
+    K = rbf_kernel(X, gamma=0.7)
+    g = np.zeros(12, dtype=np.int64) if groups is None else np.array(groups)
+    if groups is not None:
+        K = block_diag(K[:7, :7], K[7:, 7:])
+    t, w = rng.standard_normal(12), rng.uniform(0.5, 2.0, 12)
+    w[[2, 9]] = 0.0
+    xp = device.xp
+    wd = to_device(w, device)
+    grp = _Intercepts(None if groups is None else to_device(g, device), wd, xp=xp,
+                      dev=getattr(wd, "device", None))
+    alpha, b = _ls_svm(to_device(K, device), to_device(t, device), wd, grp, xp=xp)
+    keep = w > 0
+    k = int(g.max()) + 1
+    G = (g[:, None] == np.arange(k)[None, :]).astype(float)[keep]
+    n = int(keep.sum())
+    A = np.zeros((n + k, n + k))
+    A[:n, :n] = K[np.ix_(keep, keep)] + np.diag(1.0 / w[keep])
+    A[:n, n:], A[n:, :n] = G, G.T
+    ref = np.linalg.solve(A, np.concatenate([t[keep], np.zeros(k)]))
+    alpha = host(alpha)
+    assert np.all(alpha[~keep] == 0)
+    assert_allclose(alpha[keep], ref[:n], atol=1e-10)
+    assert_allclose(b, ref[n:], atol=1e-10)
+
+
+def test_exact_newton_refuses_groups_that_do_not_number_its_rows():
+    K, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    loss = get_loss("huber_hinge", delta=0.1)
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        exact_newton(K, y, loss, C=1.0, xp=np, groups=np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="1 of them without a row"):
+        exact_newton(K, y, loss, C=1.0, xp=np, groups=np.array([0, 0, 2, 2]))
+    with pytest.raises(ValueError, match="from -1 to 1"):
+        exact_newton(K, y, loss, C=1.0, xp=np, groups=np.array([-1, 0, 1, 1]))
+
+
 def test_small_one_vs_one_pairs_solved_at_once_give_each_pair_s_model(monkeypatch):
     """The exact path's pairs in chunks of at most PAIRS_AT_ONCE_ROWS rows, each chunk one
     problem (their blocks on one diagonal): the model of each pair alone, in fewer steps; with

@@ -729,8 +729,7 @@ class _FrontDoor:
     def _fit_problems(self, shared, problems, n_problems):
         grow = shared.pop("grow", None)
         if grow is None:
-            if n_problems > 1 and "order" in shared and \
-                    shared.get("K", None) is not None and \
+            if n_problems > 1 and "order" in shared and shared.get("K") is not None and \
                     shared["K"].dtype == self._ctx.xp.float64:
                 return self._fit_pairs(shared, list(problems))
             return super()._fit_problems(shared, problems, n_problems)

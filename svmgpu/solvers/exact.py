@@ -284,10 +284,16 @@ class _Intercepts:
         self.k = 1
         if groups is None:
             return
-        (top,) = fetch_scalars(xp.max(groups), xp=xp)
+        low, top = fetch_scalars(xp.min(groups), xp.max(groups), xp=xp)
         self.k = int(top) + 1
         self.G = xp.astype(groups[:, None] == xp.arange(self.k, device=dev)[None, :],
                            xp.float64)  # (m, k): the rows of each group
+        (empty,) = fetch_scalars(xp.sum(xp.astype(xp.sum(self.G, axis=0) == 0, xp.float64)),
+                                 xp=xp)
+        if low < 0 or empty:
+            raise ValueError(f"groups must number the problems 0, 1, ..., k - 1, each with a "
+                             f"row; got values from {low:g} to {top:g}"
+                             + (f", {int(empty)} of them without a row" if empty else ""))
         if s is not None:  # (each problem's stopping rule scales by its own max(s))
             self.row_scale = self.spread(fetch_scalars(
                 *(xp.max(xp.take(s, self.members(g))) for g in range(self.k)), xp=xp))
@@ -304,13 +310,6 @@ class _Intercepts:
             return b[0]
         xp = self.xp
         return matmul(self.G, xp.asarray(b, dtype=xp.float64, device=self.dev), xp=xp)
-
-    def sums(self, v):
-        """``[Σ over each group's rows of v]`` (host floats) for an (m,) array v."""
-        xp = self.xp
-        if self.G is None:
-            return fetch_scalars(xp.sum(v), xp=xp)
-        return fetch_vector(matmul(xp.matrix_transpose(self.G), v, xp=xp), xp=xp)
 
     def solve(self, L, Q, rhs, alpha_F, ones):
         """The Newton system's α on the rows Q (their factor L, right-hand side ``rhs``) and
@@ -383,6 +382,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     sig, tgt = (y, 1.0) if cls else (ones, y)
     s = None if sample_weight is None else xp.astype(sample_weight, f64)  # (None: unit)
     s_max = 1.0 if s is None else float(xp.max(s))
+    if groups is not None and tuple(groups.shape) != (m,):
+        raise ValueError(f"groups must have shape ({m},), a problem number per row of K; got "
+                         f"{tuple(groups.shape)}")
     grp = _Intercepts(groups, s, xp=xp, dev=dev)
     unit = s_max if grp.row_scale is None else 1.0  # (the stopping rule's scale of s)
     C = float(C)
@@ -398,7 +400,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), [0.0] * grp.k
     elif isinstance(start, str) and start == "ls_svm":
         alpha, b = _ls_svm(K if lazy is None else lazy.full(), tgt * sig,
-                           C * (ones if s is None else s), xp=xp, G=grp.G)
+                           C * (ones if s is None else s), grp, xp=xp)
     else:
         alpha = xp.astype(start[0], f64)
         b = [float(start[1])] if groups is None else [float(t) for t in start[1]]
@@ -596,31 +598,22 @@ def _central_intercept(r, sig, s, loss, *, xp):
     return 0.5 * (t_up - t_down)
 
 
-def _ls_svm(K, target, w, *, xp, G=None):
-    """``(α, [b])`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0`` (Suykens): the
-    Newton start with every row on one quadratic piece (rows of weight 0 get α = 0). With
-    ``G`` (m × k, the rows of k groups over K's diagonal blocks): an intercept and ``Σ α = 0``
-    per group."""
+def _ls_svm(K, target, w, grp, *, xp):
+    """``(α, [b, ...])`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0``
+    (Suykens; an intercept and ``Σ α = 0`` per group of ``grp``, :class:`_Intercepts`): the
+    Newton start with every row of positive weight on one quadratic piece, the Newton system
+    of those rows (rows of weight 0 get α = 0)."""
     m, f64 = K.shape[0], xp.float64
     dev = getattr(K, "device", None)
-    keep = w > 0
-    inv = xp.where(keep, 1.0 / xp.where(keep, w, xp.ones_like(w)), xp.zeros_like(w))
-    M = add_diagonal(xp.astype(K, f64, copy=True), inv, xp=xp)
-    rhs = xp.where(keep, target, xp.zeros_like(target))
-    if not bool(xp.all(keep)):  # a zero-weight row: its equation is α_i = 0
-        M = xp.where(keep[:, None] & keep[None, :], M, xp.eye(m, dtype=f64, device=dev))
-    L = cho_factor(M, lower=True, overwrite=True, xp=xp)
-    cols = xp.astype(keep, f64)[:, None] if G is None else G * xp.astype(keep, f64)[:, None]
-    k = cols.shape[1]
-    x = cho_solve(L, xp.concat([cols, rhs[:, None]], axis=1), xp=xp)
-    s1 = xp.sum(cols * x[:, :k], axis=0)
-    s2 = matmul(xp.matrix_transpose(cols), x[:, k], xp=xp)
-    v = fetch_vector(xp.concat([s1, s2]), xp=xp)
-    b = [v[k + g] / v[g] if v[g] > 0 else 0.0 for g in range(k)]
-    if k == 1:
-        return x[:, 1] - b[0] * x[:, 0], b
-    bv = xp.asarray(b, dtype=f64, device=dev)
-    return x[:, k] - matmul(x[:, :k], bv, xp=xp), b
+    Q = xp.nonzero(w > 0)[0]
+    nQ = int(Q.shape[0])
+    M = xp.astype(K if nQ == m else take_block(K, Q, Q, xp=xp), f64, copy=True)
+    L = cho_factor(add_diagonal(M, 1.0 / xp.take(w, Q), xp=xp), lower=True, overwrite=True,
+                   xp=xp)
+    zeros = xp.zeros((m,), dtype=f64, device=dev)
+    alpha_Q, b = grp.solve(L, Q, xp.take(target, Q), zeros,
+                           xp.ones((nQ,), dtype=f64, device=dev))
+    return set_rows(zeros, Q, alpha_Q, xp=xp), [0.0 if t is None else t for t in b]
 
 
 def _times(K, v, *, xp):
