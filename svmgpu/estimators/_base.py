@@ -219,14 +219,16 @@ class SVMBase(BaseEstimator):
         beside the fitted model's (choices the fit made that the folds keep)."""
         return {}
 
-    def _fit_problems(self, shared, problems, n_problems, starts=None):
+    def _fit_problems(self, shared, problems, n_problems, starts=None, first=0):
         """The fitted model of each of the ``n_problems`` problems ``(rows or None, labels or
         targets, weights)`` that ``problems`` yields, one at a time: :meth:`_fit_binary` on the
         shared features of ``_prepare_fit``, each a ``solve`` phase (from ``starts[k]``, passed
-        as ``start``, when given)."""
+        as ``start``, when given). ``first``: the number of the first problem, when
+        ``problems`` are those from there on (the phases' log lines count from it)."""
         return [self._phase("solve", self._fit_binary, shared, rows, y, w,
                             **({} if starts is None else {"start": starts[k]}),
-                            detail={"problem": f"{k + 1}/{n_problems}"} if n_problems > 1 else None)
+                            detail={"problem": f"{first + k + 1}/{n_problems}"}
+                            if n_problems > 1 else None)
                 for k, (rows, y, w) in enumerate(problems)]
 
     def _phase(self, name, fn, *args, detail=None, **kwargs):

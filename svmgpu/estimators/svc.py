@@ -1399,9 +1399,12 @@ class _FrontDoor:
             rows += n
         models = []
         for chunk in chunks:
+            first = len(models)
             got = None if len(chunk) < 2 else self._phase(
-                "solve", self._fit_pairs_at_once, shared, chunk, detail={"pairs": len(chunk)})
-            models += super()._fit_problems(shared, chunk, len(chunk)) if got is None else got
+                "solve", self._fit_pairs_at_once, shared, chunk,
+                detail={"problems": f"{first + 1}-{first + len(chunk)}/{len(problems)}"})
+            models += super()._fit_problems(shared, chunk, len(problems), first=first) \
+                if got is None else got
         return models
 
     def _fit_pairs_at_once(self, shared, problems):
