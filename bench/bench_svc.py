@@ -280,11 +280,11 @@ def main():
                 continue
             # (the median of the rounds' ratios: both methods of a round ran in the same few
             # seconds of the machine's speed)
-            row["fit_ratio_to_sklearn"] = float(np.median(
-                [a / b for a, b in zip(medians[method], medians[ref["method"]], strict=True)]))
+            ratios = [a / b for a, b in zip(medians[method], medians[ref["method"]],
+                                            strict=True)]
+            row["fit_ratio_to_sklearn"] = float(np.median(ratios))
             if n_rounds > 1:
-                row["fit_ratio_rounds"] = [a / b for a, b in zip(
-                    medians[method], medians[ref["method"]], strict=True)]
+                row["fit_ratio_rounds"] = ratios
             if task == "classification":
                 row["accuracy_minus_sklearn"] = row["test_accuracy"] - ref["test_accuracy"]
                 row["agreement_with_sklearn"] = float(np.mean(preds[method]

@@ -525,6 +525,8 @@ def test_nonzero_indices_and_fetch_scalars():
     a = xs.asarray([1.5, -2.0])
     assert B.fetch_scalars(xs.sum(a), 3, xs.max(a), xp=xs) == [-0.5, 3.0, 1.5]
     assert B.fetch_scalars(2, 4.5, xp=nxp) == [2.0, 4.5]
+    assert B.fetch_vector(a, xp=xs) == [1.5, -2.0]
+    assert B.fetch_vector(nxp.asarray([0.25, 3.0, -1.0]), xp=nxp) == [0.25, 3.0, -1.0]
 
 
 @pytest.mark.gpu

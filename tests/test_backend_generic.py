@@ -161,6 +161,7 @@ def test_greedy_pivoted_cholesky_reproduces_visited_columns():
 def test_scalars_nonzero_and_clip_on_device1():
     a = on_d1([0.0, 2.0, 0.0, 3.0])
     assert B.fetch_scalars(xs.sum(a), 1.5, xs.max(a), xp=xs) == [5.0, 1.5, 3.0]
+    assert B.fetch_vector(a, xp=xs) == [0.0, 2.0, 0.0, 3.0]
     idx = B.nonzero_indices(a != 0, 2, xp=xs)
     assert idx.device == D1 and host(idx).tolist() == [1, 3]
     c = B.clip(a, min=1.0, max=2.5, xp=xs)
