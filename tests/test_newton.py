@@ -525,3 +525,134 @@ def test_the_reduced_losses_and_their_scale_come_from_the_one_registry():
     # Zhou 2013's logistic loss is the registry's smooth hinge, not a second definition
     assert type(registry_loss("logistic", 10.0)) is LOSSES["classification"]["smooth_hinge"]
     assert LOSSES["classification"]["truncated_squared_hinge"].zhou2013_scale is None
+
+
+def _along(loss, seed, m=200, scale=1.0, zBd=0.0, dBd=1.0):
+    """F along a step as the Newton solver sees it: ``½(2η zBd + η² dBd) + c Σ s ψ(r + η q)``,
+    with F, F' and F'' from the loss's value, gradient and curvature."""
+    rng = np.random.default_rng(seed)
+    r, q, s, c = rng.normal(0, 1.5, m), scale * rng.normal(0, 1, m), rng.uniform(0.5, 2, m), 1.3
+
+    def along(eta):
+        u = r + eta * q
+        return (eta * zBd + 0.5 * eta * eta * dBd + c * np.sum(s * loss.value(u, xp=np)),
+                zBd + eta * dBd + c * np.sum(s * q * loss.grad(u, xp=np)),
+                dBd + c * np.sum(s * q * q * loss.curvature(u, xp=np)))
+    return along
+
+
+@pytest.mark.parametrize("name", ["huber_hinge", "huber_epsilon_insensitive", "squared_hinge"])
+@pytest.mark.parametrize("scale", [0.05, 0.5, 3.0])
+def test_convex_minimum_is_the_minimizer_along_the_step(name, scale):
+    """The exact line search against scipy's bounded scalar minimizer of the same convex
+    piecewise-quadratic F (minimizers below, near and above the full step)."""
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers._linesearch import convex_minimum
+
+    task = "regression" if "epsilon" in name else "classification"
+    loss = get_loss(name, task=task)
+    for seed in range(4):
+        along = _along(loss, seed, scale=scale)
+        phi0, slope, _ = along(0.0)
+        if slope >= 0:  # (make the step a descent direction)
+            along = _along(loss, seed, scale=-scale)
+            phi0, slope, _ = along(0.0)
+        ref = scipy.optimize.minimize_scalar(lambda e, along=along: along(e)[0], bounds=(0, 50),
+                                             method="bounded", options={"xatol": 1e-12})
+        found = convex_minimum(along, phi0, slope, first=along(1.0))
+        if ref.x < 2.0 ** -10:  # shorter than min_step: the caller backtracks
+            assert found is None
+            continue
+        eta, val, n, ok = found
+        assert ok and n <= 20
+        assert abs(along(eta)[1]) <= 1e-3 * abs(slope)  # (its stopping rule)
+        # ... within (1e-3 φ'(0))² / (2 φ'') of the minimum
+        assert val == along(eta)[0] and val <= ref.fun + 1e-6 * abs(slope) ** 2
+
+
+def test_convex_minimum_takes_the_full_step_exactly_and_refuses_rounding():
+    from svmgpu.solvers._linesearch import convex_minimum
+
+    calls = []
+
+    def quadratic(eta, a=1.0):  # φ = (η − a)² − a², minimum at a
+        calls.append(eta)
+        return (eta - a) ** 2 - a * a, 2 * (eta - a), 2.0
+
+    assert convex_minimum(quadratic, 0.0, -2.0, first=quadratic(1.0)) == (1.0, -1.0, 0, True)
+    assert calls == [1.0]  # the full step, read by the caller: no evaluation here
+    # one Newton iteration from η = 1 lands on a minimizer at 0.3 or 4
+    for a in (0.3, 4.0):
+        calls.clear()
+
+        def shifted(eta, a=a):
+            return quadratic(eta, a)
+
+        eta, val, n, ok = convex_minimum(shifted, 0.0, -2 * a, first=shifted(1.0))
+        assert (eta, n, ok) == (pytest.approx(a), 1, True) and val == pytest.approx(-a * a)
+    # a minimizer shorter than min_step, or one that fails Armijo's test: None (backtrack)
+    assert convex_minimum(lambda e: quadratic(e, 1e-4), 0.0, -2e-4,
+                          first=quadratic(1.0, 1e-4)) is None
+    assert convex_minimum(quadratic, -10.0, -2.0, first=quadratic(1.0)) is None
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_loss_along_derivatives_are_the_loss_terms(task):
+    """NewtonRows' F along the step: L(η), L'(η), L''(η) and L'(0) against central
+    differences of L (ψ's pieces are quadratic: the differences are exact away from knots)."""
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers.newton import NewtonRows
+
+    rng = np.random.default_rng(7)
+    m, r = 150, 6
+    P = rng.standard_normal((m, r))
+    y = np.sign(rng.standard_normal(m)) if task == "classification" else rng.standard_normal(m)
+    s = rng.uniform(0.5, 2.0, m)
+    loss = get_loss("huber_hinge" if task == "classification" else "huber_epsilon_insensitive",
+                    task=task)
+    rows = NewtonRows(P, y, s, task=task)
+    rows.start(rng.standard_normal(r))
+    d, c, h = rng.standard_normal(r), 0.7, 1e-6
+    L1, dL1, ddL1, dL0 = (float(v) for v in rows.trial(d, loss, c, derivatives=True))
+    assert L1 == float(rows.trial(d, loss, c))
+    for eta in (1.0, 0.37, 0.0):
+        L, dL, ddL = (float(v) for v in rows.loss_along(eta, loss, c, derivatives=True))
+        if eta == 1.0:
+            assert (L, dL, ddL) == (L1, dL1, ddL1)
+        Lp, Lm = (float(rows.loss_along(eta + e, loss, c)) for e in (h, -h))
+        dLp, dLm = (float(rows.loss_along(eta + e, loss, c, derivatives=True)[1])
+                    for e in (h, -h))
+        assert L == pytest.approx(float(rows.loss_along(eta, loss, c)), rel=1e-14)
+        assert dL == pytest.approx((Lp - Lm) / (2 * h), rel=1e-5, abs=1e-6)
+        assert ddL == pytest.approx((dLp - dLm) / (2 * h), rel=1e-5, abs=1e-6)
+        if eta == 0.0:
+            assert dL0 == pytest.approx(dL, rel=1e-12)
+
+
+def test_exact_line_search_takes_fewer_steps_to_the_same_minimum():
+    """SVR's ε-insensitive Huber loss over random features: the exact line search and
+    backtracking reach scipy's minimum; the exact one in fewer Newton steps."""
+    from svmgpu.losses import get_loss
+
+    rng = np.random.default_rng(5)
+    m, r = 2000, 40
+    P = rng.standard_normal((m, r)) / np.sqrt(r)
+    y = P @ rng.standard_normal(r) + rng.standard_normal(m)
+    loss, C = get_loss("huber_epsilon_insensitive", task="regression"), 5.0
+
+    def objective(z):
+        return 0.5 * z @ z + C * np.sum(loss.value(y - P @ z, xp=np))
+
+    ref = scipy.optimize.minimize(
+        objective, np.zeros(r), jac=lambda z: z - C * P.T @ loss.grad(y - P @ z, xp=np),
+        method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+    runs = {how: semismooth_newton(P, y, [loss], C=C, task="regression", tol=1e-10,
+                                   presolve=None, line_search=how, xp=NXP)
+            for how in ("exact", "backtrack")}
+    for res in runs.values():
+        assert res.converged
+        assert res.objective_history[-1] == pytest.approx(ref.fun, rel=1e-9)
+    assert runs["exact"].n_iter < runs["backtrack"].n_iter
+    assert min(runs["backtrack"].info["step_sizes"]) < 1.0  # (it backtracked)
+    with pytest.raises(ValueError, match="line_search must be"):
+        semismooth_newton(P, y, [loss], C=C, task="regression", line_search="wolfe", xp=NXP)
