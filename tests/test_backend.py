@@ -158,6 +158,33 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
                 B.take_block(A, r_bad, c_bad, xp=xp, out=buf)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, monkeypatch):
+    """``(A[rows] @ v, A[rows][:, cols])`` in one pass over the rows (NumPy: chunks of 3
+    rows here): the product in A's dtype returned as float64, the block in the dtype asked
+    for (float64 from a float32 A: exactly its entries)."""
+    from svmgpu.backend import _ops
+
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 50 * np.dtype(dtype).itemsize)
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((60, 50)).astype(dtype)
+    rows, cols = rng.choice(60, 25, replace=False), np.sort(rng.choice(50, 20, replace=False))
+    v = rng.standard_normal(50)
+    for want in (np.float64, dtype):
+        prod, blk = B.take_block_times(B.to_device(A, device), B.to_device(rows, device),
+                                       B.to_device(cols, device), B.to_device(v, device),
+                                       xp=xp, dtype=getattr(xp, np.dtype(want).name))
+        assert prod.dtype == xp.float64 and blk.dtype == getattr(xp, np.dtype(want).name)
+        assert_array_equal(blk, A[np.ix_(rows, cols)].astype(want), device=device)
+        ref = A[rows].astype(np.float64) @ v.astype(dtype).astype(np.float64)
+        assert_allclose(prod, ref, device=device, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                        atol=1e-5 if dtype == np.float32 else 1e-12)
+    if B.is_numpy(xp):  # (its gathers clip: an index out of range is refused first)
+        for r_bad, c_bad in ((np.append(rows[1:], 60), cols), (rows, np.append(cols[1:], 50))):
+            with pytest.raises(IndexError, match="out of range"):
+                B.take_block_times(A, r_bad, c_bad, v, xp=xp, dtype=np.float64)
+
+
 @pytest.mark.parametrize("gather", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monkeypatch):

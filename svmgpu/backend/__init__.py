@@ -78,6 +78,7 @@ from svmgpu.backend._ops import (
     sorted_unique,
     symmetric_matvec,
     take_block,
+    take_block_times,
     transposed_product,
     widen_rows,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "sparse_product_t",
     "take_rows",
     "take_block",
+    "take_block_times",
     "symmetric_matvec",
     "transposed_product",
     "widen_rows",
