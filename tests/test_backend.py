@@ -159,6 +159,25 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vecdot_and_vector_norm(device, xp, dtype):
+    """The dot product and Euclidean norm of 1-D arrays (NumPy float64: SciPy's BLAS) against
+    NumPy's in float64; there a tiny and a huge vector keep their norm (BLAS's scaled nrm2:
+    NumPy's own vector_norm overflows at 1e200)."""
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal(5000).astype(dtype), rng.standard_normal(5000).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    dot = B.vecdot(B.to_device(a, device), B.to_device(b, device), xp=xp)
+    nrm = B.vector_norm(B.to_device(a, device), xp=xp)
+    assert float(dot) == pytest.approx(float(a.astype(np.float64) @ b.astype(np.float64)),
+                                       rel=tol)
+    assert float(nrm) == pytest.approx(float(np.linalg.norm(a.astype(np.float64))), rel=tol)
+    if dtype == np.float64 and B.is_numpy(xp):
+        for scale in (1e-200, 1e200):
+            assert float(B.vector_norm(B.to_device(scale * a, device), xp=xp)) == \
+                pytest.approx(scale * np.linalg.norm(a), rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, monkeypatch):
     """``(A[rows] @ v, A[rows][:, cols])`` in one pass over the rows (NumPy: chunks of 3
     rows here): the product in A's dtype returned as float64, the block in the dtype asked

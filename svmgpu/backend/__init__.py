@@ -80,6 +80,8 @@ from svmgpu.backend._ops import (
     take_block,
     take_block_times,
     transposed_product,
+    vecdot,
+    vector_norm,
     widen_rows,
 )
 from svmgpu.backend._sparse import (
@@ -138,6 +140,8 @@ __all__ = [
     "Device",
     "exp_neg_clipped_inplace",
     "fetch_scalars",
+    "vecdot",
+    "vector_norm",
     "fetch_vector",
     "float_eps",
     "format_bytes",

@@ -156,6 +156,33 @@ def sorted_unique(x, *, xp):
     return s[xp.concat([s[:1] == s[:1], s[1:] != s[:-1]])]
 
 
+def vecdot(a, b, *, xp):
+    """``Σᵢ aᵢ bᵢ`` of two 1-D arrays (a 0-d array, or on NumPy a float).
+
+    On NumPy, float64 vectors go through SciPy's BLAS (``ddot``), the library of the solvers'
+    products (:func:`matmul`): NumPy's ``vecdot`` calls NumPy's own OpenBLAS, bundled apart
+    from SciPy's, and on long vectors that wakes its threads, which then spin beside SciPy's.
+    On this 2-core VM a float32 20,000 × 354 ``gemv`` with three dot products of 20,000
+    entries took 8.0 ms with NumPy's, 1.4 ms with SciPy's (the friedman3 fit, whose line
+    search reads such products every trial: 0.98 s against 0.35 s).
+    """
+    if is_numpy(xp) and a.ndim == 1 and a.dtype.char == "d" and b.dtype.char == "d":
+        from scipy.linalg import blas  # noqa: PLC0415
+
+        return float(blas.ddot(a, b))
+    return xp.vecdot(a, b)
+
+
+def vector_norm(a, *, xp):
+    """The Euclidean norm of a 1-D array, on NumPy by SciPy's BLAS (``dnrm2``) for float64
+    (see :func:`vecdot`)."""
+    if is_numpy(xp) and a.ndim == 1 and a.dtype.char == "d":
+        from scipy.linalg import blas  # noqa: PLC0415
+
+        return float(blas.dnrm2(a))
+    return xp.linalg.vector_norm(a)
+
+
 def fetch_scalars(*values, xp) -> list[float]:
     """Read several 0-d device arrays (or Python numbers) to the host in one transfer: one
     synchronisation instead of one per ``float(x)``."""

@@ -47,6 +47,7 @@ from svmgpu.backend import (
     symmetric_matvec,
     take_block,
     take_block_times,
+    vecdot,
 )
 from svmgpu.kernels import KernelRows
 from svmgpu.solvers._linesearch import armijo
@@ -429,7 +430,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         if grp.row_scale is not None:
             gap = gap / grp.row_scale
         if accepted is None:
-            residual, aKa = fetch_scalars(xp.max(gap), xp.vecdot(alpha, Ka), xp=xp)
+            residual, aKa = fetch_scalars(xp.max(gap), vecdot(alpha, Ka, xp=xp), xp=xp)
             obj = _objective(aKa, r, s, loss, C, xp=xp)
         else:
             (residual,) = fetch_scalars(xp.max(gap), xp=xp)
@@ -489,8 +490,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         db = [bn - bo for bn, bo in zip(b_new, b, strict=True)]
         u = sig * (Kd + grp.spread(db))  # (the residuals along the step: r − step u)
         # F'(0) along (d, db): αᵀK d − C Σ s ψ'(r) u
-        q1, q2, gu = fetch_scalars(xp.vecdot(d, Ka), xp.vecdot(d, Kd),
-                                   xp.vecdot(g if s is None else s * g, u), xp=xp)
+        q1, q2, gu = fetch_scalars(vecdot(d, Ka, xp=xp), vecdot(d, Kd, xp=xp),
+                                   vecdot(g if s is None else s * g, u, xp=xp), xp=xp)
         phi, trials = _along(r, u, aKa, q1, q2, s, loss, C, xp=xp)
         step, _, _, decreased = armijo(phi, obj + 1e-12 * abs(obj), min(q1 - C * gu, 0.0),
                                        sigma=sigma, max_backtracks=_MAX_HALVINGS - 1,

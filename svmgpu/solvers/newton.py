@@ -28,6 +28,8 @@ from svmgpu.backend import (
     nonzero_indices,
     smw_factor_solve,
     spd_factor_solve,
+    vecdot,
+    vector_norm,
 )
 from svmgpu.lowrank import CurvatureGram, as_operator, combine
 from svmgpu.solvers._linesearch import armijo as armijo_search
@@ -414,7 +416,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
     # other scalars) plus ``½ zᵀBz``, whose values along a step are formed on the host from
     # ``zᵀBz``, ``zᵀBd`` and ``dᵀBd``: differences of F near the optimum stay above rounding.
     if opts.stop == "gradient" and gscale is None:  # ‖∇F(0)‖, the scale of the gradient test
-        gscale = C * float(xp.linalg.vector_norm(rows.gradient_at_zero(losses[-1])))
+        gscale = C * float(vector_norm(rows.gradient_at_zero(losses[-1]), xp=xp))
     if gscale is not None:
         gscale = max(gscale, 1e-300)
 
@@ -436,7 +438,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
             (opts.curvature_levels, opts.curvature_floor * 2.0 * psi.A_min)
         counts, loss = rows.examine(psi, c, check_stable=check_stable, levels=levels)
         Bz = Bmul(z)
-        vals = fetch_scalars(*counts, xp.vecdot(z, Bz), loss, xp=xp)  # read 1
+        vals = fetch_scalars(*counts, vecdot(z, Bz, xp=xp), loss, xp=xp)  # read 1
         n_u, n_ch, n_act, n_plus = (int(v) for v in vals[:4])
         stable = check_stable and int(vals[4]) == 0
         zBz = vals[-2]
@@ -453,8 +455,8 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
         tm["rhs"] += time.perf_counter() - t0
         use_smw = B is None and (opts.smw == "always" or (opts.smw == "auto" and n_act < r))
         if stable:  # the exact stationary point: only its gradient norm is still read
-            gn, bn, vn = fetch_scalars(xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz),
-                                       xp.linalg.vector_norm(v), xp=xp)
+            gn, bn, vn = fetch_scalars(vector_norm(grad, xp=xp), vector_norm(Bz, xp=xp),
+                                       vector_norm(v, xp=xp), xp=xp)
         else:
             # ---- Newton direction: SMW (28) or Cholesky of B + C·PᵀΛP
             t0 = time.perf_counter()
@@ -477,9 +479,9 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
                 Bd = Bmul(d)
                 tm["matvec"] += time.perf_counter() - t0
                 vals = fetch_scalars(  # read 2
-                    xp.linalg.vector_norm(grad), xp.linalg.vector_norm(Bz),
-                    xp.linalg.vector_norm(v), xp.vecdot(grad, d), xp.vecdot(z, Bd),
-                    xp.vecdot(d, Bd), *(L_full if exact_search else (L_full,)),
+                    vector_norm(grad, xp=xp), vector_norm(Bz, xp=xp),
+                    vector_norm(v, xp=xp), vecdot(grad, d, xp=xp), vecdot(z, Bd, xp=xp),
+                    vecdot(d, Bd, xp=xp), *(L_full if exact_search else (L_full,)),
                     *(() if ok is None else (ok,)), xp=xp)
                 if ok is None or vals[-1]:
                     break
@@ -728,7 +730,7 @@ class NewtonRows:
         out = self.loss_along(1.0, psi, c, derivatives=derivatives)
         if derivatives:
             q = -self.y * self.Pd if self.cls else -self.Pd
-            out.append(c * self.xp.vecdot(self._weighted(q), psi.grad(self.res, xp=self.xp)))
+            out.append(c * vecdot(self._weighted(q), psi.grad(self.res, xp=self.xp), xp=self.xp))
         return out
 
     @combine("sum")
@@ -742,8 +744,8 @@ class NewtonRows:
         xp = self.xp
         q = -self.y * self.Pd if self.cls else -self.Pd  # dr/dη
         sq = self._weighted(q)
-        return [self.loss_term(res, psi, c), c * xp.vecdot(sq, psi.grad(res, xp=xp)),
-                c * xp.vecdot(sq * q, psi.curvature(res, xp=xp))]
+        return [self.loss_term(res, psi, c), c * vecdot(sq, psi.grad(res, xp=xp), xp=self.xp),
+                c * vecdot(sq * q, psi.curvature(res, xp=xp), xp=self.xp)]
 
     @combine("none")
     def accept(self, eta, z=None):
