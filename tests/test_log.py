@@ -176,3 +176,18 @@ def test_no_progress_bars_when_standard_error_is_not_a_terminal(capsys):
         bar.close()
     assert type(bar).__name__ == "_NoBar"
     assert "\r" not in capsys.readouterr().err
+
+
+def test_a_chunk_of_pairs_logs_its_iterations_and_convergence(capsys):
+    """SVC's small one-vs-one pairs solved at once (one chunk): the solve line says the
+    chunk's Newton steps and whether every pair converged, as a pair alone does."""
+    from sklearn.datasets import load_iris
+
+    from svmgpu import SVC
+
+    X, y = load_iris(return_X_y=True)
+    clf = SVC(verbose=1).fit(X, y)
+    solve = [li for li in capsys.readouterr().err.splitlines()
+             if li.startswith("[svmgpu.SVC] solve problems=1-3/3 ")]
+    assert len(solve) == 1, solve
+    assert f"it={max(clf.n_iter_)}" in solve[0] and "converged=True" in solve[0]

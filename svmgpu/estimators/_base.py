@@ -241,7 +241,7 @@ class SVMBase(BaseEstimator):
         dt = time.perf_counter() - t0
         self._timings[name] = self._timings.get(name, 0.0) + dt
         if self._log.isEnabledFor(logging.INFO):
-            res = out if isinstance(out, dict) else {}
+            res = out if isinstance(out, dict) else _joint(out)
             self._log.info("%s %s", name, fields(**(detail or {}), it=res.get("n_iter"),
                                                  converged=res.get("converged"), seconds=dt))
         return out
@@ -869,3 +869,15 @@ class SVRBase(RegressorMixin, SVMBase):
         out = self._decision_binary(self.models_[0], feats, xp=ctx.xp)
         _check_decision_finite(self, [out], xp=ctx.xp)
         return self._to_caller(out, X)
+
+
+def _joint(out):
+    """The log fields of a phase that returned several models solved at once (SVC's chunk of
+    one-vs-one pairs: one Newton iteration for all): their largest ``n_iter`` and whether all
+    converged; {} for anything else."""
+    if not isinstance(out, list) or not out or not all(isinstance(o, dict) for o in out):
+        return {}
+    its = [o.get("n_iter") for o in out]
+    conv = [o.get("converged") for o in out]
+    return {"n_iter": max(its) if all(isinstance(t, int) for t in its) else None,
+            "converged": all(conv) if all(isinstance(c, bool) for c in conv) else None}
