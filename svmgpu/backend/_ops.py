@@ -109,8 +109,10 @@ def exp_neg_clipped_inplace(z, *, xp):
     if is_numpy(xp):
         import numpy as np  # noqa: PLC0415
 
-        np.maximum(z, _EXP_FLOOR[z.dtype.char], out=z)  # (np.clip has a slow Python wrapper)
-        np.minimum(z, 0.0, out=z)
+        # one pass for both bounds (np.maximum then np.minimum took two: 57 against 19 ms
+        # on 49M float32 entries, beside exp's 100 ms; NumPy 2's np.clip costs what the two
+        # calls did on small blocks, 4 µs)
+        np.clip(z, _EXP_FLOOR[z.dtype.char], 0.0, out=z)
         return np.exp(z, out=z)
     if is_cupy(xp):
         import cupy  # noqa: PLC0415
