@@ -156,7 +156,7 @@ class NewtonOptions:
         direction (:func:`~svmgpu.solvers._linesearch.convex_minimum`: Newton's iteration on
         F', each trial one pass over the rows and one read of three scalars), where halving
         from the full step took ½ when the minimizer lay at 0.6–0.9 (friedman1's SVR at 20k
-        rows: 77 Newton steps over its stages by halving, 48 exact). Other losses, and a
+        rows: 69 Newton steps over its stages by halving, 39 exact). Other losses, and a
         minimizer that fails Armijo's test, backtrack.
     armijo, backtrack, max_backtracks : float, float, int
         Armijo constant σ, step reduction and maximum reductions of the line search.
@@ -729,9 +729,13 @@ class NewtonRows:
         self.Pd = self.P.matvec(d)
         out = self.loss_along(1.0, psi, c, derivatives=derivatives)
         if derivatives:
-            q = -self.y * self.Pd if self.cls else -self.Pd
-            out.append(c * vecdot(self._weighted(q), psi.grad(self.res, xp=self.xp), xp=self.xp))
+            out.append(c * vecdot(self._weighted(self._step_residuals()),
+                                  psi.grad(self.res, xp=self.xp), xp=self.xp))
         return out
+
+    def _step_residuals(self):
+        """``dr/dη``: the residuals' change along the step ``P d``."""
+        return -self.y * self.Pd if self.cls else -self.Pd
 
     @combine("sum")
     def loss_along(self, eta, psi, c, *, derivatives=False):
@@ -742,7 +746,7 @@ class NewtonRows:
         if not derivatives:
             return self.loss_term(res, psi, c)
         xp = self.xp
-        q = -self.y * self.Pd if self.cls else -self.Pd  # dr/dη
+        q = self._step_residuals()
         sq = self._weighted(q)
         return [self.loss_term(res, psi, c), c * vecdot(sq, psi.grad(res, xp=xp), xp=self.xp),
                 c * vecdot(sq * q, psi.curvature(res, xp=xp), xp=self.xp)]
