@@ -622,7 +622,7 @@ class NewtonRows:
         self.hessian = CurvatureGram(P)  # PᵀΛP, updated (23)/(25)
         self.o = xp.zeros((m,), dtype=xp.float64, device=P.device.native_device)
         self.res = self._residual(self.o)
-        self.g = self.kap = self.g_prev = self.kap_prev = self.Pd = None
+        self.g = self.kap = self.g_prev = self.kap_prev = self.Pd = self._step_weights = None
 
     def _residual(self, o):
         return 1.0 - self.y * o if self.cls else self.y - o
@@ -726,16 +726,21 @@ class NewtonRows:
     def trial(self, d, psi, c, *, derivatives=False):
         """Keep ``P d`` and return the loss term at the full step; with ``derivatives``,
         ``[L(1), L'(1), L''(1), L'(0)]`` (see :meth:`loss_along`)."""
-        self.Pd = self.P.matvec(d)
+        self.Pd, self._step_weights = self.P.matvec(d), None
         out = self.loss_along(1.0, psi, c, derivatives=derivatives)
         if derivatives:
-            out.append(c * vecdot(self._weighted(self._step_residuals()),
-                                  psi.grad(self.res, xp=self.xp), xp=self.xp))
+            out.append(c * vecdot(self._along_weights()[0], psi.grad(self.res, xp=self.xp),
+                                  xp=self.xp))
         return out
 
-    def _step_residuals(self):
-        """``dr/dη``: the residuals' change along the step ``P d``."""
-        return -self.y * self.Pd if self.cls else -self.Pd
+    def _along_weights(self):
+        """``(s q, s q²)`` for ``q = dr/dη``, the residuals' change along the step ``P d``:
+        the same at every trial of a step's line search, computed at its first."""
+        if self._step_weights is None:
+            q = -self.y * self.Pd if self.cls else -self.Pd
+            sq = self._weighted(q)
+            self._step_weights = (sq, sq * q)
+        return self._step_weights
 
     @combine("sum")
     def loss_along(self, eta, psi, c, *, derivatives=False):
@@ -746,10 +751,9 @@ class NewtonRows:
         if not derivatives:
             return self.loss_term(res, psi, c)
         xp = self.xp
-        q = self._step_residuals()
-        sq = self._weighted(q)
-        return [self.loss_term(res, psi, c), c * vecdot(sq, psi.grad(res, xp=xp), xp=self.xp),
-                c * vecdot(sq * q, psi.curvature(res, xp=xp), xp=self.xp)]
+        sq, sq2 = self._along_weights()
+        return [self.loss_term(res, psi, c), c * vecdot(sq, psi.grad(res, xp=xp), xp=xp),
+                c * vecdot(sq2, psi.curvature(res, xp=xp), xp=xp)]
 
     @combine("none")
     def accept(self, eta, z=None):
