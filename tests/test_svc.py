@@ -1587,6 +1587,60 @@ def test_exact_path_float32_kernel_from_its_row_threshold(monkeypatch):
     assert np.array_equal(SVC(dtype="float64").fit(X, y).decision_function(X), d64)
 
 
+def test_mixed_precision_factor_solves_to_float64_accuracy(device):
+    """A Newton system's float32 factor with one refinement in float64 (``_Factor``, low):
+    its solve agrees with float64's far better than the float32 solve alone; a system whose
+    float32 copy is singular is factored in float64 instead."""
+    from svmgpu.solvers.exact import _Factor
+
+    xp = device.xp
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 4))
+    M = rbf_kernel(X, gamma=0.3) + 0.05 * np.eye(300)  # (κ about 10⁴)
+    B = rng.standard_normal((300, 2))
+    want = np.linalg.solve(M, B)
+    got = host(_Factor(to_device(M.copy(), device), low=True, xp=xp).solve(to_device(B, device)))
+    plain = np.linalg.solve(M.astype(np.float32), B.astype(np.float32))
+    err, err32 = (np.max(np.abs(v - want)) / np.max(np.abs(want)) for v in (got, plain))
+    assert err < 1e-6 and err < err32 / 100
+    # singular in float32 (its off-diagonal rounds to 1), positive definite in float64
+    S = np.array([[1.0, 1.0 - 1e-9], [1.0 - 1e-9, 1.0]])
+    f = _Factor(to_device(S.copy(), device), low=True, xp=xp)
+    assert f.M is None  # (the float64 factor)
+    assert_allclose(host(f.solve(to_device(np.array([1.0, -1.0]), device))),
+                    np.linalg.solve(S, [1.0, -1.0]), rtol=1e-6)
+
+
+def test_float32_kernels_newton_systems_in_float32_take_the_same_steps(device, monkeypatch):
+    """A float32 K's Newton systems from MIXED_MIN_ORDER rows are factored in float32 and
+    refined (every system here, with the order lowered to 1): the same active sets step by
+    step and the solution of the float64 factorizations."""
+    from svmgpu.solvers import exact
+
+    X, y = make_classification(800, n_features=6, random_state=2)
+    K = rbf_kernel(X, gamma=0.2).astype(np.float32)
+    kw = dict(C=1.0, tol=1e-6, xp=device.xp)
+    loss = get_loss("huber_hinge", delta=0.1)
+    seen = []
+    real = exact.cho_factor
+
+    def spy(a, **k):
+        seen.append(str(a.dtype).rsplit(".", 1)[-1])
+        return real(a, **k)
+
+    monkeypatch.setattr(exact, "cho_factor", spy)
+    monkeypatch.setattr(exact, "MIXED_MIN_ORDER", 1)
+    low = exact_newton(to_device(K, device), to_device(2.0 * y - 1, device), loss, **kw)
+    assert seen and set(seen) == {"float32"}
+    monkeypatch.setattr(exact, "MIXED_MIN_ORDER", 10 ** 9)
+    seen.clear()
+    ref = exact_newton(to_device(K, device), to_device(2.0 * y - 1, device), loss, **kw)
+    assert set(seen) == {"float64"}
+    assert low.converged and ref.converged
+    assert low.info["active"] == ref.info["active"]
+    assert_allclose(host(low.coef), host(ref.coef), rtol=0, atol=1e-5)
+
+
 def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatch):
     """On a hard problem a float32 K's products hold the residual above a tight tol while
     the objective moves by rounding only: exact_newton ends after a few such steps

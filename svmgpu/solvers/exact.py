@@ -36,6 +36,7 @@ import time
 
 from svmgpu._log import fields, get_logger
 from svmgpu.backend import (
+    LinAlgError,
     add_diagonal,
     cho_factor,
     cho_solve,
@@ -275,6 +276,48 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
     return (alpha, res.info["intercept"]), steps
 
 
+#: Newton systems of at least this order, over a float32 K, are factored in float32 and each
+#: solve refined once in float64 against the system itself (iterative refinement, Moler 1967:
+#: the error of a solve falls from ``κ ε₃₂`` to about ``(κ ε₃₂)²``). K's entries are float32
+#: already, so the float64 system holds nothing a float32 factor misses but the rounding of
+#: its diagonal. ``potrf`` on this 2-core CPU (no AVX-512), float64 against float32: order
+#: 1,000 13.7 / 3.9 ms, 2,000 40.7 / 20.0 ms, 2,300 68 / 31 ms. In the refinement of
+#: ``make_classification`` at 20,000 rows (8 systems of 543–2,283 rows) the factorizations
+#: took 0.21 s instead of 0.38 s, the solves 0.08 s more (two float32 solves and a float64
+#: product each); the test predictions and support vectors the same.
+MIXED_MIN_ORDER = 512
+
+
+class _Factor:
+    """The factor of one Newton system ``M`` (float64, overwritten): its float64 Cholesky
+    factor, or, for ``low`` (a float32 K's system of :data:`MIXED_MIN_ORDER` rows or more),
+    the float32 factor of M's float32 copy, M kept for the refinement of each solve
+    (:meth:`solve`). A float32 copy that is not positive definite (rounding of a
+    near-singular M) is factored in float64 instead."""
+
+    def __init__(self, M, *, low, xp):
+        self.xp, self.M = xp, None
+        if low:
+            try:
+                self.L = cho_factor(xp.astype(M, xp.float32), lower=True, overwrite=True,
+                                    xp=xp)
+                self.M = M
+                return
+            except LinAlgError:
+                pass
+        self.L = cho_factor(M, lower=True, overwrite=True, xp=xp)
+
+    def solve(self, B):
+        """``M⁻¹ B`` (float64 B, one or more columns)."""
+        xp = self.xp
+        if self.M is None:
+            return cho_solve(self.L, B, xp=xp)
+        f32, f64 = xp.float32, xp.float64
+        x = xp.astype(cho_solve(self.L, xp.astype(B, f32), xp=xp), f64)
+        r = B - matmul(self.M, x, xp=xp)  # (the residual in float64: one refinement)
+        return x + xp.astype(cho_solve(self.L, xp.astype(r, f32), xp=xp), f64)
+
+
 class _Intercepts:
     """The intercepts of one solve: one (``groups`` None), or one per group of rows, each
     group a problem of its own over a block of K (:func:`exact_newton`'s ``groups``). Host
@@ -314,19 +357,20 @@ class _Intercepts:
         return matmul(self.G, xp.asarray(b, dtype=xp.float64, device=self.dev), xp=xp)
 
     def solve(self, L, Q, rhs, alpha_F, ones):
-        """The Newton system's α on the rows Q (their factor L, right-hand side ``rhs``) and
+        """The Newton system's α on the rows Q (their :class:`_Factor` L, right-hand side
+        ``rhs``) and
         the intercepts that make each group's ``Σ α = 0`` with ``α_F`` on the other rows: None
         for a group without a row in Q (its intercept is free of the system)."""
         xp = self.xp
         if self.G is None:
-            x = cho_solve(L, xp.stack([ones, rhs], axis=1), xp=xp)
+            x = L.solve(xp.stack([ones, rhs], axis=1))
             sums = xp.sum(x, axis=0)
             sum1, sum2, sumF = fetch_scalars(sums[0], sums[1], xp.sum(alpha_F), xp=xp)
             b = (sum2 + sumF) / sum1
             return x[:, 1] - b * x[:, 0], [b]
         k = self.k
         GQ = xp.take(self.G, Q, axis=0)
-        x = cho_solve(L, xp.concat([GQ, rhs[:, None]], axis=1), xp=xp)
+        x = L.solve(xp.concat([GQ, rhs[:, None]], axis=1))
         # (K's blocks are the groups': M⁻¹ G's column g is zero outside group g, so each
         # group's Σ α = 0 is one equation in its own intercept)
         Gt = xp.matrix_transpose(GQ)
@@ -414,6 +458,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     # a full step that kept the pieces solved their system: the residual left is rounding,
     # which a float32 K's products leave near 1e-6 C (they would stall a tighter tol)
     settled = 1e-12 if K.dtype == f64 else math.sqrt(float(xp.finfo(K.dtype).eps))
+    low_factor = K.dtype == xp.float32  # (its systems' factors in float32: _Factor)
     accepted = None  # (r, αᵀKα, F) at the last accepted point, from its line search
     flat, rounding = 0, False  # (steps in a row that moved F by rounding only)
     weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
@@ -471,7 +516,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             tQ = tgt if cls else xp.take(tgt, Q)
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
             M = add_diagonal(M, 1.0 / CscQ, xp=xp)
-            L = cho_factor(M, lower=True, overwrite=True, xp=xp)
+            L = _Factor(M, low=low_factor and nQ >= MIXED_MIN_ORDER, xp=xp)
             alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
             alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
@@ -609,8 +654,7 @@ def _ls_svm(K, target, w, grp, *, xp):
     Q = xp.nonzero(w > 0)[0]
     nQ = int(Q.shape[0])
     M = xp.astype(K if nQ == m else take_block(K, Q, Q, xp=xp), f64, copy=True)
-    L = cho_factor(add_diagonal(M, 1.0 / xp.take(w, Q), xp=xp), lower=True, overwrite=True,
-                   xp=xp)
+    L = _Factor(add_diagonal(M, 1.0 / xp.take(w, Q), xp=xp), low=False, xp=xp)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     alpha_Q, b = grp.solve(L, Q, xp.take(target, Q), zeros,
                            xp.ones((nQ,), dtype=f64, device=dev))
