@@ -959,6 +959,25 @@ def test_auto_rank_goes_to_its_cap_where_the_growth_is_far_from_ending(monkeypat
     assert_allclose(skipped.decision_function(X), full.decision_function(X), atol=1e-5)
 
 
+def test_auto_rank_jumps_to_the_refinement_where_the_growth_is_far_from_ending(monkeypatch):
+    """From a stage whose change was above AUTO_RANK_JUMP times the limit, SVC's rank="auto"
+    goes straight to the first stage of at least REFINE_MIN_RANK landmarks, where the
+    refinement takes over: the path without the stages between, refined from the same
+    landmarks into the same model as the path through them."""
+    svc_module = _grow(monkeypatch, top=200)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)  # (the first stage: 20)
+    X, y = _unsettled()
+    jumped = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_JUMP", np.inf)
+    full = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    assert [p["rank"] for p in full.rank_path_] == [20, 28, 40, 57, 81]
+    assert full.rank_path_[1]["changed"] > 10 * svc_module.AUTO_RANK_CHANGE
+    assert [p["rank"] for p in jumped.rank_path_] == [20, 28, 81]
+    assert all(isinstance(f.rank_path_[-1]["refined"], dict) for f in (jumped, full))
+    assert_allclose(jumped.decision_function(X), full.decision_function(X), atol=1e-4)
+
+
 def _unsettled(seed=2, n_classes=3):
     """A set whose rank="auto" growth (20 → 80 landmarks, :func:`_grow`) ends with the
     predictions still changing, and its rows (standardized)."""
