@@ -22,7 +22,7 @@ the agreement of the predictions and the number of support vectors are recorded.
 starts after a pause of ``PAUSE`` seconds: after a multi-threaded BLAS call the library's idle
 threads keep spinning for a while, and on this 2-core VM they slowed the next method's first
 millisecond fits 2× (breast cancer right after the Nystroem peer's wine fits: 7.7–7.9 ms for
-three repeats, then 3.5 ms). On sets of fewer than ``ROUNDS_BELOW`` (5,000) rows the methods
+three repeats, then 3.5 ms). On sets of fewer than ``ROUNDS_BELOW`` (25,000) rows the methods
 fit in ``ROUNDS`` (5) alternating rounds (each its repeats, within ``REPEAT_SECONDS``): the
 fit time is the median of all their fits, ``fit_seconds_rounds`` each round's median, and the
 ratio to scikit-learn's the median of the rounds' ratios (``fit_ratio_rounds``), each taken
@@ -156,9 +156,12 @@ REPEAT_SECONDS = 2.0
 #: Rounds of alternating fits for sets of fewer training rows than ROUNDS_BELOW (see the module
 #: notes): this VM's speed changes by up to 2× for seconds at a time (session 26: iris's
 #: ratio 2.3×, 2.8× and 7.6× in three runs of minutes apart, scikit-learn's fit 1.4–2.4 ms,
-#: svmgpu's 5.6–10.4 ms), longer than one method's repeats.
+#: svmgpu's 5.6–10.4 ms), longer than one method's repeats. Up to 5,000 rows until session
+#: 28; the 20,000-row sets too since (make_classification: scikit-learn's fit 5.6 s in one
+#: run and 8.2 s ten minutes later, svmgpu's 1.4–1.9 s, one fit of scikit-learn's against
+#: two of svmgpu's a round).
 ROUNDS = 5
-ROUNDS_BELOW = 5_000
+ROUNDS_BELOW = 25_000
 
 #: LIBSVM's tuned parameters for ijcnn1 (issue 27's target: >= 98.6 %), both estimators.
 TUNED_IJCNN1 = {"C": 32.0, "gamma": 2.0}
