@@ -178,6 +178,21 @@ def test_vecdot_and_vector_norm(device, xp, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matvec_in_dtype_multiplies_in_the_matrix_dtype(device, xp, dtype):
+    """``a @ v`` for a float64 v, in a's dtype (v rounded to it), returned as float64."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((40, 30)).astype(dtype)
+    v = rng.standard_normal(30)
+    got = B.matvec_in_dtype(B.to_device(a, device), B.to_device(v, device), xp=xp)
+    assert got.dtype == xp.float64
+    want = (a @ v.astype(dtype)).astype(np.float64)
+    assert_allclose(got, want, device=device, rtol=1e-6 if dtype == np.float32 else 1e-13,
+                    atol=1e-6 if dtype == np.float32 else 1e-13)
+    if dtype == np.float32:  # (v rounded to float32: not the float64 product)
+        assert np.max(np.abs(host(got) - a.astype(np.float64) @ v)) > 1e-9
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, monkeypatch):
     """``(A[rows] @ v, A[rows][:, cols])`` in one pass over the rows (NumPy: chunks of 3
     rows here): the product in A's dtype returned as float64, the block in the dtype asked

@@ -279,6 +279,15 @@ def _row_chunks(a, rows, *, xp):
         yield s, min(s + step, n), scratch.rows(a, rows[s:s + step], native=True)
 
 
+def matvec_in_dtype(a, v, *, xp):
+    """``a @ v`` in float64 for a float64 ``v``: a float32 ``a`` multiplies in float32 (half
+    the memory traffic of the products that dominate the exact path's Newton steps), the
+    result read back as float64."""
+    if a.dtype == xp.float64:
+        return matmul(a, v, xp=xp)
+    return xp.astype(matmul(a, xp.astype(v, a.dtype), xp=xp), xp.float64)
+
+
 def take_block_times(a, rows, cols, v, *, xp, dtype):
     """``(a[rows] @ v, a[rows][:, cols])`` of a 2-D array in one pass over its rows ``rows``:
     the product in a's dtype (float32: half the memory traffic), returned in float64 (as
@@ -311,8 +320,7 @@ def take_block_times(a, rows, cols, v, *, xp, dtype):
             block[s:e] = cast[:e - s]
         return prod, block
     A = xp.take(a, rows, axis=0)
-    prod = xp.astype(matmul(A, xp.astype(v, a.dtype), xp=xp), xp.float64)
-    return prod, xp.astype(xp.take(A, cols, axis=1), dtype)
+    return matvec_in_dtype(A, v, xp=xp), xp.astype(xp.take(A, cols, axis=1), dtype)
 
 
 def _check_indices(idx, n):

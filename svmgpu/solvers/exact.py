@@ -43,6 +43,7 @@ from svmgpu.backend import (
     fetch_scalars,
     fetch_vector,
     matmul,
+    matvec_in_dtype,
     set_rows,
     small_blas,
     symmetric_matvec,
@@ -415,7 +416,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         """``K v`` in float64 for ``v`` zero outside the rows ``support`` (None: unknown)."""
         if support is None:
             if lazy is None:
-                return _times(K, v, xp=xp)
+                return matvec_in_dtype(K, v, xp=xp)
             support = xp.nonzero(v != 0)[0]
         if lazy is None:
             return symmetric_matvec(K, v, support, xp=xp)
@@ -508,7 +509,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
                 KQE = take_block(A, at, E, xp=xp)
-                KQd = _times(KQE, xp.take(delta, E), xp=xp)
+                KQd = matvec_in_dtype(KQE, xp.take(delta, E), xp=xp)
                 M = xp.astype(KQE[:, :nQ], f64, copy=True)
                 del KQE
             else:  # (Q's rows read once: their product with δ and their columns Q)
@@ -659,14 +660,6 @@ def _ls_svm(K, target, w, grp, *, xp):
     alpha_Q, b = grp.solve(L, Q, xp.take(target, Q), zeros,
                            xp.ones((nQ,), dtype=f64, device=dev))
     return set_rows(zeros, Q, alpha_Q, xp=xp), [0.0 if t is None else t for t in b]
-
-
-def _times(K, v, *, xp):
-    """``K v`` in float64 for a float64 ``v``: a float32 K multiplies in float32 (half the
-    memory traffic of the products that dominate a step), the result read back as float64."""
-    if K.dtype == xp.float64:
-        return matmul(K, v, xp=xp)
-    return xp.astype(matmul(K, xp.astype(v, K.dtype), xp=xp), xp.float64)
 
 
 def _device(K):
