@@ -338,7 +338,7 @@ import numpy as np
 from svmgpu import UniSVC, WPSVC
 case = sys.argv[1]
 d = 60 if case == "wpsvc" else 20
-X = np.random.default_rng(0).standard_normal((200_000, d))
+X = np.random.default_rng(0).standard_normal((200_000 if case == "wpsvc" else 100_000, d))
 y = X[:, 0] > 0
 (WPSVC() if case == "wpsvc" else UniSVC(rank=20)).fit(X[:2000], y[:2000])  # imports, BLAS
 def status(key):
@@ -350,7 +350,7 @@ base = status("VmRSS:")
 if case == "wpsvc":
     est, ref = WPSVC(memory_budget="100MB").fit(X, y), WPSVC()
 else:
-    est, ref = UniSVC(probability=True, memory_budget="80MB").fit(X, y), None
+    est, ref = UniSVC(probability=True, memory_budget="60MB").fit(X, y), None
 peak = status("VmHWM:") - base
 diff = 0.0 if ref is None else float(np.max(np.abs(
     est.decision_function(X[:2000]) - ref.fit(X, y).decision_function(X[:2000]))))
@@ -408,8 +408,10 @@ def test_memory_budget_bounds_probability_and_prediction(tmp_path):
     """Issue 26 item 3: UniSVC(probability=True, memory_budget="80MB") on 200k x 20 peaked
     +170 MB: each fold predicted its held-out rows through their n x r Nystrom features. Now
     prediction is K(x, landmarks)(L^-T beta) in kernel blocks (O(n r d), bounded), and the
-    folds' copies of X come out of the budget before the folds' fits get the rest."""
-    assert _case_peak(tmp_path, "probability")["peak"] <= 80e6
+    folds' copies of X come out of the budget before the folds' fits get the rest. Run at
+    half the scale since session 28 (100k x 20 within 60 MB: 33 s instead of 73 s; peak 47 MB;
+    a fold's held-out features alone, 20,000 x 300 float64, would be 48 MB beside its fit)."""
+    assert _case_peak(tmp_path, "probability")["peak"] <= 60e6
     # the blocked prediction is the features' prediction, to rounding
     X, y = make_checkerboard(3000, random_state=0)
     clf = UniSVC(C=10.0, gamma=16.0, rank=100, random_state=0, memory_budget="3MB").fit(X, y)
