@@ -648,3 +648,9 @@ def test_map_threads_keeps_order_runs_serial_blas_and_reraises():
 
     with pytest.raises(ValueError, match="region 2"):
         map_threads(boom, range(4), xp=np)
+
+    def nested(i):  # (a task's own map_threads runs in order in the task's thread)
+        outer = threading.get_ident()
+        return map_threads(lambda j: threading.get_ident() == outer, range(3), xp=np)
+
+    assert map_threads(nested, range(2), xp=np) == [[True] * 3] * 2

@@ -407,6 +407,49 @@ def test_pruned_kernel_matvec_matches_the_full_product(monkeypatch, kernel_cls, 
     assert_allclose(kernel_matvec(Linear(), X, Z, V, prune=True), X @ Z.T @ V, rtol=1e-12)
 
 
+def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
+    """From THREADED_MATVEC_VALUES kernel values kernel_matvec (NumPy) computes one part of the
+    rows per core, each in its own thread, Z's side prepared once: the product of the whole,
+    for a vector and a matrix, dense and sparse rows, a row count that does not divide."""
+    import os
+    import threading
+
+    import scipy.sparse as sp
+
+    from svmgpu.kernels import _blocked
+
+    class Threads(RBF):
+        def _exp_of(self, A, right_t, *, xp, out):
+            self.seen.add(threading.get_ident())
+            return RBF._exp_of(A, right_t, xp=xp, out=out)
+
+    rng = np.random.default_rng(9)
+    X, Z, V = rng.standard_normal((1001, 5)), rng.standard_normal((300, 5)), \
+        rng.standard_normal((300, 3))
+    full = rbf_kernel(X, Z, gamma=0.3) @ V
+    monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    parts, real = [], _blocked.iter_kernel_blocks
+
+    def spy(kernel, X, Z, **kw):
+        parts.append(X.shape[0])
+        return real(kernel, X, Z, **kw)
+
+    monkeypatch.setattr(_blocked, "iter_kernel_blocks", spy)
+    kernel = Threads(0.3)
+    kernel.seen = set()
+    assert_allclose(kernel_matvec(kernel, X, Z, V), full, rtol=1e-12, atol=1e-12)
+    assert sorted(parts) == [333, 334, 334]  # (a part per core, in a thread pool)
+    assert kernel.seen and threading.get_ident() not in kernel.seen
+    assert_allclose(kernel_matvec(kernel, X, Z, V[:, 0]), full[:, 0], rtol=1e-12, atol=1e-12)
+    assert_allclose(kernel_matvec(RBF(0.3), sp.csr_matrix(X), Z, V), full, rtol=1e-10,
+                    atol=1e-12)
+    monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", X.shape[0] * Z.shape[0] + 1)
+    kernel.seen = set()
+    assert_allclose(kernel_matvec(kernel, X, Z, V), full, rtol=1e-12, atol=1e-12)
+    assert kernel.seen == {threading.get_ident()}  # (below the threshold: this thread)
+
+
 def test_pruned_kernel_matvec_on_array_api_strict_is_the_plain_product(monkeypatch):
     """prune=True on another namespace (device1, where a host round trip raises) is the plain
     blocked product, on that device."""

@@ -67,15 +67,16 @@ def map_threads(fn, items, *, xp, max_workers=None):
     (:func:`serial_blas`, entered once here and carried into every task's context), so that
     independent problems (the regions of a partitioned SVC) fill the cores instead of one BLAS
     call at a time. NumPy releases the GIL in its kernels and BLAS. Elsewhere (a GPU queue, other
-    namespaces), and for one item or one core, in order in this thread. The results keep the
-    order of ``items``; the first exception raised is re-raised."""
+    namespaces), for one item or one core, and under serial BLAS already (a task of an
+    enclosing ``map_threads``: no nested pool over the same cores), in order in this thread.
+    The results keep the order of ``items``; the first exception raised is re-raised."""
     import os  # noqa: PLC0415
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
     items = list(items)
     workers = min(len(items), os.cpu_count() or 1,
                   max_workers if max_workers is not None else len(items))
-    if not is_numpy(xp) or workers <= 1:
+    if not is_numpy(xp) or workers <= 1 or _SERIAL.get():
         return [fn(item) for item in items]
     with serial_blas(xp=xp):
         contexts = [contextvars.copy_context() for _ in items]  # (one per task: a context
