@@ -978,6 +978,26 @@ def test_auto_rank_jumps_to_the_refinement_where_the_growth_is_far_from_ending(m
     assert_allclose(jumped.decision_function(X), full.decision_function(X), atol=1e-4)
 
 
+def test_a_jump_past_the_memory_budget_takes_the_next_stage_instead(monkeypatch):
+    """Where the features of a skip or jump's rank would pass the memory budget, rank="auto"
+    grows to the next √2 stage instead (and stops at the budget only where that stage would
+    pass it too): a budget that holds no stage from 61 to 148 landmarks here (the cap's plan
+    is asked for at the start)."""
+    svc_module = _grow(monkeypatch, top=200)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)
+    real = svc_module.SVC._feature_plan
+
+    def plan(self, m, r, ctx, **kw):
+        return (False, None) if 61 < r < 150 else real(self, m, r, ctx, **kw)
+
+    monkeypatch.setattr(svc_module.SVC, "_feature_plan", plan)
+    X, y = _unsettled()
+    fit = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    assert [p["rank"] for p in fit.rank_path_] == [20, 28, 40, 57]
+    assert "memory budget (the features of 81 landmarks)" in fit.rank_path_[-1]["stop"]
+
+
 def _unsettled(seed=2, n_classes=3):
     """A set whose rank="auto" growth (20 → 80 landmarks, :func:`_grow`) ends with the
     predictions still changing, and its rows (standardized)."""

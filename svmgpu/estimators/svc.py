@@ -782,36 +782,40 @@ class _FrontDoor:
         stop = f"AUTO_RANK_MAX={AUTO_RANK_MAX} landmarks" if r_max == AUTO_RANK_MAX else \
             f"all {r_max:,} rows of positive weight"
         name, limit = self._rank_change_limit()
+        itemsize = numpy_dtype(Xf.dtype).itemsize
         while True:
             r = self.rank_
-            r_next = min(int(round(r * AUTO_RANK_GROWTH)), r_max)
-            last = path[-1]["changed"]
-            if r_next * AUTO_RANK_GROWTH >= r_max and last is not None and \
+            step = min(int(round(r * AUTO_RANK_GROWTH)), r_max)
+            target, last = step, path[-1]["changed"]
+            if step * AUTO_RANK_GROWTH >= r_max and last is not None and \
                     last > AUTO_RANK_SKIP * limit:
-                r_next = r_max  # (the stage between would not end the growth: AUTO_RANK_SKIP)
+                target = r_max  # (the stage between would not end the growth: AUTO_RANK_SKIP)
             elif self._refines and REFINE_MIN_RANK <= r_max and last is not None and \
                     last > AUTO_RANK_JUMP * limit:
-                while r_next < REFINE_MIN_RANK:  # (the stages between would not end it)
-                    r_next = int(round(r_next * AUTO_RANK_GROWTH))
-                r_next = min(r_next, r_max)
-            if r_next <= r:
+                while target < REFINE_MIN_RANK:  # (the stages between would not end it)
+                    target = int(round(target * AUTO_RANK_GROWTH))
+                target = min(target, r_max)
+            if step <= r:
                 break
-            itemsize = numpy_dtype(Xf.dtype).itemsize
+            flat = shared.get("flat")  # (NumPy: the features widened in place)
+            for r_next in dict.fromkeys((target, step)):  # (a skip or jump whose features
+                # would pass the budget: the next stage instead)
+                in_place = flat is not None and int(flat.shape[0]) >= m * (r_next + 1)
+                try:  # the next stage (and the held features it is copied from beside it)
+                    in_memory, blocks = self._feature_plan(
+                        m, r_next + 1, ctx, itemsize=itemsize,
+                        reserved=0 if in_place else m * (r + 1) * itemsize)
+                except MemoryError:  # (its r × r matrices alone pass the budget)
+                    in_memory = False
+                if in_memory:
+                    break
+            if not in_memory:
+                stop = f"the memory budget (the features of {r_next:,} landmarks)"
+                break
             buf = shared.get("pair_buffer")
             if buf is not None and int(buf.shape[0]) < m * (r_next + 1):
                 shared.pop("pair_buffer")  # (freed before the next features are built)
             del buf
-            flat = shared.get("flat")  # (NumPy: the features widened in place)
-            in_place = flat is not None and int(flat.shape[0]) >= m * (r_next + 1)
-            try:  # the next stage (and the held features it is copied from beside it)
-                in_memory, blocks = self._feature_plan(
-                    m, r_next + 1, ctx, itemsize=itemsize,
-                    reserved=0 if in_place else m * (r + 1) * itemsize)
-            except MemoryError:  # (its r × r matrices alone pass the budget)
-                in_memory = False
-            if not in_memory:
-                stop = f"the memory budget (the features of {r_next:,} landmarks)"
-                break
             if in_place:
                 kw = {"out": widen_rows(flat, m, r + 1, r_next + 1), "filled": r}
             else:
