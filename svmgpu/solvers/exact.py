@@ -359,9 +359,9 @@ class _Intercepts:
 
     def solve(self, L, Q, rhs, alpha_F, ones):
         """The Newton system's α on the rows Q (their :class:`_Factor` L, right-hand side
-        ``rhs``) and
-        the intercepts that make each group's ``Σ α = 0`` with ``α_F`` on the other rows: None
-        for a group without a row in Q (its intercept is free of the system)."""
+        ``rhs``) and the intercepts that make each group's ``Σ α = 0`` with ``α_F`` on the
+        other rows: None for a group without a row in Q (its intercept is free of the
+        system)."""
         xp = self.xp
         if self.G is None:
             x = L.solve(xp.stack([ones, rhs], axis=1))
