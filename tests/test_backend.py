@@ -219,6 +219,53 @@ def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, monke
                 B.take_block_times(A, r_bad, c_bad, v, xp=xp, dtype=np.float64)
 
 
+def test_take_block_times_writes_its_block_into_out():
+    """On NumPy the block goes into ``out`` (a Workspace buffer), whose shape and dtype must be
+    the block's."""
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((40, 30)).astype(np.float32)
+    rows, cols, v = np.array([3, 0, 17, 39]), np.array([1, 5, 29]), rng.standard_normal(30)
+    out = np.full((4, 3), np.nan)
+    prod, blk = B.take_block_times(A, rows, cols, v, xp=np, dtype=np.float64, out=out)
+    assert blk is out
+    assert_array_equal(out, A[np.ix_(rows, cols)].astype(np.float64))
+    ref, _ = B.take_block_times(A, rows, cols, v, xp=np, dtype=np.float64)
+    assert_array_equal(prod, ref)
+    for bad in (np.empty((4, 4)), np.empty((4, 3), dtype=np.float32)):
+        with pytest.raises(ValueError, match="out must be a"):
+            B.take_block_times(A, rows, cols, v, xp=np, dtype=np.float64, out=bad)
+
+
+def test_workspace_reuses_its_buffers(device, xp):
+    """A name's next array reuses the memory of its last (NumPy), growing by half again up to
+    ``most`` elements; arrays under ``least`` bytes, and every array off NumPy, get none
+    (empty: None; astype: a new copy)."""
+    space = B.Workspace(xp, most=1000, least=800)
+    a = B.to_device(np.arange(12.0).reshape(3, 4), device)
+    if not B.is_numpy(xp):
+        assert space.empty("M", (30, 30), xp.float64) is None
+        c = space.astype("M", a, xp.float32)
+        assert c.dtype == xp.float32
+        assert_array_equal(c, np.arange(12.0).reshape(3, 4).astype(np.float32), device=device)
+        return
+    assert space.empty("M", (3, 4), np.float64) is None  # (96 bytes < least)
+    first = space.empty("M", (10, 12), np.float64)
+    assert first.shape == (10, 12) and first.dtype == np.float64
+    second = space.empty("M", (11, 10), np.float64)  # (fits the 120 elements held)
+    assert np.shares_memory(first, second) and second.shape == (11, 10)
+    grown = space.empty("M", (11, 12), np.float64)  # 132 > 120: a new buffer of 180
+    assert not np.shares_memory(first, grown)
+    assert np.shares_memory(grown, space.empty("M", (12, 15), np.float64))
+    space.empty("M", (30, 30), np.float64)  # (900 > 1.5 · 180: 900)
+    big = space.empty("M", (950,), np.float64)  # (1.5 · 900 = 1,350, capped at most: 1,000)
+    assert np.shares_memory(big, space.empty("M", (1000,), np.float64))
+    assert not np.shares_memory(big, space.empty("M", (1001,), np.float64))  # (past most)
+    src = np.random.default_rng(0).standard_normal((20, 20))
+    c = space.astype("low", src, np.float32)
+    assert c.dtype == np.float32 and np.shares_memory(c, space.empty("low", (400,), np.float32))
+    assert_array_equal(c, src.astype(np.float32))
+
+
 @pytest.mark.parametrize("gather", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monkeypatch):

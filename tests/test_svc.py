@@ -1680,6 +1680,42 @@ def test_float32_kernels_newton_systems_in_float32_take_the_same_steps(device, m
     assert_allclose(host(low.coef), host(ref.coef), rtol=0, atol=1e-5)
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+def test_exact_newton_reuses_its_blocks_memory_to_the_same_result(monkeypatch, lazy):
+    """The Newton systems' blocks written into buffers reused step after step (every block,
+    ``_REUSED_BYTES`` lowered to 0; both the gathered-block and the whole-rows branch) give
+    the iterates, bit for bit, of blocks allocated afresh; the float32 factors reuse theirs."""
+    from svmgpu.backend import Workspace
+    from svmgpu.kernels import RBF, KernelRows
+    from svmgpu.solvers import exact
+
+    X, y = make_classification(900, n_features=6, random_state=3)
+    X = X.astype(np.float32)
+    kw = dict(C=1.0, tol=1e-6, xp=np)
+    loss = get_loss("huber_hinge", delta=0.1)
+    monkeypatch.setattr(exact, "MIXED_MIN_ORDER", 1)
+    held = []
+    real = Workspace.empty
+
+    def spy(self, name, shape, dtype):
+        out = real(self, name, shape, dtype)
+        if out is not None:
+            held.append(name)
+        return out
+
+    monkeypatch.setattr(Workspace, "empty", spy)
+    runs = []
+    for least in (0, 1 << 62):
+        monkeypatch.setattr(exact, "_REUSED_BYTES", least)
+        K = KernelRows(RBF(0.2), X) if lazy else RBF(0.2).block(X, X)
+        runs.append(exact_newton(K, 2.0 * y - 1, loss, **kw))
+    assert {"M", "low", "KQE"} <= set(held)
+    reused, fresh = runs
+    assert reused.converged and reused.info["active"] == fresh.info["active"]
+    assert np.array_equal(reused.coef, fresh.coef)
+    assert reused.info["intercept"] == fresh.info["intercept"]
+
+
 def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatch):
     """On a hard problem a float32 K's products hold the residual above a tight tol while
     the objective moves by rounding only: exact_newton ends after a few such steps

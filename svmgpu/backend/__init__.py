@@ -63,6 +63,7 @@ from svmgpu.backend._memory import (
 )
 from svmgpu.backend._ops import (
     BlockScratch,
+    Workspace,
     add_diagonal,
     clip,
     exp_neg_clipped_inplace,
@@ -120,6 +121,7 @@ __all__ = [
     "take_rows",
     "take_block",
     "take_block_times",
+    "Workspace",
     "symmetric_matvec",
     "transposed_product",
     "widen_rows",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from svmgpu.backend._device import is_cupy, is_numpy
 
 
@@ -288,10 +290,11 @@ def matvec_in_dtype(a, v, *, xp):
     return xp.astype(matmul(a, xp.astype(v, a.dtype), xp=xp), xp.float64)
 
 
-def take_block_times(a, rows, cols, v, *, xp, dtype):
+def take_block_times(a, rows, cols, v, *, xp, dtype, out=None):
     """``(a[rows] @ v, a[rows][:, cols])`` of a 2-D array in one pass over its rows ``rows``:
     the product in a's dtype (float32: half the memory traffic), returned in float64 (as
-    ``v``), and the block in ``dtype``.
+    ``v``), and the block in ``dtype`` (written into ``out``, an array of its shape and
+    dtype, where given on NumPy: :class:`Workspace`).
 
     On NumPy a chunk of the rows at a time is copied whole into the caches
     (:func:`take_block`'s chunks), multiplied and its columns taken from there: the exact
@@ -305,7 +308,10 @@ def take_block_times(a, rows, cols, v, *, xp, dtype):
 
         n, k = int(rows.shape[0]), int(cols.shape[0])
         _check_indices(cols, a.shape[1])
-        block = np.empty((n, k), dtype=dtype)
+        if out is not None and (tuple(out.shape) != (n, k) or out.dtype != np.dtype(dtype)):
+            raise ValueError(f"out must be a ({n}, {k}) array of {np.dtype(dtype)}; got shape "
+                             f"{tuple(out.shape)}, {out.dtype}")
+        block = np.empty((n, k), dtype=dtype) if out is None else out
         prod = np.empty((n,), dtype=np.float64)
         vv = np.asarray(v, dtype=a.dtype)
         cast = None if block.dtype == a.dtype else np.empty((0, k), dtype=a.dtype)
@@ -564,6 +570,57 @@ def widen_rows(flat, m, cols, new_cols):
     return new
 
 
+class Workspace:
+    """Named NumPy buffers reused by the iterations of one computation.
+
+    An iteration that builds a new array of tens of MiB each time (the exact path's Newton
+    systems) makes glibc map fresh memory for it and return it when it is freed, so every
+    iteration page-faults that memory again: the kernel zeroes each page (about 0.2 s/GB),
+    and on this VM, memory freed for a few seconds goes back to the host and costs about
+    1.7 s/GB to touch again (bench/README.md, "Measured reasons"). A buffer asked for again
+    under the same name reuses the memory of the last one; it grows by half again when a
+    larger one is asked for (to at most ``most`` elements, or the size asked for where that
+    is more). Arrays of fewer than ``least`` bytes get no buffer (glibc reuses its heap for
+    them), nor do other namespaces (a GPU's memory pool already reuses the blocks):
+    :meth:`empty` gives None there, for functions whose ``out`` is NumPy's only, and
+    :meth:`astype` a new array.
+    """
+
+    def __init__(self, xp, *, most=None, least=0):
+        self.xp, self.most, self.least = xp, most, least
+        self._np = is_numpy(xp)
+        self._buffers = {}
+
+    def empty(self, name, shape, dtype):
+        """An uninitialized array of ``shape`` and ``dtype`` in the buffer ``name`` (valid
+        until the next call with that name), or None (off NumPy, or fewer than ``least``
+        bytes)."""
+        if not self._np:
+            return None
+        import numpy as np  # noqa: PLC0415
+
+        n = math.prod(int(d) for d in shape)
+        if n * np.dtype(dtype).itemsize < self.least:
+            return None
+        buf = self._buffers.get(name)
+        if buf is None or buf.shape[0] < n or buf.dtype != np.dtype(dtype):
+            size = n if buf is None else max(n, int(1.5 * buf.shape[0]))
+            if self.most is not None:
+                size = max(n, min(size, int(self.most)))
+            buf = self._buffers[name] = np.empty(size, dtype=dtype)
+        return buf[:n].reshape(tuple(int(d) for d in shape))
+
+    def astype(self, name, a, dtype):
+        """A copy of ``a`` in ``dtype``: in the buffer ``name`` on NumPy, else a new array."""
+        out = self.empty(name, a.shape, dtype)
+        if out is None:
+            return self.xp.astype(a, dtype, copy=True)
+        import numpy as np  # noqa: PLC0415
+
+        np.copyto(out, a)
+        return out
+
+
 class BlockScratch:
     """Scratch rows reused by every block of one pass over a large matrix.
 
@@ -588,16 +645,12 @@ class BlockScratch:
         self.xp = xp
         self._np = is_numpy(xp)
         self._shape = (int(rows), int(cols))
-        self._gather = self._weight = self._native = None
+        self._space = Workspace(xp)
 
     def _buffer(self, name, dtype=None):
         import numpy as np  # noqa: PLC0415
 
-        buf = getattr(self, name)
-        if buf is None:
-            buf = np.empty(self._shape, dtype=np.float64 if dtype is None else dtype)
-            setattr(self, name, buf)
-        return buf
+        return self._space.empty(name, self._shape, np.float64 if dtype is None else dtype)
 
     def rows(self, X, where, *, native=False):
         """``X[where]`` as float64, or in X's own dtype with ``native`` (``where`` a slice or

@@ -37,6 +37,7 @@ import time
 from svmgpu._log import fields, get_logger
 from svmgpu.backend import (
     LinAlgError,
+    Workspace,
     add_diagonal,
     cho_factor,
     cho_solve,
@@ -288,20 +289,26 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
 #: product each); the test predictions and support vectors the same.
 MIXED_MIN_ORDER = 512
 
+#: Bytes from which a Newton system's blocks are written into buffers reused step after step
+#: (:class:`~svmgpu.backend.Workspace`); smaller ones come from glibc's heap, reused anyway.
+_REUSED_BYTES = 1 << 20
+
 
 class _Factor:
     """The factor of one Newton system ``M`` (float64, overwritten): its float64 Cholesky
     factor, or, for ``low`` (a float32 K's system of :data:`MIXED_MIN_ORDER` rows or more),
-    the float32 factor of M's float32 copy, M kept for the refinement of each solve
+    the float32 factor of M's float32 copy (in ``space``'s buffer "low", where given: a
+    :class:`~svmgpu.backend.Workspace`), M kept for the refinement of each solve
     (:meth:`solve`). A float32 copy that is not positive definite (rounding of a
     near-singular M) is factored in float64 instead."""
 
-    def __init__(self, M, *, low, xp):
+    def __init__(self, M, *, low, xp, space=None):
         self.xp, self.M = xp, None
         if low:
             try:
-                self.L = cho_factor(xp.astype(M, xp.float32), lower=True, overwrite=True,
-                                    xp=xp)
+                M32 = xp.astype(M, xp.float32) if space is None else \
+                    space.astype("low", M, xp.float32)
+                self.L = cho_factor(M32, lower=True, overwrite=True, xp=xp)
                 self.M = M
                 return
             except LinAlgError:
@@ -453,6 +460,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         b = [float(start[1])] if groups is None else [float(t) for t in start[1]]
     Ka = times(alpha)
     history, active = [], []
+    # (the Newton systems' large blocks in buffers reused step after step: Workspace)
+    space = Workspace(xp, most=m * m, least=_REUSED_BYTES)
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
     free = [True] * grp.k  # (groups whose last step had no row in a quadratic piece)
@@ -508,16 +517,18 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             A, at = rows_of(Q)
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
-                KQE = take_block(A, at, E, xp=xp)
+                nE = int(E.shape[0])
+                KQE = take_block(A, at, E, xp=xp, out=space.empty("KQE", (nQ * nE,), A.dtype))
                 KQd = matvec_in_dtype(KQE, xp.take(delta, E), xp=xp)
-                M = xp.astype(KQE[:, :nQ], f64, copy=True)
+                M = space.astype("M", KQE[:, :nQ], f64)
                 del KQE
             else:  # (Q's rows read once: their product with δ and their columns Q)
-                KQd, M = take_block_times(A, at, Q, delta, xp=xp, dtype=f64)
+                KQd, M = take_block_times(A, at, Q, delta, xp=xp, dtype=f64,
+                                          out=space.empty("M", (nQ, nQ), f64))
             tQ = tgt if cls else xp.take(tgt, Q)
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
             M = add_diagonal(M, 1.0 / CscQ, xp=xp)
-            L = _Factor(M, low=low_factor and nQ >= MIXED_MIN_ORDER, xp=xp)
+            L = _Factor(M, low=low_factor and nQ >= MIXED_MIN_ORDER, xp=xp, space=space)
             alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
             alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
