@@ -1037,6 +1037,34 @@ def test_an_unsettled_growth_is_refined_into_the_exact_svm(monkeypatch, device):
                          host(exact.decision_function(Xd)))) > 1.0
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_refinement_releases_the_features_before_its_solves(monkeypatch, n_classes):
+    """The low-rank features (and a one-vs-one fit's pair buffer) are not read once the
+    refinement runs: nothing holds them when the candidates' exact problems are solved (their
+    kernel rows then reuse that memory)."""
+    import weakref
+
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    X, y = _unsettled(2, n_classes)
+    held, alive = [], []
+    refine, solve = svc_module.SVC._refine, svc_module.SVC._exact_solve
+
+    def spy_refine(self, shared, *args):
+        held.extend(weakref.ref(shared[k]) for k in ("P", "flat", "pair_buffer") if k in shared)
+        return refine(self, shared, *args)
+
+    def spy_solve(self, *args, **kw):
+        alive.append(sum(r() is not None for r in held))
+        return solve(self, *args, **kw)
+
+    monkeypatch.setattr(svc_module.SVC, "_refine", spy_refine)
+    monkeypatch.setattr(svc_module.SVC, "_exact_solve", spy_solve)
+    fit = SVC(solver="lowrank").fit(X, y)
+    assert isinstance(fit.rank_path_[-1]["refined"], dict)
+    assert len(held) >= 2 and alive == [0] * (1 if n_classes == 2 else 3)
+
+
 @pytest.mark.parametrize("seed", [2, 3])
 def test_the_refinement_at_its_own_margin_is_near_the_exact_svm(monkeypatch, seed):
     """At REFINE_MARGIN = 0.5 a rank-80 model's candidates missed one support vector of 418

@@ -831,6 +831,7 @@ class _FrontDoor:
             Z = dense_rows(X, J, xp=xp)
             shared.update(self._phase("features", self._landmark_features, Xf, Z, blocks,
                                       **kw, detail={"rank": r_next}))
+            del kw  # (its views of the features would keep them past _refine's release)
             self._landmarks, self.rank_ = (J, Z), r_next
             zeros = xp.zeros((r_next - r,), dtype=xp.float64, device=ctx.native_device)
             starts = [xp.concat([z[:r], zeros, z[r:]]) for z in map(self._model_coef, models)]
@@ -899,6 +900,13 @@ class _FrontDoor:
                 self.rank_path_[-1]["refined"] = f"no: problem {q + 1} has {why}"
                 return None
             picks.append(cand)
+        # the features are not read again (the refined models are the exact path's): freed
+        # before the candidates' kernel rows are written, which then reuse their memory (on
+        # this VM, memory its process has not touched for seconds fills at about 1.7 s/GB:
+        # bench/README.md, "Measured reasons")
+        for key in ("P", "flat", "pair_buffer"):
+            shared.pop(key, None)
+        del P
         max_iter, loss = self._newton_steps(), self._losses()[-1]
 
         def solve(task):
