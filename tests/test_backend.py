@@ -219,6 +219,25 @@ def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, monke
                 B.take_block_times(A, r_bad, c_bad, v, xp=xp, dtype=np.float64)
 
 
+def test_product_in_float64_multiplies_float32_entries_exactly(device, xp, monkeypatch):
+    """``a @ b`` for a float32 ``a`` (here a strided view, converted 3 rows at a time on NumPy)
+    in float64: the float64 product of its entries, far closer than the float32 product."""
+    from svmgpu.backend import _ops
+
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 40 * 8)
+    rng = np.random.default_rng(9)
+    whole = rng.standard_normal((50, 60)).astype(np.float32)
+    a = whole[:, :40]  # (rows of 60 entries, 40 read)
+    for b in (rng.standard_normal(40), rng.standard_normal((40, 2))):
+        want = a.astype(np.float64) @ b
+        got = B.product_in_float64(B.to_device(whole, device)[:, :40], B.to_device(b, device),
+                                   xp=xp)
+        assert got.dtype == xp.float64 and tuple(got.shape) == want.shape
+        assert_allclose(got, want, device=device, rtol=1e-13, atol=1e-12)
+        err32 = np.max(np.abs((a @ b.astype(np.float32)).astype(np.float64) - want))
+        assert err32 > 1e-8  # (what the float32 product would have lost)
+
+
 def test_take_block_times_writes_its_block_into_out():
     """On NumPy the block goes into ``out`` (a Workspace buffer), whose shape and dtype must be
     the block's."""

@@ -28,7 +28,7 @@ from svmgpu import SVC, SVR
 from svmgpu.backend import to_device
 from svmgpu.losses import get_loss
 from svmgpu.solvers.exact import exact_newton
-from svmgpu.testing import assert_allclose, host
+from svmgpu.testing import assert_allclose, assert_array_equal, host
 
 
 def _objective(K, y, loss, C, s, task):
@@ -1655,27 +1655,33 @@ def test_exact_path_float32_kernel_from_its_row_threshold(monkeypatch):
 
 
 def test_mixed_precision_factor_solves_to_float64_accuracy(device):
-    """A Newton system's float32 factor with one refinement in float64 (``_Factor``, low):
-    its solve agrees with float64's far better than the float32 solve alone; a system whose
-    float32 copy is singular is factored in float64 instead."""
+    """A float32 K's Newton system ``K + diag(d)`` factored in float32 with one refinement in
+    float64 (``_Factor``, low; K only read): its solve agrees with float64's far better than
+    the float32 solve alone; a system whose float32 copy is singular is factored in float64
+    instead."""
     from svmgpu.solvers.exact import _Factor
 
     xp = device.xp
     rng = np.random.default_rng(5)
     X = rng.standard_normal((300, 4))
-    M = rbf_kernel(X, gamma=0.3) + 0.05 * np.eye(300)  # (κ about 10⁴)
+    K = rbf_kernel(X, gamma=0.3).astype(np.float32)
+    M = K.astype(np.float64) + 0.05 * np.eye(300)  # (κ about 10⁴)
     B = rng.standard_normal((300, 2))
     want = np.linalg.solve(M, B)
-    got = host(_Factor(to_device(M.copy(), device), low=True, xp=xp).solve(to_device(B, device)))
+    Kd = to_device(K, device)
+    f = _Factor(Kd, to_device(np.full(300, 0.05), device), low=True, xp=xp)
+    got = host(f.solve(to_device(B, device)))
     plain = np.linalg.solve(M.astype(np.float32), B.astype(np.float32))
     err, err32 = (np.max(np.abs(v - want)) / np.max(np.abs(want)) for v in (got, plain))
     assert err < 1e-6 and err < err32 / 100
-    # singular in float32 (its off-diagonal rounds to 1), positive definite in float64
-    S = np.array([[1.0, 1.0 - 1e-9], [1.0 - 1e-9, 1.0]])
-    f = _Factor(to_device(S.copy(), device), low=True, xp=xp)
-    assert f.M is None  # (the float64 factor)
-    assert_allclose(host(f.solve(to_device(np.array([1.0, -1.0]), device))),
-                    np.linalg.solve(S, [1.0, -1.0]), rtol=1e-6)
+    assert_allclose(host(f.solve(to_device(B[:, 0], device))), want[:, 0], rtol=1e-6)
+    assert_array_equal(Kd, K, device=device)  # (K read, not overwritten)
+    # singular in float32 (1 + 1e-9 rounds to 1), positive definite in float64
+    S = np.ones((2, 2), dtype=np.float32)
+    f = _Factor(to_device(S, device), to_device(np.full(2, 1e-9), device), low=True, xp=xp)
+    assert f.K is None  # (the float64 factor)
+    want = np.linalg.solve(S.astype(np.float64) + 1e-9 * np.eye(2), [1.0, -1.0])
+    assert_allclose(host(f.solve(to_device(np.array([1.0, -1.0]), device))), want, rtol=1e-6)
 
 
 def test_float32_kernels_newton_systems_in_float32_take_the_same_steps(device, monkeypatch):

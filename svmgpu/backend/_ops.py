@@ -290,6 +290,29 @@ def matvec_in_dtype(a, v, *, xp):
     return xp.astype(matmul(a, xp.astype(v, a.dtype), xp=xp), xp.float64)
 
 
+def product_in_float64(a, b, *, xp):
+    """``a @ b`` in float64 for a 2-D ``a`` and a float64 ``b``: a float32 ``a``'s entries
+    exactly, the products and sums in float64 (:func:`matvec_in_dtype` rounds ``b`` to
+    float32 and sums in float32). On NumPy a's rows are converted :data:`_CHUNK_BYTES` of
+    float64 at a time into one scratch (no float64 copy of ``a``: the exact path's float32
+    Newton systems refine their solves against their float32 blocks); elsewhere ``a`` is
+    converted whole."""
+    if a.dtype == xp.float64:
+        return matmul(a, b, xp=xp)
+    if not is_numpy(xp):
+        return matmul(xp.astype(a, xp.float64), b, xp=xp)
+    import numpy as np  # noqa: PLC0415
+
+    n = int(a.shape[0])
+    step = max(1, _CHUNK_BYTES // max(1, int(a.shape[1]) * 8))
+    scratch = BlockScratch(min(step, n), a.shape[1], xp=xp)
+    out = np.empty((n,) + tuple(b.shape[1:]), dtype=np.float64)
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        out[s:e, ...] = matmul(scratch.rows(a, slice(s, e)), b, xp=xp)
+    return out
+
+
 def take_block_times(a, rows, cols, v, *, xp, dtype, out=None):
     """``(a[rows] @ v, a[rows][:, cols])`` of a 2-D array in one pass over its rows ``rows``:
     the product in a's dtype (float32: half the memory traffic), returned in float64 (as

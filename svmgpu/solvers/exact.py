@@ -45,6 +45,7 @@ from svmgpu.backend import (
     fetch_vector,
     matmul,
     matvec_in_dtype,
+    product_in_float64,
     set_rows,
     small_blas,
     symmetric_matvec,
@@ -295,35 +296,38 @@ _REUSED_BYTES = 1 << 20
 
 
 class _Factor:
-    """The factor of one Newton system ``M`` (float64, overwritten): its float64 Cholesky
-    factor, or, for ``low`` (a float32 K's system of :data:`MIXED_MIN_ORDER` rows or more),
-    the float32 factor of M's float32 copy (in ``space``'s buffer "low", where given: a
-    :class:`~svmgpu.backend.Workspace`), M kept for the refinement of each solve
-    (:meth:`solve`). A float32 copy that is not positive definite (rounding of a
-    near-singular M) is factored in float64 instead."""
+    """The factor of one Newton system ``M = K + diag(d)``: for ``low`` (a float32 K's system
+    of :data:`MIXED_MIN_ORDER` rows or more) the float32 factor of M's float32 copy (in
+    ``space``'s buffer "low", where given: a :class:`~svmgpu.backend.Workspace`), K and d kept
+    for the refinement of each solve in float64 (:meth:`solve`); K is only read (it may be a
+    view of a larger block). Else the float64 Cholesky factor of M, formed in K (float64,
+    overwritten). A float32 copy that is not positive definite (rounding of a near-singular
+    M) is factored in float64 instead."""
 
-    def __init__(self, M, *, low, xp, space=None):
-        self.xp, self.M = xp, None
+    def __init__(self, K, d, *, low, xp, space=None):
+        self.xp, self.K, self.d = xp, None, d
         if low:
             try:
-                M32 = xp.astype(M, xp.float32) if space is None else \
-                    space.astype("low", M, xp.float32)
-                self.L = cho_factor(M32, lower=True, overwrite=True, xp=xp)
-                self.M = M
+                M32 = xp.astype(K, xp.float32) if space is None else \
+                    space.astype("low", K, xp.float32)
+                self.L = cho_factor(add_diagonal(M32, xp.astype(d, xp.float32), xp=xp),
+                                    lower=True, overwrite=True, xp=xp)
+                self.K = K
                 return
             except LinAlgError:
-                pass
-        self.L = cho_factor(M, lower=True, overwrite=True, xp=xp)
+                K = xp.astype(K, xp.float64, copy=True)
+        self.L = cho_factor(add_diagonal(K, d, xp=xp), lower=True, overwrite=True, xp=xp)
 
     def solve(self, B):
         """``M⁻¹ B`` (float64 B, one or more columns)."""
         xp = self.xp
-        if self.M is None:
+        if self.K is None:
             return cho_solve(self.L, B, xp=xp)
         f32, f64 = xp.float32, xp.float64
         x = xp.astype(cho_solve(self.L, xp.astype(B, f32), xp=xp), f64)
-        r = B - matmul(self.M, x, xp=xp)  # (the residual in float64: one refinement)
-        return x + xp.astype(cho_solve(self.L, xp.astype(r, f32), xp=xp), f64)
+        dx = self.d[:, None] * x if x.ndim == 2 else self.d * x
+        r = B - product_in_float64(self.K, x, xp=xp) - dx  # (the residual in float64: one
+        return x + xp.astype(cho_solve(self.L, xp.astype(r, f32), xp=xp), f64)  # refinement)
 
 
 class _Intercepts:
@@ -515,20 +519,22 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             extra = xp.nonzero((delta != 0) & ~inQ)[0]
             E = None  # (the rows where d may be nonzero, where they are few)
             A, at = rows_of(Q)
+            low = low_factor and nQ >= MIXED_MIN_ORDER  # (K_QQ kept in float32: _Factor)
+            dt = K.dtype if low else f64
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
                 nE = int(E.shape[0])
                 KQE = take_block(A, at, E, xp=xp, out=space.empty("KQE", (nQ * nE,), A.dtype))
                 KQd = matvec_in_dtype(KQE, xp.take(delta, E), xp=xp)
-                M = space.astype("M", KQE[:, :nQ], f64)
+                KQQ = KQE[:, :nQ] if low else space.astype("M", KQE[:, :nQ], f64)
                 del KQE
             else:  # (Q's rows read once: their product with δ and their columns Q)
-                KQd, M = take_block_times(A, at, Q, delta, xp=xp, dtype=f64,
-                                          out=space.empty("M", (nQ, nQ), f64))
+                KQd, KQQ = take_block_times(A, at, Q, delta, xp=xp, dtype=dt,
+                                            out=space.empty("M", (nQ, nQ), dt))
             tQ = tgt if cls else xp.take(tgt, Q)
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
-            M = add_diagonal(M, 1.0 / CscQ, xp=xp)
-            L = _Factor(M, low=low_factor and nQ >= MIXED_MIN_ORDER, xp=xp, space=space)
+            L = _Factor(KQQ, 1.0 / CscQ, low=low, xp=xp, space=space)
+            del KQQ
             alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
             alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
@@ -666,7 +672,7 @@ def _ls_svm(K, target, w, grp, *, xp):
     Q = xp.nonzero(w > 0)[0]
     nQ = int(Q.shape[0])
     M = xp.astype(K if nQ == m else take_block(K, Q, Q, xp=xp), f64, copy=True)
-    L = _Factor(add_diagonal(M, 1.0 / xp.take(w, Q), xp=xp), low=False, xp=xp)
+    L = _Factor(M, 1.0 / xp.take(w, Q), low=False, xp=xp)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     alpha_Q, b = grp.solve(L, Q, xp.take(target, Q), zeros,
                            xp.ones((nQ,), dtype=f64, device=dev))
