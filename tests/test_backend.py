@@ -320,6 +320,21 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monk
     if B.is_numpy(xp) and gather:
         with pytest.raises(IndexError, match="out of range"):
             B.symmetric_matvec(A, v, np.array([3, 40]), xp=xp)
+        with pytest.raises(IndexError, match="out of range"):  # (a range past a's rows)
+            B.symmetric_matvec(A, v, np.array([38, 39]), rows=np.array([39, 40]), xp=xp)
+    # the store's rows a range in order (the exact path's first product): read in place
+    store = np.zeros((40, 40), dtype=dtype)  # (its other rows finite: the docstring)
+    store[5:16] = A[support]
+    gathered = []
+    real = _ops.BlockScratch.rows
+    monkeypatch.setattr(_ops.BlockScratch, "rows",
+                        lambda self, *a, **k: gathered.append(1) or real(self, *a, **k))
+    got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
+                             B.to_device(support, device),
+                             rows=B.to_device(np.arange(5, 16), device), xp=xp)
+    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
+                    atol=1e-5 if dtype == np.float32 else 1e-12)
+    assert not gathered
 
 
 @pytest.mark.parametrize("values", [[3, 1, 3, 2, 1, 7, 7], [5], [], [2, 2, 2]])

@@ -416,8 +416,9 @@ def symmetric_matvec(a, v, support, *, xp, rows=None):
     ``support[i]``; its other rows finite): the product is then
     ``Σᵢ a[rows[i]] v[support[i]]``.
 
-    On NumPy ``a[rows]ᵀ v[support]``: those rows gathered a chunk of
-    :data:`_MATVEC_CHUNK_BYTES` at a time into one scratch, so that a step whose support is
+    On NumPy ``a[rows]ᵀ v[support]``: those rows read in place where they are a range of a's
+    rows in order, else gathered a chunk of :data:`_MATVEC_CHUNK_BYTES` at a time into one
+    scratch, so that a step whose support is
     2,500 of 20,000 rows reads those rows instead of all of ``a`` (the exact path's Newton
     steps: ``K d``); without ``rows``, only where the support is under a quarter of the
     rows of a matrix of more than 400 (:data:`_MATVEC_ROWS_MIN`). Elsewhere ``aᵀ w`` over
@@ -432,6 +433,12 @@ def symmetric_matvec(a, v, support, *, xp, rows=None):
             v = set_rows(w, rows, xp.take(v, support), xp=xp)
         return transposed_product(a, v, xp=xp)
     rows = support if rows is None else rows
+    first, last = (int(rows[0]), int(rows[k - 1])) if k else (0, -1)
+    if k and 0 <= first and last - first == k - 1 and last < int(a.shape[0]) and \
+            bool(xp.all(rows[1:] > rows[:-1])):
+        # (a range of a's rows, in order: read where they are; the exact path's first K α,
+        # whose support's rows were the row store's first computed)
+        return transposed_product(a[first:last + 1, ...], xp.take(v, support), xp=xp)
     step = max(1, _MATVEC_CHUNK_BYTES // max(1, n * a.itemsize))
     scratch = BlockScratch(min(step, k), n, xp=xp)  # (its rows checked and gathered in a's dtype)
     out = xp.zeros((n,), dtype=xp.float64)
