@@ -192,14 +192,18 @@ def test_matvec_in_dtype_multiplies_in_the_matrix_dtype(device, xp, dtype):
         assert np.max(np.abs(host(got) - a.astype(np.float64) @ v)) > 1e-9
 
 
+@pytest.mark.parametrize("small", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, monkeypatch):
+def test_take_block_times_is_the_rows_product_and_block(device, xp, dtype, small, monkeypatch):
     """``(A[rows] @ v, A[rows][:, cols])`` in one pass over the rows (NumPy: chunks of 3
-    rows here): the product in A's dtype returned as float64, the block in the dtype asked
-    for (float64 from a float32 A: exactly its entries)."""
+    rows here, or the rows at once where they are small): the product in A's dtype returned
+    as float64, the block in the dtype asked for (float64 from a float32 A: exactly its
+    entries)."""
     from svmgpu.backend import _ops
 
     monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 50 * np.dtype(dtype).itemsize)
+    if not small:
+        monkeypatch.setattr(_ops, "_SMALL_GATHER", 0)
     rng = np.random.default_rng(6)
     A = rng.standard_normal((60, 50)).astype(dtype)
     rows, cols = rng.choice(60, 25, replace=False), np.sort(rng.choice(50, 20, replace=False))
@@ -238,9 +242,14 @@ def test_product_in_float64_multiplies_float32_entries_exactly(device, xp, monke
         assert err32 > 1e-8  # (what the float32 product would have lost)
 
 
-def test_take_block_times_writes_its_block_into_out():
+@pytest.mark.parametrize("small", [False, True])
+def test_take_block_times_writes_its_block_into_out(small, monkeypatch):
     """On NumPy the block goes into ``out`` (a Workspace buffer), whose shape and dtype must be
-    the block's."""
+    the block's (the rows in chunks, or at once where they are small)."""
+    from svmgpu.backend import _ops
+
+    if not small:
+        monkeypatch.setattr(_ops, "_SMALL_GATHER", 0)
     rng = np.random.default_rng(8)
     A = rng.standard_normal((40, 30)).astype(np.float32)
     rows, cols, v = np.array([3, 0, 17, 39]), np.array([1, 5, 29]), rng.standard_normal(30)

@@ -324,7 +324,9 @@ def take_block_times(a, rows, cols, v, *, xp, dtype, out=None):
     path's ``K_Q,: d`` and ``K_QQ`` of 2,287 rows of a float32 8,730-row row store had been a
     copy of Q's whole rows (80 MB of fresh memory each Newton step) and a gather of its
     columns from that, 80 ms a step together (make_classification at 20k rows, its
-    refinement). Elsewhere the rows, then their product and columns.
+    refinement). Rows of fewer than :data:`_SMALL_GATHER` elements in all are taken at once
+    (digits' one-vs-one pairs: the chunks' scratch cost more than their copies). Elsewhere
+    the rows, then their product and columns.
     """
     if is_numpy(xp):
         import numpy as np  # noqa: PLC0415
@@ -334,6 +336,13 @@ def take_block_times(a, rows, cols, v, *, xp, dtype, out=None):
         if out is not None and (tuple(out.shape) != (n, k) or out.dtype != np.dtype(dtype)):
             raise ValueError(f"out must be a ({n}, {k}) array of {np.dtype(dtype)}; got shape "
                              f"{tuple(out.shape)}, {out.dtype}")
+        if n * int(a.shape[1]) <= _SMALL_GATHER:
+            _check_indices(rows, a.shape[0])
+            A = np.take(a, rows, axis=0)
+            if out is None:
+                return matvec_in_dtype(A, v, xp=xp), A[:, cols].astype(dtype, copy=False)
+            np.copyto(out, A[:, cols])
+            return matvec_in_dtype(A, v, xp=xp), out
         block = np.empty((n, k), dtype=dtype) if out is None else out
         prod = np.empty((n,), dtype=np.float64)
         vv = np.asarray(v, dtype=a.dtype)
