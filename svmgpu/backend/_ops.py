@@ -427,13 +427,12 @@ def symmetric_matvec(a, v, support, *, xp, rows=None):
 
     On NumPy ``a[rows]ᵀ v[support]``: those rows read in place where they are a range of a's
     rows in order, else gathered a chunk of :data:`_MATVEC_CHUNK_BYTES` at a time into one
-    scratch, so that a step whose support is
-    2,500 of 20,000 rows reads those rows instead of all of ``a`` (the exact path's Newton
-    steps: ``K d``); without ``rows``, only where the support is under a quarter of the
-    rows of a matrix of more than 400 (:data:`_MATVEC_ROWS_MIN`). Elsewhere ``aᵀ w`` over
-    every row of ``a`` (a GPU reads ``a`` at its bandwidth; a gathered copy of the rows would
-    be a temporary of its own), ``w`` being v itself or, with ``rows``, v's entries moved to
-    a's rows."""
+    scratch, so that a step whose support is 2,500 of 20,000 rows reads those rows instead
+    of all of ``a`` (the exact path's Newton steps: ``K d``); without ``rows``, only where
+    the support is under a quarter of the rows of a matrix of more than 400
+    (:data:`_MATVEC_ROWS_MIN`). Elsewhere ``aᵀ w`` over every row of ``a`` (a GPU reads
+    ``a`` at its bandwidth; a gathered copy of the rows would be a temporary of its own),
+    ``w`` being v itself or, with ``rows``, v's entries moved to a's rows."""
     n, k = int(a.shape[1]), int(support.shape[0])
     if not is_numpy(xp) or (rows is None and (_MATVEC_ROWS_MIN * k >= n or
                                               n <= _MATVEC_FULL_ORDER)):
