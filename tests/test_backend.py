@@ -117,6 +117,13 @@ def test_take_block_and_add_diagonal(device, xp):
     v = rng.standard_normal(5)
     out = B.add_diagonal(B.to_device(S.copy(), device), B.to_device(v, device), xp=xp)
     assert_array_equal(out, S + np.diag(v), device=device)
+    if B.is_numpy(xp):  # (a Fortran-ordered matrix too, in place)
+        F = np.asfortranarray(S)
+        assert B.add_diagonal(F, v, xp=xp) is F
+        assert_array_equal(F, S + np.diag(v))
+        T = S.copy()[:, ::2]  # (neither order: a new array)
+        T = T[:3, :]
+        assert_array_equal(B.add_diagonal(T, v[:3], xp=xp), T + np.diag(v[:3]))
     empty = B.take_block(B.to_device(A, device), B.to_device(rows, device),
                          B.to_device(cols[:0], device), xp=xp)
     assert tuple(empty.shape) == (4, 0)
@@ -256,6 +263,7 @@ def test_take_block_times_writes_its_block_into_out(small, monkeypatch):
     out = np.full((4, 3), np.nan)
     prod, blk = B.take_block_times(A, rows, cols, v, xp=np, dtype=np.float64, out=out)
     assert blk is out
+    assert B.take_block_times(A, rows, cols, v, xp=np, dtype=np.float32)[1].flags.c_contiguous
     assert_array_equal(out, A[np.ix_(rows, cols)].astype(np.float64))
     ref, _ = B.take_block_times(A, rows, cols, v, xp=np, dtype=np.float64)
     assert_array_equal(prod, ref)

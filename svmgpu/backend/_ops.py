@@ -338,11 +338,12 @@ def take_block_times(a, rows, cols, v, *, xp, dtype, out=None):
                              f"{tuple(out.shape)}, {out.dtype}")
         if n * int(a.shape[1]) <= _SMALL_GATHER:
             _check_indices(rows, a.shape[0])
-            A = np.take(a, rows, axis=0)
-            if out is None:
-                return matvec_in_dtype(A, v, xp=xp), A[:, cols].astype(dtype, copy=False)
-            np.copyto(out, A[:, cols])
-            return matvec_in_dtype(A, v, xp=xp), out
+            A = np.take(a, rows, axis=0)  # (np.take keeps the block C-ordered: A[:, cols]
+            block = np.take(A, cols, axis=1)  # is Fortran-ordered)
+            if out is not None:
+                np.copyto(out, block)
+            return matvec_in_dtype(A, v, xp=xp), \
+                block.astype(dtype, copy=False) if out is None else out
         block = np.empty((n, k), dtype=dtype) if out is None else out
         prod = np.empty((n,), dtype=np.float64)
         vv = np.asarray(v, dtype=a.dtype)
@@ -554,8 +555,9 @@ def add_diagonal(a, values, *, xp):
     in place, on NumPy and CuPy; other namespaces build it with ``eye``, which NumPy paid as
     two more n × n arrays a call)."""
     n = a.shape[0]
-    if (is_numpy(xp) or is_cupy(xp)) and a.flags.c_contiguous:
-        a.reshape(-1)[:: n + 1] += values  # the diagonal as a strided view
+    if (is_numpy(xp) or is_cupy(xp)) and (a.flags.c_contiguous or a.flags.f_contiguous):
+        flat = a.reshape(-1) if a.flags.c_contiguous else a.T.reshape(-1)
+        flat[:: n + 1] += values  # the diagonal as a strided view
         return a
     return a + xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None)) * values[None, :]
 
