@@ -35,17 +35,25 @@ every set: ThunderSVM's CPU package (``pip install thundersvm-cpu``) with its ow
 ``gamma="scale"`` + ``LinearSVC()`` / ``LinearSVR()`` (the tuned ijcnn1 set passes its ``C``
 and ``gamma`` to every method). A peer that cannot run here is recorded with its reason.
 
+``--device cuda`` fits svmgpu on the GPU (every set then gets a warm-up fit: the first compiles
+CuPy's kernels) while the peers stay on the host's CPU; ``--sklearn-max-rows N`` leaves
+scikit-learn out on sets of more rows (no ratio there); ``--rounds`` sets the rounds. The
+results file is written after each set, and a fit that raises is recorded as ``failed: ...``
+(the run goes on, and ends with a non-zero status).
+
 ``--C 0.1,1,10,...`` fits every set at each of these C (a tuned C instead of the default:
 ``bench/results/svc_c_sweep_cpu.json``).
 
 Usage: python bench/bench_svc.py [--repeats 9] [--medium 5000,10000,20000] [--ijcnn1 DIR]
-       [--peers thundersvm,nystroem] [--C 1,10,100] [--out NAME]
+       [--peers thundersvm,nystroem] [--C 1,10,100] [--device cuda] [--rounds 5]
+       [--sklearn-max-rows N] [--out NAME]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import traceback
 
 import numpy as np
 from _cases import (
@@ -57,6 +65,7 @@ from _cases import (
 )
 from _common import (
     Unavailable,
+    default_name,
     machine_info,
     print_table,
     repeat_timed,
@@ -102,13 +111,16 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_ro
             yield f"digits28{'_hard' if hard else ''}_{rows}", X, Xt, y, yt, {}
 
 
+BENCHMARK = "svmgpu.SVC()/SVR() vs sklearn.svm.SVC()/SVR(), defaults"
+
 #: Peers beside scikit-learn's SVC/SVR and svmgpu's (``--peers``).
 PEERS = ("thundersvm", "nystroem")
 
 
-def _methods(task, peers):
+def _methods(task, peers, device="cpu"):
     """``(name, make)`` of each method on a set, in the order they run: ``make(X, **params)``
-    builds the estimator (X: the training rows, for Nystroem's ``gamma="scale"``)."""
+    builds the estimator (X: the training rows, for Nystroem's ``gamma="scale"``); svmgpu's on
+    ``device``."""
     from sklearn.svm import SVC as SklearnSVC
     from sklearn.svm import SVR as SklearnSVR
 
@@ -117,7 +129,7 @@ def _methods(task, peers):
     cls = task == "classification"
     kind = "SVC" if cls else "SVR"
     out = [(f"sklearn {kind}()", lambda X, **p: (SklearnSVC if cls else SklearnSVR)(**p)),
-           (f"svmgpu {kind}()", lambda X, **p: (SVC if cls else SVR)(**p))]
+           (f"svmgpu {kind}()", lambda X, **p: (SVC if cls else SVR)(device=device, **p))]
     if "thundersvm" in peers:
         out.append((f"ThunderSVM {kind}()", lambda X, **p: thundersvm_class(kind)(**p)))
     if "nystroem" in peers:
@@ -207,9 +219,18 @@ def main():
     ap.add_argument("--C", default="",
                     help="C values, comma-separated: every set fitted at each by every method "
                          "(the set's name gets ' C=<value>'); '' (default): each set's own C")
-    ap.add_argument("--out", default="svc_cpu")
+    ap.add_argument("--device", default="cpu",
+                    help="svmgpu's device ('cuda': the peers stay on the host's CPU)")
+    ap.add_argument("--rounds", type=int, default=ROUNDS,
+                    help=f"alternating rounds on sets of fewer than {ROUNDS_BELOW:,} rows")
+    ap.add_argument("--sklearn-max-rows", type=int, default=0,
+                    help="sets of more training rows fit no scikit-learn reference and get no "
+                         "ratio (0, the default: every set)")
+    ap.add_argument("--out", default=None, help="results name (default svc_cpu / svc_cuda)")
     args = ap.parse_args()
-    machine = machine_info("cpu")  # (its load average is the start's)
+    device = args.device
+    out = args.out or default_name("svc", device, gpu="cuda")
+    machine = machine_info(device)  # (its load average is the start's)
     from sklearn.metrics import r2_score
 
     peers = [p for p in args.peers.split(",") if p]
@@ -228,10 +249,16 @@ def main():
     if Cs:  # (a sweep: each set at each C)
         cases = [(f"{name} C={c:g}", Xtr, Xte, ytr, yte, {**params, "C": c}, task)
                  for name, Xtr, Xte, ytr, yte, params, task in cases for c in Cs]
+    failed = []
     for name, Xtr, Xte, ytr, yte, params, task in cases:
         preds, done, methods = {}, {}, []
-        for method, make in _methods(task, peers):
+        for method, make in _methods(task, peers, device):
             row = {"data": name, "m": int(Xtr.shape[0]), "method": method, "params": params}
+            if method.startswith("sklearn") and "Nystroem" not in method \
+                    and 0 < args.sklearn_max_rows < Xtr.shape[0]:
+                rows.append({**row, "status": f"skipped: more than --sklearn-max-rows "
+                                              f"{args.sklearn_max_rows} rows"})
+                continue
             try:
                 make(Xtr, **params)
             except Unavailable as exc:
@@ -241,20 +268,34 @@ def main():
             methods.append((method, make, row))
         # (small sets: the methods' fits in alternating rounds, each round's ratio to
         # scikit-learn's fit in the same round; see the module notes)
-        n_rounds = ROUNDS if Xtr.shape[0] < ROUNDS_BELOW else 1
+        n_rounds = args.rounds if Xtr.shape[0] < ROUNDS_BELOW else 1
         seconds = {method: [] for method, _, _ in methods}
         medians = {method: [] for method, _, _ in methods}
         ests = {}
         for k in range(n_rounds):
-            for method, make, _ in methods:
+            for method, make, row in methods:
+                if "status" in row:
+                    continue
+                on_gpu = method.startswith("svmgpu") and device.startswith("cuda")
                 time.sleep(PAUSE)  # (the last method's idle BLAS threads stop spinning)
-                ests[method], fit = repeat_timed(
-                    lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y),
-                    args.repeats, warmup=1 if k == 0 and Xtr.shape[0] < WARMUP_BELOW else 0,
-                    max_seconds=REPEAT_SECONDS)
+                try:
+                    # (on a GPU every set gets a warm-up: the first fit compiles CuPy's kernels)
+                    ests[method], fit = repeat_timed(
+                        lambda make=make, X=Xtr, y=ytr, p=params: make(X, **p).fit(X, y),
+                        args.repeats, device=device if on_gpu else "cpu",
+                        warmup=1 if k == 0 and (Xtr.shape[0] < WARMUP_BELOW or on_gpu) else 0,
+                        max_seconds=REPEAT_SECONDS)
+                except Exception as exc:  # (recorded; the other sets still run)
+                    traceback.print_exc()
+                    row["status"] = f"failed: {type(exc).__name__}: {exc}"
+                    failed.append(f"{name} {method}")
+                    rows.append(row)
+                    continue
                 seconds[method] += fit["seconds"]
                 medians[method].append(fit["median"])
         for method, _, row in methods:
+            if "status" in row:
+                continue
             est = ests[method]
             pred, predict = repeat_timed(lambda est=est, X=Xte: est.predict(X))
             pred = np.asarray(pred).reshape(-1)
@@ -277,9 +318,9 @@ def main():
             done[method] = row
             print(row, flush=True)
         kind = "SVC" if task == "classification" else "SVR"
-        ref = done[f"sklearn {kind}()"]
+        ref = done.get(f"sklearn {kind}()")
         for method, row in done.items():
-            if method == f"sklearn {kind}()":
+            if ref is None or method == ref["method"]:
                 continue
             # (the median of the rounds' ratios: both methods of a round ran in the same few
             # seconds of the machine's speed)
@@ -294,13 +335,13 @@ def main():
                                                               == preds[ref["method"]]))
             else:
                 row["r2_minus_sklearn"] = row["test_r2"] - ref["test_r2"]
+        path = write_results(out, {"benchmark": BENCHMARK, "machine": machine, "device": device,
+                                   "repeats": args.repeats, "results": rows})  # (each set's)
     print_table(rows, ["data", "m", "method", "fit_seconds", "predict_seconds", "test_accuracy",
                        "test_r2", "n_support", "fit_ratio_to_sklearn", "agreement_with_sklearn"])
-    path = write_results(args.out, {"benchmark": "svmgpu.SVC()/SVR() vs sklearn.svm.SVC()/SVR(), "
-                                                 "defaults",
-                                    "machine": machine, "repeats": args.repeats,
-                                    "results": rows})
     print(f"wrote {path}")
+    if failed:
+        raise SystemExit(f"failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
