@@ -410,7 +410,8 @@ def test_pruned_kernel_matvec_matches_the_full_product(monkeypatch, kernel_cls, 
 def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
     """From THREADED_MATVEC_VALUES kernel values kernel_matvec (NumPy) computes one part of the
     rows per core, each in its own thread, Z's side prepared once: the product of the whole,
-    for a vector and a matrix, dense and sparse rows, a row count that does not divide."""
+    for a vector and a matrix, dense and sparse rows, a row count that does not divide; dense
+    rows of more than THREADED_MATVEC_MAX_FEATURES features in one part."""
     import os
     import threading
 
@@ -444,6 +445,17 @@ def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
     assert_allclose(kernel_matvec(kernel, X, Z, V[:, 0]), full[:, 0], rtol=1e-12, atol=1e-12)
     assert_allclose(kernel_matvec(RBF(0.3), sp.csr_matrix(X), Z, V), full, rtol=1e-10,
                     atol=1e-12)
+    # (dense rows of more features than THREADED_MATVEC_MAX_FEATURES: one part, this thread;
+    # sparse rows of as many still split)
+    monkeypatch.setattr(_blocked, "THREADED_MATVEC_MAX_FEATURES", X.shape[1] - 1)
+    kernel.seen, parts[:] = set(), []
+    assert_allclose(kernel_matvec(kernel, X, Z, V), full, rtol=1e-12, atol=1e-12)
+    assert kernel.seen == {threading.get_ident()} and parts == [X.shape[0]]
+    parts[:] = []
+    assert_allclose(kernel_matvec(kernel, sp.csr_matrix(X), Z, V), full, rtol=1e-10,
+                    atol=1e-12)
+    assert sorted(parts) == [333, 334, 334]
+    monkeypatch.setattr(_blocked, "THREADED_MATVEC_MAX_FEATURES", X.shape[1])
     monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", X.shape[0] * Z.shape[0] + 1)
     kernel.seen = set()
     assert_allclose(kernel_matvec(kernel, X, Z, V), full, rtol=1e-12, atol=1e-12)

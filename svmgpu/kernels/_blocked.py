@@ -47,6 +47,15 @@ _CPU_MIN_ROWS = 512
 #: values) 0.107 → 0.143 s, friedman1's 5,000 against 1,418 landmarks 0.030 → 0.037 s.
 THREADED_MATVEC_VALUES = 1 << 25
 
+#: Dense features above which :func:`kernel_matvec` stays in one part (BLAS on every core):
+#: there the product of the distances, not ``exp``, takes most of a block's time, and one
+#: multi-threaded product shares its packed Z between the cores where two threads each pack
+#: their own. Session 30, this 2-core VM, 4,000 rows of the hard 784-feature stand-in against
+#: its model's 34,708 support vectors (45 one-vs-one columns): 3.5–4.1 s in threads against
+#: 2.3–2.9 s in one part (six of each, alternating); its 10,000 test images 10.5 s in threads.
+#: At 22–256 features (20,000 rows against 8,000, 10 columns) the two were within noise.
+THREADED_MATVEC_MAX_FEATURES = 64
+
 #: Kernel values of a product below which :func:`kernel_matvec` never prunes: building the two
 #: k-d trees costs about as much as this many kernel values.
 PRUNE_MIN_VALUES = 1 << 24
@@ -262,7 +271,7 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
     out = xp.empty(out_shape, dtype=v.dtype, device=getattr(v, "device", None))
     cores = os.cpu_count() or 1
     parts = cores if is_numpy(xp) and n * Z.shape[0] >= THREADED_MATVEC_VALUES and \
-        n >= 2 * cores else 1
+        n >= 2 * cores and (is_sparse(X) or X.shape[1] <= THREADED_MATVEC_MAX_FEATURES) else 1
     budget = resolve_budget(memory_budget, array_device(X)) // parts
     center = kernel.center_of(Z, xp=xp)
     columns = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp) \
