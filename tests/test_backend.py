@@ -307,8 +307,8 @@ def test_workspace_reuses_its_buffers(device, xp):
 def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monkeypatch):
     """``a @ v`` for symmetric ``a`` and ``v`` zero outside ``support``: float64, within the
     dtype's rounding of the float64 product (on NumPy the support's rows in chunks of
-    _MATVEC_CHUNK_BYTES, 3 rows here, where the support is a small part of a large matrix, or
-    the plain product; elsewhere the full product)."""
+    _MATVEC_CHUNK_BYTES, 3 rows here, where the support is a small part of a large matrix or
+    of a row store, or the plain product; elsewhere the full product)."""
     from svmgpu.backend import _ops
 
     monkeypatch.setattr(_ops, "_MATVEC_CHUNK_BYTES", 3 * 40 * 8)
@@ -349,6 +349,16 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monk
     got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
                              B.to_device(support, device),
                              rows=B.to_device(np.arange(5, 16), device), xp=xp)
+    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
+                    atol=1e-5 if dtype == np.float32 else 1e-12)
+    assert not gathered
+    # the support on at least half of the store's rows (11 of 15), in any order: every row of
+    # the store read in place, v moved to the support's rows (_MATVEC_STORE_FULL)
+    at = rng.permutation(15)[:11]
+    store = np.zeros((15, 40), dtype=dtype)
+    store[at] = A[support]
+    got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
+                             B.to_device(support, device), rows=B.to_device(at, device), xp=xp)
     assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
                     atol=1e-5 if dtype == np.float32 else 1e-12)
     assert not gathered
