@@ -326,41 +326,34 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monk
     ref = A.astype(np.float64) @ v
     assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
                     atol=1e-5 if dtype == np.float32 else 1e-12)
-    # a row store: the matrix's row support[i] held as the store's row rows[i]
-    rows = rng.permutation(40)[:11]
-    store = np.zeros((40, 40), dtype=dtype)
-    store[rows] = A[support]
-    got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
-                             B.to_device(support, device), rows=B.to_device(rows, device), xp=xp)
-    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
-                    atol=1e-5 if dtype == np.float32 else 1e-12)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+
+    def through_store(n_rows, at):
+        """The product through a row store of n_rows rows whose row ``at[i]`` is the matrix's
+        row ``support[i]`` (its other rows zero, finite: the docstring)."""
+        store = np.zeros((n_rows, 40), dtype=dtype)
+        store[at] = A[support]
+        got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
+                                 B.to_device(support, device), rows=B.to_device(at, device),
+                                 xp=xp)
+        assert_allclose(got, ref, device=device, dtype="float64", shape=(40,), atol=tol)
+
+    through_store(40, rng.permutation(40)[:11])  # (11 of 40 rows, scattered: gathered)
     if B.is_numpy(xp) and gather:
         with pytest.raises(IndexError, match="out of range"):
             B.symmetric_matvec(A, v, np.array([3, 40]), xp=xp)
         with pytest.raises(IndexError, match="out of range"):  # (a range past a's rows)
             B.symmetric_matvec(A, v, np.array([38, 39]), rows=np.array([39, 40]), xp=xp)
-    # the store's rows a range in order (the exact path's first product): read in place
-    store = np.zeros((40, 40), dtype=dtype)  # (its other rows finite: the docstring)
-    store[5:16] = A[support]
     gathered = []
     real = _ops.BlockScratch.rows
     monkeypatch.setattr(_ops.BlockScratch, "rows",
                         lambda self, *a, **k: gathered.append(1) or real(self, *a, **k))
-    got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
-                             B.to_device(support, device),
-                             rows=B.to_device(np.arange(5, 16), device), xp=xp)
-    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
-                    atol=1e-5 if dtype == np.float32 else 1e-12)
+    # the store's rows a range in order (the exact path's first product): read in place
+    through_store(40, np.arange(5, 16))
     assert not gathered
     # the support on at least half of the store's rows (11 of 15), in any order: every row of
     # the store read in place, v moved to the support's rows (_MATVEC_STORE_FULL)
-    at = rng.permutation(15)[:11]
-    store = np.zeros((15, 40), dtype=dtype)
-    store[at] = A[support]
-    got = B.symmetric_matvec(B.to_device(store, device), B.to_device(v, device),
-                             B.to_device(support, device), rows=B.to_device(at, device), xp=xp)
-    assert_allclose(got, ref, device=device, dtype="float64", shape=(40,),
-                    atol=1e-5 if dtype == np.float32 else 1e-12)
+    through_store(15, rng.permutation(15)[:11])
     assert not gathered
 
 
