@@ -411,7 +411,7 @@ def transposed_product(A, v, *, xp):
                              xp.float64)
             out = part if out is None else out + part
         return out if out is not None else \
-            xp.zeros((r,) + tuple(v.shape[1:]), dtype=xp.float64, device=A.device)
+            xp.zeros((r,) + tuple(v.shape[1:]), dtype=xp.float64, device=getattr(A, "device", None))
     vec = V.ndim == 1
     V = V[:, None] if vec else V
     k, full = int(V.shape[1]), n // c * c
@@ -448,7 +448,7 @@ def symmetric_matvec(a, v, support, *, xp, rows=None):
                                               n <= _MATVEC_FULL_ORDER)) or \
             (rows is not None and _MATVEC_STORE_FULL * k >= int(a.shape[0])):
         if rows is not None:
-            w = xp.zeros((a.shape[0],), dtype=v.dtype, device=v.device)
+            w = xp.zeros((a.shape[0],), dtype=v.dtype, device=getattr(v, "device", None))
             v = set_rows(w, rows, xp.take(v, support), xp=xp)
         return transposed_product(a, v, xp=xp)
     rows = support if rows is None else rows
