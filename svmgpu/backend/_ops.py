@@ -174,7 +174,7 @@ def vecdot(a, b, *, xp):
         from scipy.linalg import blas  # noqa: PLC0415
 
         return float(blas.ddot(a, b))
-    if is_cupy(xp):
+    if is_cupy(xp) and a.ndim == 1 and b.ndim == 1:
         # (array-api-compat's vecdot for CuPy copies ``conj(a)`` and takes a batched (1, n) @
         # (n, 1) product: 110 µs of host time a call in an H200 profile, 14,484 calls 1.6 s of
         # a 15.6 s fit; a 1-D matmul is one cuBLAS dot)
