@@ -348,7 +348,7 @@ def test_symmetric_matvec_reads_the_support_rows(device, xp, dtype, gather, monk
     real = _ops.BlockScratch.rows
     monkeypatch.setattr(_ops.BlockScratch, "rows",
                         lambda self, *a, **k: gathered.append(1) or real(self, *a, **k))
-    # the store's rows a range in order (the exact path's first product): read in place
+    # the support's rows a range of the store in order (under half of it): read in place
     through_store(40, np.arange(5, 16))
     assert not gathered
     # the support on at least half of the store's rows (11 of 15), in any order: every row of

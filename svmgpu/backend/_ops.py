@@ -455,8 +455,8 @@ def symmetric_matvec(a, v, support, *, xp, rows=None):
     first, last = (int(rows[0]), int(rows[k - 1])) if k else (0, -1)
     if k and 0 <= first and last - first == k - 1 and last < int(a.shape[0]) and \
             bool(xp.all(rows[1:] > rows[:-1])):
-        # (a range of a's rows, in order: read where they are; the exact path's first K α,
-        # whose support's rows were the row store's first computed)
+        # (a range of a's rows, in order: read where they are. The exact path's first K α,
+        # whose support is the whole row store so far, takes the full read above instead)
         return transposed_product(a[first:last + 1, ...], xp.take(v, support), xp=xp)
     step = max(1, _MATVEC_CHUNK_BYTES // max(1, n * a.itemsize))
     scratch = BlockScratch(min(step, k), n, xp=xp)  # (its rows checked and gathered in a's dtype)
