@@ -1750,6 +1750,36 @@ def test_exact_newton_reuses_its_blocks_memory_to_the_same_result(monkeypatch, l
     assert reused.info["intercept"] == fresh.info["intercept"]
 
 
+def test_an_exact_solve_that_crawls_stalls_and_its_continuation_reaches_the_minimum(device):
+    """Random labels, 23 of 300 positive, C = 0.1 (scikit-learn fits it in milliseconds): from
+    α = 0 the Newton direction stops describing F (rows at the corners' knots, none inside
+    one) and each step moved by 2⁻²³ of it. Until session 31 exact_newton crawled so to
+    max_iter (1,000 steps in SVC, a ConvergenceWarning and a model off the minimum); after
+    _CRAWL_STEPS such steps it now reports a stall, and SVC's continuation from wider corners
+    converges to the minimum scipy finds."""
+    from svmgpu.solvers.exact import _CRAWL_STEPS
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 5))
+    y = np.where(rng.random(300) < 0.08, 1.0, -1.0)
+    K = rbf_kernel(X, gamma=1.0 / (5 * X.var()))  # (gamma="scale")
+    loss = get_loss("huber_hinge", delta=0.1)
+    res = exact_newton(to_device(K, device), to_device(y, device), loss, C=0.1,
+                       xp=device.xp, max_iter=300)
+    assert res.info["stalled"] and not res.converged and res.n_iter < 10 * _CRAWL_STEPS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no ConvergenceWarning)
+        clf = SVC(C=0.1).fit(to_device(X, device), to_device(y, device))
+    assert clf.converged_.all() and clf.n_iter_[0] < 200
+    F = _objective(K, y, loss, 0.1, np.ones(300), "classification")
+    ref = scipy.optimize.minimize(F, np.zeros(301), method="L-BFGS-B",
+                                  options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-11})
+    a = np.zeros(300)
+    a[host(clf.support_)] = host(clf.dual_coef_)[0]
+    z = np.concatenate([a, host(clf.intercept_)])
+    assert F(z) <= ref.fun * (1 + 1e-6) + 1e-9
+
+
 def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatch):
     """On a hard problem a float32 K's products hold the residual above a tight tol while
     the objective moves by rounding only: exact_newton ends after a few such steps
