@@ -104,3 +104,65 @@ def test_parser_names_the_line_of_a_huge_index():
         load_svmlight_bytes(text.encode(), "big", None, True, np.float64, "auto")
     X, _ = load_svmlight_bytes(text.encode(), "big", None, False, np.float64, "auto")
     assert X.shape == (301, 450000) and X.nnz == 301
+
+
+def _hinge_objective(model, kernel_block, X, y_pm, s, C):
+    """``½ aᵀ K_SV a + C Σ s max(0, 1 − y f)``: a fitted binary SVC's objective in the hinge
+    loss, from its support vectors, dual coefficients and decision values."""
+    a = np.asarray(model.dual_coef_)[0]
+    sv = np.asarray(model.support_vectors_)
+    f = np.asarray(model.decision_function(X))
+    return 0.5 * a @ kernel_block(sv, sv) @ a + C * np.sum(s * np.maximum(0.0, 1.0 - y_pm * f))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.sampled_from([12, 40, 150, 300]), d=st.integers(1, 6),
+       kernel=st.sampled_from(["rbf", "linear", "poly"]), C=st.sampled_from([0.01, 0.1, 1.0, 10.0]),
+       positive=st.sampled_from([0.05, 0.2, 0.5]), signal=st.booleans(),
+       duplicates=st.booleans(), weights=st.sampled_from([None, "random", "balanced"]),
+       seed=st.integers(0, 2**16))
+def test_svc_reaches_the_hinge_minimum_scikit_learn_reaches(m, d, kernel, C, positive, signal,
+                                                             duplicates, weights, seed):
+    """(Session 31, a differential fuzz against scikit-learn.) On random binary problems
+    (labels with or without signal, imbalanced, duplicated rows with conflicting labels,
+    weights) SVC converges, and its objective in the hinge loss (on its kernel) is within the Huber hinge's
+    bound of LIBSVM's: ψ ≤ hinge ≤ ψ + δ/2 row by row (δ = HINGE_SMOOTHING), so the Huber
+    minimum costs at most ``C Σ s δ / 2`` more hinge objective than the hinge minimum. A
+    solve that crawled to max_iter (random labels, 5 % positive, C = 0.1) ended above it."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+    from sklearn.svm import SVC as SklearnSVC
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    from svmgpu import SVC
+    from svmgpu.estimators.svc import HINGE_SMOOTHING
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, d))
+    if duplicates:
+        X[m // 2:] = X[: m - m // 2]
+    score = X[:, 0] if signal else rng.standard_normal(m)
+    y = (score > np.quantile(score, 1.0 - positive)).astype(int)
+    y[:2] = [0, 1]
+    s = None if weights != "random" else rng.uniform(0.2, 3.0, m)
+    kw = dict(C=C, kernel=kernel, class_weight="balanced" if weights == "balanced" else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no ConvergenceWarning)
+        got = SVC(**kw).fit(X, y, sample_weight=s)
+    # (gamma="scale" counts weights as repetitions, scikit-learn's ignores them: the same
+    # kernel for both)
+    gamma = got.kernel_.gamma if kernel != "linear" else "scale"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SklearnSVC(**kw, gamma=gamma).fit(X, y, sample_weight=s)
+    params = {"rbf": {"gamma": gamma}, "linear": {},
+              "poly": {"gamma": gamma, "degree": 3, "coef0": 0.0}}[kernel]
+
+    def block(A, B):
+        return pairwise_kernels(A, B, metric=kernel, **params)
+
+    w = (np.ones(m) if s is None else s) * (compute_sample_weight("balanced", y)
+                                            if weights == "balanced" else 1.0)
+    y_pm = 2.0 * y - 1.0
+    ours = _hinge_objective(got, block, X, y_pm, w, C)
+    theirs = _hinge_objective(ref, block, X, y_pm, w, C)
+    assert ours <= theirs + C * np.sum(w) * HINGE_SMOOTHING / 2 + 1e-6 * abs(theirs)

@@ -1664,7 +1664,11 @@ class SVC(_FrontDoor, SVCBase):
     degree : int, default 3
         Degree of the "poly" kernel (ignored by the others).
     gamma : "scale", "auto" or float, default "scale"
-        Kernel width, as in scikit-learn: "scale" is ``1 / (n_features · X.var())``.
+        Kernel width, as in scikit-learn: "scale" is ``1 / (n_features · X.var())``. With
+        ``sample_weight`` or ``class_weight`` the variance counts a row's weight as repetitions
+        of the row (so that a weight of 2 fits as a repeated row); scikit-learn's ``SVC``
+        ignores the weights there, so its "scale" differs on weighted data: pass the fitted
+        ``kernel_.gamma`` to compare the two on the same kernel.
     coef0 : float, default 0.0
         Constant term of the "poly" kernel.
     tol : float, default 1e-3
