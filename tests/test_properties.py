@@ -166,3 +166,48 @@ def test_svc_reaches_the_hinge_minimum_scikit_learn_reaches(m, d, kernel, C, pos
     ours = _hinge_objective(got, block, X, y_pm, w, C)
     theirs = _hinge_objective(ref, block, X, y_pm, w, C)
     assert ours <= theirs + C * np.sum(w) * HINGE_SMOOTHING / 2 + 1e-6 * abs(theirs)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.sampled_from([12, 40, 150, 300]), d=st.integers(1, 6),
+       kernel=st.sampled_from(["rbf", "linear", "poly"]), C=st.sampled_from([0.1, 1.0, 10.0]),
+       epsilon=st.sampled_from([0.0, 0.1, 0.5]), offset=st.sampled_from([0.0, 50.0]),
+       weighted=st.booleans(), seed=st.integers(0, 2**16))
+def test_svr_reaches_the_epsilon_insensitive_minimum_scikit_learn_reaches(m, d, kernel, C,
+                                                                          epsilon, offset,
+                                                                          weighted, seed):
+    """SVR's counterpart of the test above: its loss lies within δ/2 of LIBSVM's (Huber
+    corners of half-width δ ≤ HINGE_SMOOTHING above ``(|u| − ε)₊`` by at most δ/4; the Huber
+    loss of ε = 0 below ``|u|`` by at most δ/2), so its ε-insensitive objective is within
+    ``C Σ s δ / 2`` of LIBSVM's on the same kernel, targets offset or not."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+    from sklearn.svm import SVR as SklearnSVR
+
+    from svmgpu import SVR
+    from svmgpu.estimators.svc import HINGE_SMOOTHING
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, d))
+    y = np.sin(2.0 * X[:, 0]) + 0.3 * rng.standard_normal(m) + offset
+    s = rng.uniform(0.2, 3.0, m) if weighted else None
+    kw = dict(C=C, kernel=kernel, epsilon=epsilon)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no ConvergenceWarning)
+        got = SVR(**kw).fit(X, y, sample_weight=s)
+    gamma = got.kernel_.gamma if kernel != "linear" else "scale"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SklearnSVR(**kw, gamma=gamma).fit(X, y, sample_weight=s)
+    params = {"rbf": {"gamma": gamma}, "linear": {},
+              "poly": {"gamma": gamma, "degree": 3, "coef0": 0.0}}[kernel]
+    w = np.ones(m) if s is None else s
+
+    def objective(model):
+        a = np.asarray(model.dual_coef_)[0]
+        sv = np.asarray(model.support_vectors_)
+        u = y - np.asarray(model.predict(X))
+        return 0.5 * a @ pairwise_kernels(sv, sv, metric=kernel, **params) @ a + \
+            C * np.sum(w * np.maximum(0.0, np.abs(u) - epsilon))
+
+    ours, theirs = objective(got), objective(ref)
+    assert ours <= theirs + C * np.sum(w) * HINGE_SMOOTHING / 2 + 1e-6 * abs(theirs)
