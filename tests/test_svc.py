@@ -1395,9 +1395,17 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     cliff = SVC(solver="lowrank", memory_budget=int(feats * 55)).fit(X, y)
     assert cliff.rank_ == 80 and "recomputed per block" in cliff.rank_path_[0]["stop"]
     monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 20)  # (the growth's own budget)
-    est = SVC(solver="lowrank", memory_budget=int(feats * 55), verbose=1).fit(X, y)
+    # (a model the budget cut short, its predictions still changing, warns: session 31)
+    with pytest.warns(UserWarning, match="rank='auto' stopped at 20 landmarks: the memory "
+                                         r"budget .*still changed \(one stage only\).*raise "
+                                         "memory_budget"):
+        est = SVC(solver="lowrank", memory_budget=int(feats * 55), verbose=1).fit(X, y)
     assert est.rank_ == 20 and len(est.rank_path_) == 1
     assert "memory budget" in est.rank_path_[-1]["stop"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (unbounded, the growth ends by its own rule)
+        free = SVC(solver="lowrank").fit(X, y)
+    assert "memory budget" not in free.rank_path_[-1]["stop"]
     assert "rank 20: the memory budget" in capsys.readouterr().err
     grown = SVC(solver="lowrank", memory_budget=int(feats * 70)).fit(X, y)
     assert [p["rank"] for p in grown.rank_path_][:2] == [20, 28]
