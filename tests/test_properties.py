@@ -106,13 +106,31 @@ def test_parser_names_the_line_of_a_huge_index():
     assert X.shape == (301, 450000) and X.nnz == 301
 
 
-def _hinge_objective(model, kernel_block, X, y_pm, s, C):
-    """``½ aᵀ K_SV a + C Σ s max(0, 1 − y f)``: a fitted binary SVC's objective in the hinge
-    loss, from its support vectors, dual coefficients and decision values."""
+def _fit_both_on_one_kernel(ours, theirs, X, y, s, kw):
+    """``(svmgpu's fit, scikit-learn's fit, the kernel's block function)``, svmgpu's without a
+    ConvergenceWarning, scikit-learn's on svmgpu's γ (gamma="scale" counts weights as
+    repetitions, scikit-learn's ignores them: one kernel for both)."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no ConvergenceWarning)
+        got = ours(**kw).fit(X, y, sample_weight=s)
+    kernel = kw["kernel"]
+    gamma = got.kernel_.gamma if kernel != "linear" else "scale"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = theirs(**kw, gamma=gamma).fit(X, y, sample_weight=s)
+    params = {"rbf": {"gamma": gamma}, "linear": {},
+              "poly": {"gamma": gamma, "degree": 3, "coef0": 0.0}}[kernel]
+    return got, ref, lambda A, B: pairwise_kernels(A, B, metric=kernel, **params)
+
+
+def _rkhs_term(model, block):
+    """``½ aᵀ K_SV a`` of a fitted binary SVC or SVR (its support vectors and dual
+    coefficients)."""
     a = np.asarray(model.dual_coef_)[0]
     sv = np.asarray(model.support_vectors_)
-    f = np.asarray(model.decision_function(X))
-    return 0.5 * a @ kernel_block(sv, sv) @ a + C * np.sum(s * np.maximum(0.0, 1.0 - y_pm * f))
+    return 0.5 * a @ block(sv, sv) @ a
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,7 +147,6 @@ def test_svc_reaches_the_hinge_minimum_scikit_learn_reaches(m, d, kernel, C, pos
     bound of LIBSVM's: ψ ≤ hinge ≤ ψ + δ/2 row by row (δ = HINGE_SMOOTHING), so the Huber
     minimum costs at most ``C Σ s δ / 2`` more hinge objective than the hinge minimum. A
     solve that crawled to max_iter (random labels, 5 % positive, C = 0.1) ended above it."""
-    from sklearn.metrics.pairwise import pairwise_kernels
     from sklearn.svm import SVC as SklearnSVC
     from sklearn.utils.class_weight import compute_sample_weight
 
@@ -145,26 +162,16 @@ def test_svc_reaches_the_hinge_minimum_scikit_learn_reaches(m, d, kernel, C, pos
     y[:2] = [0, 1]
     s = None if weights != "random" else rng.uniform(0.2, 3.0, m)
     kw = dict(C=C, kernel=kernel, class_weight="balanced" if weights == "balanced" else None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # (no ConvergenceWarning)
-        got = SVC(**kw).fit(X, y, sample_weight=s)
-    # (gamma="scale" counts weights as repetitions, scikit-learn's ignores them: the same
-    # kernel for both)
-    gamma = got.kernel_.gamma if kernel != "linear" else "scale"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = SklearnSVC(**kw, gamma=gamma).fit(X, y, sample_weight=s)
-    params = {"rbf": {"gamma": gamma}, "linear": {},
-              "poly": {"gamma": gamma, "degree": 3, "coef0": 0.0}}[kernel]
-
-    def block(A, B):
-        return pairwise_kernels(A, B, metric=kernel, **params)
-
+    got, ref, block = _fit_both_on_one_kernel(SVC, SklearnSVC, X, y, s, kw)
     w = (np.ones(m) if s is None else s) * (compute_sample_weight("balanced", y)
                                             if weights == "balanced" else 1.0)
     y_pm = 2.0 * y - 1.0
-    ours = _hinge_objective(got, block, X, y_pm, w, C)
-    theirs = _hinge_objective(ref, block, X, y_pm, w, C)
+
+    def objective(model):
+        f = np.asarray(model.decision_function(X))
+        return _rkhs_term(model, block) + C * np.sum(w * np.maximum(0.0, 1.0 - y_pm * f))
+
+    ours, theirs = objective(got), objective(ref)
     assert ours <= theirs + C * np.sum(w) * HINGE_SMOOTHING / 2 + 1e-6 * abs(theirs)
 
 
@@ -180,7 +187,6 @@ def test_svr_reaches_the_epsilon_insensitive_minimum_scikit_learn_reaches(m, d, 
     corners of half-width δ ≤ HINGE_SMOOTHING above ``(|u| − ε)₊`` by at most δ/4; the Huber
     loss of ε = 0 below ``|u|`` by at most δ/2), so its ε-insensitive objective is within
     ``C Σ s δ / 2`` of LIBSVM's on the same kernel, targets offset or not."""
-    from sklearn.metrics.pairwise import pairwise_kernels
     from sklearn.svm import SVR as SklearnSVR
 
     from svmgpu import SVR
@@ -191,23 +197,12 @@ def test_svr_reaches_the_epsilon_insensitive_minimum_scikit_learn_reaches(m, d, 
     y = np.sin(2.0 * X[:, 0]) + 0.3 * rng.standard_normal(m) + offset
     s = rng.uniform(0.2, 3.0, m) if weighted else None
     kw = dict(C=C, kernel=kernel, epsilon=epsilon)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # (no ConvergenceWarning)
-        got = SVR(**kw).fit(X, y, sample_weight=s)
-    gamma = got.kernel_.gamma if kernel != "linear" else "scale"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = SklearnSVR(**kw, gamma=gamma).fit(X, y, sample_weight=s)
-    params = {"rbf": {"gamma": gamma}, "linear": {},
-              "poly": {"gamma": gamma, "degree": 3, "coef0": 0.0}}[kernel]
+    got, ref, block = _fit_both_on_one_kernel(SVR, SklearnSVR, X, y, s, kw)
     w = np.ones(m) if s is None else s
 
     def objective(model):
-        a = np.asarray(model.dual_coef_)[0]
-        sv = np.asarray(model.support_vectors_)
         u = y - np.asarray(model.predict(X))
-        return 0.5 * a @ pairwise_kernels(sv, sv, metric=kernel, **params) @ a + \
-            C * np.sum(w * np.maximum(0.0, np.abs(u) - epsilon))
+        return _rkhs_term(model, block) + C * np.sum(w * np.maximum(0.0, np.abs(u) - epsilon))
 
     ours, theirs = objective(got), objective(ref)
     assert ours <= theirs + C * np.sum(w) * HINGE_SMOOTHING / 2 + 1e-6 * abs(theirs)
