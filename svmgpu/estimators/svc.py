@@ -785,6 +785,7 @@ class _FrontDoor:
             f"all {r_max:,} rows of positive weight"
         name, limit = self._rank_change_limit()
         itemsize = numpy_dtype(Xf.dtype).itemsize
+        by_budget = False  # (whether the memory budget ended the growth)
         while True:
             r = self.rank_
             step = min(int(round(r * AUTO_RANK_GROWTH)), r_max)
@@ -813,6 +814,7 @@ class _FrontDoor:
                     break
             if not in_memory:
                 stop = f"the memory budget (the features of {r_next:,} landmarks)"
+                by_budget = True
                 break
             buf = shared.get("pair_buffer")
             if buf is not None and int(buf.shape[0]) < m * (r_next + 1):
@@ -857,7 +859,7 @@ class _FrontDoor:
         self._log.info("rank %d: %s (%.2f s of growth)", self.rank_, stop,
                        time.perf_counter() - t0)
         last = path[-1]["changed"]
-        if stop.startswith("the memory budget") and (last is None or last > limit):
+        if by_budget and (last is None or last > limit):
             # (a model the budget cut short, silently less accurate than the policy's:
             # make_classification at 20,000 rows, memory_budget="20MB": 125 landmarks, 87.9 %
             # against 95.2 % unbounded)

@@ -249,9 +249,10 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         ``info["intercept"]`` is b, ``info["margins"]`` the decision values on the training
         rows, ``info["active"]`` |Q| per step, ``info["n_presolve_iter"]`` the steps of the
         presolves, ``info["stalled"]`` whether it stopped because
-        no step along the Newton direction lowered F (too few rows in quadratic pieces for
-        the curvature to guide it: a wider smoothing, then the narrow one from its solution,
-        helps; :class:`svmgpu.SVC` does that), ``info["rounding"]`` whether a float32 K's
+        no step along the Newton direction lowered F, or :data:`_CRAWL_STEPS` short steps in
+        a row left it level (too few rows in quadratic pieces for the curvature to guide it:
+        a wider smoothing, then the narrow one from its solution, helps; :class:`svmgpu.SVC`
+        does that), ``info["rounding"]`` whether a float32 K's
         iteration ended with F moving by rounding only (:data:`_FLAT_STEPS`; continuing from
         its solution with K in float64 ends it, as :class:`svmgpu.SVC` does).
     groups : array of shape (m,), optional
@@ -488,7 +489,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     low_factor = K.dtype == xp.float32  # (its systems' factors in float32: _Factor)
     accepted = None  # (r, αᵀKα, F) at the last accepted point, from its line search
     flat, rounding = 0, False  # (steps in a row that moved F by rounding only)
-    crawl = 0  # (steps in a row below _ARMIJO_MIN_STEP)
+    crawl = 0  # (short steps in a row that left F level: _CRAWL_STEPS)
     weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
     Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum
     sigma = _ARMIJO if C * s_max <= _ARMIJO_MAX_C else 0.0  # (the line search's decrease)
@@ -589,13 +590,12 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         # a float32 K's products can leave the residual above tol on a hard problem while
         # the objective moves by rounding only: end there (not converged; the caller
         # refines in float64) instead of running to max_iter
-        flat = flat + 1 if K.dtype != f64 and nQ == prev_Q and \
-            obj - accepted[2] <= _FLAT_DECREASE * abs(obj) else 0
+        level = obj - accepted[2] <= _FLAT_DECREASE * abs(obj)  # (F moved by rounding)
+        flat = flat + 1 if K.dtype != f64 and nQ == prev_Q and level else 0
         if flat >= _FLAT_STEPS:
             rounding = True
             break
-        crawl = crawl + 1 if sigma > 0 and step < _ARMIJO_MIN_STEP and \
-            obj - accepted[2] <= _FLAT_DECREASE * abs(obj) else 0
+        crawl = crawl + 1 if sigma > 0 and step < _ARMIJO_MIN_STEP and level else 0
         if crawl >= _CRAWL_STEPS:
             stalled = True
             break
