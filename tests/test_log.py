@@ -4,11 +4,12 @@ configure logging themselves."""
 
 import logging
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from array_api_compat import array_namespace
-from sklearn.exceptions import ConvergenceWarning
 
 from svmgpu import LSSVC, PSVC, WPSVC, GreedySVC, L2SVMPath, ReducedSVC, UniSVC, UniSVR
 from svmgpu._log import fields, progress, verbosity
@@ -123,13 +124,34 @@ def test_applications_route_the_records_with_verbose_0_and_get_no_second_copy(ca
     assert any(r.getMessage().startswith("features rows=600") for r in records)
 
 
-def test_convergence_warnings_point_at_the_callers_line():
-    X, y = make_checkerboard(300, random_state=0)
-    for est in (GreedySVC(gamma=16.0, max_support=5),  # (its fit calls the base's fit)
-                UniSVC(C=10.0, gamma=16.0, rank=20, solver="dca", max_iter=2)):
-        with pytest.warns(ConvergenceWarning) as rec:
-            est.fit(X, y)
-        assert [w.filename for w in rec] == [__file__]
+_CALLER = """
+import warnings
+from svmgpu import GreedySVC, UniSVC
+from svmgpu.datasets import make_checkerboard
+X, y = make_checkerboard(300, random_state=0)
+for est in (GreedySVC(gamma=16.0, max_support=5),  # (its fit calls the base's fit)
+            UniSVC(C=10.0, gamma=16.0, rank=20, solver="dca", max_iter=2)):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    got = [(w.category.__name__, w.filename) for w in rec]
+    assert got == [("ConvergenceWarning", __file__)], got
+print("attributed")
+"""
+
+
+@pytest.mark.slow
+def test_convergence_warnings_point_at_the_callers_line(tmp_path):
+    """A ConvergenceWarning names the user's line, not svmgpu's. In a fresh interpreter: in
+    the full suite (session 31, two of four runs at commits differing by documentation only)
+    ``pytest.warns`` recorded nothing here, no warning at all, while the same fits warn every
+    time alone and after the test files before this one; what in the suite's process state
+    swallows it is not found yet (the issue's note)."""
+    script = tmp_path / "caller.py"
+    script.write_text(_CALLER)
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0 and "attributed" in res.stdout, res.stderr[-2000:]
 
 
 def test_fields_format_and_a_failed_fit_leaves_no_timings():
