@@ -1016,6 +1016,7 @@ def test_an_unsettled_growth_is_refined_into_the_exact_svm(monkeypatch, device):
     svc_module = _grow(monkeypatch)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
     monkeypatch.setattr(svc_module, "REFINE_MARGIN", 1.0)
+    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)  # (the candidates alone)
     X, y = _unsettled()
     Xd, yd = to_device(X, device), to_device(y, device)
     exact = SVC(rank=None, tol=1e-8).fit(Xd, yd)
@@ -1078,6 +1079,33 @@ def test_the_refinement_at_its_own_margin_is_near_the_exact_svm(monkeypatch, see
     assert isinstance(fit.rank_path_[-1]["refined"], dict)
     assert np.max(np.abs(fit.decision_function(X) - exact.decision_function(X))) < 0.05
     assert np.mean(fit.predict(X) == exact.predict(X)) >= 0.995
+
+
+def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):
+    """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
+    labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its
+    rows: the exact path's model, on every backend. On the candidates alone (the share
+    raised past 1) rows outside them violate its margin and the decision values are off by
+    more than 0.5."""
+    svc_module = _grow(monkeypatch, top=40)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 25)
+    X, y = make_classification(600, n_features=20, n_informative=6, flip_y=0.3,
+                               random_state=0)
+    X = StandardScaler().fit_transform(X)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    exact = SVC(rank=None, tol=1e-8).fit(Xd, yd)
+    whole = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    assert whole.rank_ == 28 and whole.rank_path_[-1]["refined"]["candidates"] == [600]
+    np.testing.assert_array_equal(host(whole.support_), host(exact.support_))
+    assert_allclose(whole.decision_function(Xd), exact.decision_function(Xd), atol=1e-6)
+    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)
+    part = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    (n_cand,) = part.rank_path_[-1]["refined"]["candidates"]
+    assert 0.8 * 600 <= n_cand < 600
+    ys = np.where(y == 1, 1.0, -1.0)
+    outside = np.setdiff1d(np.arange(600), host(part.support_))
+    assert np.min(ys[outside] * part.decision_function(X)[outside]) < 0.9
+    assert np.max(np.abs(part.decision_function(X) - exact.decision_function(X))) > 0.5
 
 
 def test_refinement_is_skipped_where_a_problem_has_too_many_candidates(monkeypatch, capsys):
