@@ -1212,7 +1212,7 @@ class _FrontDoor:
                   max_iter=max_iter, task=self._task)
         if start is None:
             start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
-        res = exact_newton(K, y, self._losses()[-1], start=start, **kw)
+        res = exact_newton(K, y, self._losses()[-1], start=start, corner_start=True, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
             res = None

@@ -78,6 +78,23 @@ _PRESOLVE_STRIDE = 4
 PRESOLVE_HALF_ROWS = 15_000
 
 
+#: The presolve's share of rows in quadratic pieces (the Huber hinge's corners: margins within
+#: δ of 1) at its solution from which ``corner_start`` starts the full problem from the
+#: corners (every row on the loss's piece at the kink, one factorization of the whole kernel
+#: matrix) instead of from the presolve's solution. Noisy labels at a large C make most rows
+#: free support vectors on the margin (the model interpolates them); from the presolve's
+#: scattered solution the Newton steps then move thousands of rows between pieces, halved to
+#: 1/8–1/4 for twenty and more steps, while the corners' system is nearly the solution's.
+#: Session 32, ``make_classification`` (4,000 rows, 50 features, 30 % of the labels flipped,
+#: C = 10; the presolve's last system held 92 % of its rows, the solution's 85 %): 41 Newton
+#: steps (20 of them the presolve's) in 5.9–6.7 s → 9 steps (3 after the corners) in 2.4 s,
+#: the same support vectors but 3 and 72.0 % test accuracy (scikit-learn: 1.67 s, 71.5 %).
+#: Below the share the corners are far from the solution: a problem whose solution holds 45 %
+#: of its rows in the corners (11,000 rows, C = 10, 30 % flipped) took 26 steps of 1/8–1/2
+#: from the corners.
+CORNER_START_SHARE = 0.8
+
+
 def _presolve_stride(m):
     """The presolve's stride on m rows: 2 from :data:`PRESOLVE_HALF_ROWS`, else
     :data:`_PRESOLVE_STRIDE`."""
@@ -195,7 +212,7 @@ def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
 
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
-                 max_iter=200, start=None, presolve="auto", groups=None):
+                 max_iter=200, start=None, presolve="auto", groups=None, corner_start=False):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
 
     Parameters
@@ -222,11 +239,14 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         of α; ``Σα = 0`` holds at every iterate; :data:`_TOL_SCALE_MAX`).
     max_iter : int
         Newton steps at most.
-    start : None, "ls_svm" or tuple (alpha, b)
+    start : None, "ls_svm", "corners" or tuple (alpha, b)
         The starting point: None is ``α = 0, b = 0`` (the first step puts every row on the
         piece its margin says); "ls_svm" the LS-SVM solution, every row on one quadratic piece
         (an m × m factorization, several times the cost of the zero start on thousands of
-        rows, but the start a continuation needs); a tuple ``(alpha, b)``, any point (the
+        rows, but the start a continuation needs); "corners" (classification) the Newton
+        step's solution with every row on the loss's piece at the kink ``r = 0`` (the Huber
+        hinge's corner: the LS-SVM of weights ``C s / (2δ)`` and targets ``y (1 + δ)``; an
+        m × m factorization, in float32 for a float32 K); a tuple ``(alpha, b)``, any point (the
         problem is unconstrained in α and b; ``Σ alpha = 0`` holds at its minimum, and after
         the first full step: a start that breaks it, such as ``C s y ψ'(r)`` at another
         model's residuals, is fine).
@@ -264,17 +284,25 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         is its own (``s`` scaled by its own ``max(s)``). No presolve. Then
         ``info["intercept"]`` is a list of the k intercepts and ``objective_history`` lists
         the k objectives at each iterate.
+    corner_start : bool
+        With the presolve (classification, a loss with curvature at its kink): start from
+        "corners" where the presolve's last Newton system held at least
+        :data:`CORNER_START_SHARE` of its rows (the presolve's own presolve likewise), else
+        from the presolve's solution. The whole of K is then computed (a
+        :class:`~svmgpu.kernels.KernelRows` too) and copied once in its dtype for the
+        factorization; ``info["corners"]`` says whether it was.
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
                              tol=tol, max_iter=max_iter, start=start, presolve=presolve,
-                             groups=groups)
+                             groups=groups, corner_start=corner_start)
 
 
-def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
-    """``(alpha, b, steps)``: the solution on every fourth row (every second from
+def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_start=False):
+    """``((alpha, b), steps, share)``: the solution on every fourth row (every second from
     :data:`PRESOLVE_HALF_ROWS`), scattered into the rows (zero elsewhere; ``Σ alpha = 0``
-    holds), or None when it stalled."""
+    holds), or None when it stalled; ``share`` the share of its rows in its last Newton
+    system (0 where it had none)."""
     m = K.shape[0]
     dev = _device(K)
     stride = _presolve_stride(m)
@@ -285,12 +313,15 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter):
         xp.asarray(K[::stride, ::stride], copy=True)
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
-                        tol=tol, max_iter=max_iter, start=None, presolve=True, groups=None)
+                        tol=tol, max_iter=max_iter, start=None, presolve=True, groups=None,
+                        corner_start=corner_start)
     steps = res.n_iter + res.info["n_presolve_iter"]
+    active = res.info["active"]
+    share = active[-1] / int(sub.shape[0]) if active else 0.0
     if res.info["stalled"]:
-        return None, steps
+        return None, steps, share
     alpha = _scatter(sub, xp.astype(res.coef, xp.float64), m, xp=xp, dev=dev)
-    return (alpha, res.info["intercept"]), steps
+    return (alpha, res.info["intercept"]), steps, share
 
 
 #: Newton systems of at least this order, over a float32 K, are factored in float32 and each
@@ -417,7 +448,7 @@ class _Intercepts:
 
 
 def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start, presolve,
-                  groups):
+                  groups, corner_start=False):
     if not loss.piecewise_quadratic or not loss.convex:
         raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
                          f"{loss.name!r}")
@@ -465,14 +496,31 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         raise ValueError(f"presolve must be True, False or 'auto', got {presolve!r}")
     if presolve == "auto":
         presolve = True
+    corners = None  # (the loss's piece at the kink, (a, c): the "corners" start)
+    if cls and (corner_start or isinstance(start, str) and start == "corners"):
+        a0, c0 = fetch_scalars(*(v(xp.zeros((1,), dtype=f64, device=dev), xp=xp)[0]
+                                 for v in (loss.grad, loss.curvature)), xp=xp)
+        corners = (a0, c0) if c0 > 0 else None
+    if isinstance(start, str) and start == "corners" and corners is None:
+        raise ValueError(f"start='corners' needs a classification loss with curvature at its "
+                         f"kink; got {loss.name!r} for {task}")
     if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None:
-        start, n_pre = _presolve(K, y, loss, C=C, xp=xp, task=task,
-                                 sample_weight=sample_weight, tol=tol, max_iter=max_iter)
+        start, n_pre, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
+                                        sample_weight=sample_weight, tol=tol,
+                                        max_iter=max_iter, corner_start=corner_start)
+        if corners is not None and corner_start and share >= CORNER_START_SHARE:
+            start = "corners"
     if start is None:
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), [0.0] * grp.k
     elif isinstance(start, str) and start == "ls_svm":
         alpha, b = _ls_svm(K if lazy is None else lazy.full(), tgt * sig,
                            C * (ones if s is None else s), grp, xp=xp)
+    elif isinstance(start, str) and start == "corners":  # (ψ'(r) = a + c r on the corners:
+        # the Newton system of every row there, Chapelle's (12) over all rows)
+        a0, c0 = corners
+        alpha, b = _ls_svm(K if lazy is None else lazy.full(), (tgt + a0 / c0) * sig,
+                           C * c0 * (ones if s is None else s), grp, xp=xp,
+                           low=K.dtype == xp.float32 and m >= MIXED_MIN_ORDER)
     else:
         alpha = xp.astype(start[0], f64)
         b = [float(start[1])] if groups is None else [float(t) for t in start[1]]
@@ -617,7 +665,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                         timings={"solve": time.perf_counter() - t0},
                         info={"intercept": b[0] if groups is None else b, "margins": margins,
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
-                              "rounding": rounding})
+                              "rounding": rounding,
+                              "corners": isinstance(start, str) and start == "corners"})
 
 
 def _along(r, u, aKa, q1, q2, s, loss, C, *, xp):
@@ -681,17 +730,19 @@ def _central_intercept(r, sig, s, loss, *, xp):
     return 0.5 * (t_up - t_down)
 
 
-def _ls_svm(K, target, w, grp, *, xp):
+def _ls_svm(K, target, w, grp, *, xp, low=False):
     """``(α, [b, ...])`` of the LS-SVM ``(K + diag(1/w)) α + b = target``, ``Σ α = 0``
     (Suykens; an intercept and ``Σ α = 0`` per group of ``grp``, :class:`_Intercepts`): the
     Newton start with every row of positive weight on one quadratic piece, the Newton system
-    of those rows (rows of weight 0 get α = 0)."""
+    of those rows (rows of weight 0 get α = 0). ``low``: a float32 K's system factored in
+    float32, each solve refined in float64 (:class:`_Factor`; K read, not copied in
+    float64)."""
     m, f64 = K.shape[0], xp.float64
     dev = getattr(K, "device", None)
     Q = xp.nonzero(w > 0)[0]
     nQ = int(Q.shape[0])
-    M = xp.astype(K if nQ == m else take_block(K, Q, Q, xp=xp), f64, copy=True)
-    L = _Factor(M, 1.0 / xp.take(w, Q), low=False, xp=xp)
+    M = K if nQ == m else take_block(K, Q, Q, xp=xp)
+    L = _Factor(M if low else xp.astype(M, f64, copy=True), 1.0 / xp.take(w, Q), low=low, xp=xp)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     alpha_Q, b = grp.solve(L, Q, xp.take(target, Q), zeros,
                            xp.ones((nQ,), dtype=f64, device=dev))
