@@ -118,7 +118,10 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
     its margin), the full problem starts from the corners (every row on the Huber hinge's
     corner: one factorization of K, in float32 for a float32 K) instead of from the
     presolve's solution: the same minimum and support vectors, in fewer Newton steps (7
-    against 16 here). Where it holds fewer (clean labels) nothing changes."""
+    against 16 here). Where it holds fewer (clean labels) nothing changes. From a given start
+    (here α = 0) whose first _DAMPED_STEPS steps are halved to _DAMPED_STEP or less, the
+    presolve is solved as a probe, and the problem restarts from the corners where its share
+    says so: the same minimum; else it goes on as without the probe."""
     from svmgpu.solvers import exact
     from svmgpu.solvers.exact import CORNER_START_SHARE
 
@@ -152,6 +155,17 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
             assert res.n_iter < 0.6 * ref.n_iter
         else:
             assert res.info["active"] == ref.info["active"]
+        zero = (to_device(np.zeros(m), device), 0.0)
+        given = exact_newton(Kd, yd, loss, corner_start=True, start=zero, **kw)
+        plain = exact_newton(Kd, yd, loss, start=zero, **kw)
+        assert given.converged and given.info["corners"] is corners
+        assert given.info["n_presolve_iter"] > 0 and plain.info["n_presolve_iter"] == 0
+        z = np.concatenate([host(given.coef), [given.info["intercept"]]])
+        assert F(z) == pytest.approx(F(z_ref), rel=rel)
+        if corners:
+            assert given.n_iter < 0.6 * plain.n_iter
+        else:
+            assert given.info["active"] == plain.info["active"]
     with pytest.raises(ValueError, match="start='corners' needs a classification loss"):
         exact_newton(Kd, yd, get_loss("huber_epsilon_insensitive", task="regression",
                                       epsilon=0.1, delta=0.02), task="regression",
