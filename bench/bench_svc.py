@@ -9,7 +9,8 @@ and 20,000 training rows (5,000 test rows), and LIBSVM's ijcnn1 (49,990 / 91,701
 DC-SVM's split (features in [0, 1]), 50,000 test rows (``--covtype ''`` leaves it out); with
 ``--digits28 ROWS`` an image-like 10-class stand-in for a 60,000 × 784 image set
 (``_cases.digits28_split``, 10,000 test images; pixels in [0, 1] as they are), and with
-``--digits28-hard ROWS`` its harder variant (``hard=True``). Regression:
+``--digits28-hard ROWS`` its harder variant (``hard=True``); with ``--noisy ROWS,...`` noisy
+sets at C = 10 (:data:`NOISY_PARAMS`; ``--small ''`` leaves the small sets out). Regression:
 ``make_friedman1(noise=1)`` at 2,000 and 20,000 training rows, ``make_friedman2`` and
 ``make_friedman3`` (noise 0, targets standardized) at 20,000 (5,000 test rows), R². Each fit is timed
 ``--repeats`` times after one warm-up fit on fewer than ``WARMUP_BELOW`` (50,000) rows: the first
@@ -46,7 +47,7 @@ results file is written after each set, and a fit that raises is recorded as ``f
 
 Usage: python bench/bench_svc.py [--repeats 9] [--medium 5000,10000,20000] [--ijcnn1 DIR]
        [--peers thundersvm,nystroem] [--C 1,10,100] [--device cuda] [--rounds 5]
-       [--sklearn-max-rows N] [--out NAME]
+       [--sklearn-max-rows N] [--small iris,...] [--noisy 4000,8000] [--out NAME]
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ from _common import (
 )
 
 
-def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_rows=0):
+def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_rows=0,
+          small=None, noisy=()):
     from sklearn.datasets import (
         load_breast_cancer,
         load_digits,
@@ -87,9 +89,10 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_ro
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
-    for name, loader in (("iris", load_iris), ("wine", load_wine),
-                         ("breast_cancer", load_breast_cancer), ("digits", load_digits)):
-        X, y = loader(return_X_y=True)
+    loaders = {"iris": load_iris, "wine": load_wine, "breast_cancer": load_breast_cancer,
+               "digits": load_digits}
+    for name in SMALL_SETS if small is None else small:
+        X, y = loaders[name](return_X_y=True)
         X = StandardScaler().fit_transform(X)
         yield (name, *train_test_split(X, y, test_size=0.25, random_state=0), {})
     X, y = make_classification(25000, n_features=20, n_informative=10, random_state=0)
@@ -105,6 +108,11 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_ro
         X, y, Xt, yt = covtype_dcsvm_split(covtype, binary=False)
         yield (f"covtype7_{covtype_rows}", X[:covtype_rows], Xt[:50000], y[:covtype_rows],
                yt[:50000], {})
+    for m in noisy:  # (most rows free support vectors on the margin: the corner start)
+        X, y = make_classification(m + NOISY_TEST_ROWS, n_features=50, n_informative=8,
+                                   n_redundant=2, flip_y=0.3, random_state=1)
+        X = StandardScaler().fit_transform(X)
+        yield f"noisy_{m}", X[:m], X[m:], y[:m], y[m:], dict(NOISY_PARAMS)
     for rows, hard in ((digits28_rows, False), (hard_rows, True)):
         if rows:  # the image-like stand-ins (pixels in [0, 1], not standardized)
             X, y, Xt, yt = digits28_split(rows, hard=hard)
@@ -112,6 +120,15 @@ def _sets(medium, ijcnn1, covtype=None, covtype_rows=0, digits28_rows=0, hard_ro
 
 
 BENCHMARK = "svmgpu.SVC()/SVR() vs sklearn.svm.SVC()/SVR(), defaults"
+
+#: The small sets (``--small``; '' leaves them out).
+SMALL_SETS = ("iris", "wine", "breast_cancer", "digits")
+
+#: The noisy sets (``--noisy ROWS,...``): ``make_classification`` with 50 features (8
+#: informative, 2 redundant), 30 % of the labels flipped, standardized, this many test rows,
+#: both estimators at C = 10: a model that interpolates most rows on its margin (session 32).
+NOISY_TEST_ROWS = 2000
+NOISY_PARAMS = {"C": 10.0}
 
 #: Peers beside scikit-learn's SVC/SVR and svmgpu's (``--peers``).
 PEERS = ("thundersvm", "nystroem")
@@ -200,7 +217,12 @@ def _regression_sets(sizes, smooth):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--small", default=",".join(SMALL_SETS),
+                    help="small sets, comma-separated ('' leaves them out)")
     ap.add_argument("--medium", default="5000,10000,20000")
+    ap.add_argument("--noisy", default="",
+                    help="training rows of the noisy sets (make_classification, 30 %% of the "
+                         "labels flipped, C = 10; '', the default, leaves them out)")
     ap.add_argument("--ijcnn1", default=str(IJCNN1_DEFAULT_DIR))
     ap.add_argument("--regression", default="2000,20000")
     ap.add_argument("--smooth-regression", default="20000",
@@ -240,9 +262,13 @@ def main():
     medium = [int(m) for m in args.medium.split(",") if m]
     rows = []
     regression = [int(m) for m in args.regression.split(",") if m]
-    cases = [(*case, "classification") for case in _sets(medium, args.ijcnn1, args.covtype,
-                                                         args.covtype_rows, args.digits28,
-                                                         args.digits28_hard)] + \
+    small = [s for s in args.small.split(",") if s]
+    if set(small) - set(SMALL_SETS):
+        ap.error(f"unknown small sets {sorted(set(small) - set(SMALL_SETS))}; valid: "
+                 f"{', '.join(SMALL_SETS)}")
+    cases = [(*case, "classification") for case in _sets(
+        medium, args.ijcnn1, args.covtype, args.covtype_rows, args.digits28,
+        args.digits28_hard, small, [int(m) for m in args.noisy.split(",") if m])] + \
         [(*case, "regression") for case in _regression_sets(
             regression, [int(m) for m in args.smooth_regression.split(",") if m])]
     Cs = [float(c) for c in args.C.split(",") if c]
