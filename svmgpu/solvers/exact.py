@@ -25,7 +25,8 @@ m × m product ``K d``.
 
 The start: α = 0 and b = 0 by default (the first step's system holds only the rows whose margin
 falls in a quadratic piece), or the LS-SVM solution (every row on one quadratic piece), which a
-continuation from wide corners starts from.
+continuation from wide corners starts from, or the corners (every row on the Huber hinge's
+corner), where a presolve says that most rows end there (``corner_start``).
 """
 
 from __future__ import annotations
@@ -87,8 +88,9 @@ PRESOLVE_HALF_ROWS = 15_000
 #: 1/8–1/4 for twenty and more steps, while the corners' system is nearly the solution's.
 #: Session 32, ``make_classification`` (4,000 rows, 50 features, 30 % of the labels flipped,
 #: C = 10; the presolve's last system held 92 % of its rows, the solution's 85 %): 41 Newton
-#: steps (20 of them the presolve's) in 5.9–6.7 s → 9 steps (3 after the corners) in 2.4 s,
-#: the same support vectors but 3 and 72.0 % test accuracy (scikit-learn: 1.67 s, 71.5 %).
+#: steps (20 of them the presolve's) in 5.9–6.7 s → 23 steps (3 after the corners) in
+#: 2.4–2.6 s, 3,396 support vectors against 3,399 and 72.0 % test accuracy either way
+#: (scikit-learn: 1.67 s, 71.5 %).
 #: Below the share the corners are far from the solution: a problem whose solution holds 45 %
 #: of its rows in the corners (11,000 rows, C = 10, 30 % flipped) took 26 steps of 1/8–1/2
 #: from the corners.
@@ -299,7 +301,11 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         With the presolve (classification, a loss with curvature at its kink): start from
         "corners" where the presolve's last Newton system held at least
         :data:`CORNER_START_SHARE` of its rows (the presolve's own presolve likewise), else
-        from the presolve's solution. The whole of K is then computed (a
+        from the presolve's solution. From a given start (a tuple, more than
+        :data:`PRESOLVE_MIN_ROWS` rows) whose first :data:`_DAMPED_STEPS` steps are each
+        :data:`_DAMPED_STEP` or shorter, the presolve is solved as a probe (its steps counted
+        in ``info["n_presolve_iter"]``) and the iteration restarts from "corners" where its
+        share says so. The whole of K is then computed (a
         :class:`~svmgpu.kernels.KernelRows` too) and copied once in its dtype for the
         factorization; ``info["corners"]`` says whether it was.
     """
