@@ -514,8 +514,11 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if presolve == "auto":
         presolve = True
     given = isinstance(start, tuple)  # (a start of the caller's, not the presolve's)
-    corners = None  # (the loss's piece at the kink, (a, c): the "corners" start)
-    if cls and (corner_start or isinstance(start, str) and start == "corners"):
+    corners = None  # (the loss's piece at the kink, (a, c): the "corners" start; evaluated
+    # only where it can be taken: the presolve's rule and the probe need more rows than
+    # PRESOLVE_MIN_ROWS and no groups, so small problems pay no host read for it)
+    can_probe = corner_start and m > PRESOLVE_MIN_ROWS and groups is None
+    if cls and (can_probe or isinstance(start, str) and start == "corners"):
         a0, c0 = fetch_scalars(*(v(xp.zeros((1,), dtype=f64, device=dev), xp=xp)[0]
                                  for v in (loss.grad, loss.curvature)), xp=xp)
         corners = (a0, c0) if c0 > 0 else None
@@ -526,7 +529,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         start, n_pre, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                         sample_weight=sample_weight, tol=tol,
                                         max_iter=max_iter, corner_start=corner_start)
-        if corners is not None and corner_start and share >= CORNER_START_SHARE:
+        if corners is not None and share >= CORNER_START_SHARE:
             start = "corners"
     if start is None:
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), [0.0] * grp.k
@@ -562,8 +565,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     steps = []  # (the line search's steps)
     # (a given start whose first steps are damped: probed for the corner start)
-    probe = corners is not None and corner_start and given and \
-        m > PRESOLVE_MIN_ROWS and groups is None
+    probe = corners is not None and can_probe and given
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + grp.spread(b)) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
