@@ -1781,6 +1781,85 @@ def test_mixed_precision_factor_solves_to_float64_accuracy(device):
     assert_allclose(host(f.solve(to_device(np.array([1.0, -1.0]), device))), want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_an_updated_newton_system_solves_as_a_fresh_factor(device, dtype):
+    """A Newton system on rows Q solved from the factor of an earlier one on rows B
+    (``_Base.update``: bordered by the rows added, the rows dropped held at 0, a row whose d
+    changed both): the solution of ``K_QQ + diag(d_Q)`` itself, to a fresh factor's accuracy,
+    with rows added and dropped, only added, only dropped, none changed; None where the
+    change passes UPDATE_SHARE of Q's rows."""
+    from svmgpu.backend import Workspace
+    from svmgpu.solvers.exact import UPDATE_SHARE, _Base, _Factor, _Updated
+
+    xp = device.xp
+    rng = np.random.default_rng(3)
+    m = 700
+    X = rng.standard_normal((m, 5))
+    K = rbf_kernel(X, gamma=0.2).astype(dtype)
+    Kd = to_device(K, device)
+    low = dtype == "float32"
+    d = rng.uniform(0.01, 0.1, m)
+    B = np.sort(rng.choice(m, 500, replace=False))
+    f = _Factor(to_device(K[np.ix_(B, B)], device), to_device(d[B], device), low=low, xp=xp,
+                space=Workspace(xp), keep=True)
+    base = _Base(f, to_device(B, device), to_device(d[B], device), m, xp=xp,
+                 dev=device.native)
+    outside = np.setdiff1d(np.arange(m), B)
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for n_add, n_drop, n_changed in ((20, 12, 4), (25, 0, 0), (0, 25, 0), (0, 0, 0)):
+        drop = rng.choice(B, n_drop, replace=False)
+        Q = np.sort(np.concatenate([np.setdiff1d(B, drop),
+                                    rng.choice(outside, n_add, replace=False)]))
+        dQ = d.copy()
+        dQ[rng.choice(np.setdiff1d(B, drop), n_changed, replace=False)] *= 2
+        dQ = dQ[Q]
+        Qd = to_device(Q, device)
+        solver = base.update(Qd, to_device(dQ, device), to_device(K[np.ix_(Q, Q)], device), Kd,
+                             Qd, xp=xp)
+        assert isinstance(solver, _Updated)
+        rhs = rng.standard_normal((Q.shape[0], 2))
+        want = np.linalg.solve(K[np.ix_(Q, Q)].astype(np.float64) + np.diag(dQ), rhs)
+        got = host(solver.solve(to_device(rhs, device)))
+        assert np.max(np.abs(got - want)) <= tol * np.max(np.abs(want))
+    Q = np.sort(np.concatenate([B, outside[:80]]))  # (80 > UPDATE_SHARE · 580)
+    assert 80 > UPDATE_SHARE * 580
+    Qd = to_device(Q, device)
+    assert base.update(Qd, to_device(d[Q], device), to_device(K[np.ix_(Q, Q)], device), Kd, Qd,
+                       xp=xp) is None
+
+
+def test_newton_steps_from_an_updated_factor_reach_the_same_minimum(device, monkeypatch):
+    """exact_newton solves a step's system from the last factored one where few rows changed
+    (_Updated): the steps of the fresh factorizations (the same active sets), the same minimum
+    and support vectors, in fewer factorizations (info["factorizations"]); also for a float32
+    K (its updates refined in float64)."""
+    from svmgpu.solvers import exact
+
+    monkeypatch.setattr(exact, "UPDATE_MIN_ORDER", 50)
+    rng = np.random.default_rng(1)
+    m = 900
+    X = rng.standard_normal((m, 10))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1.0, -1.0)
+    y[rng.random(m) < 0.2] *= -1
+    K = rbf_kernel(X, gamma=0.1)
+    loss = get_loss("huber_hinge", delta=0.1)
+    F = _objective(K, y, loss, 10.0, np.ones(m), "classification")
+    for dtype, tol, rel in (("float64", 1e-9, 1e-10), ("float32", 1e-3, 1e-6)):
+        kw = dict(C=10.0, tol=tol, xp=device.xp)
+        Kd, yd = to_device(K.astype(dtype), device), to_device(y, device)
+        res = exact_newton(Kd, yd, loss, **kw)
+        monkeypatch.setattr(exact, "UPDATE_SHARE", 0.0)
+        ref = exact_newton(Kd, yd, loss, **kw)
+        monkeypatch.setattr(exact, "UPDATE_SHARE", 0.125)
+        assert res.converged and ref.converged
+        assert res.info["active"] == ref.info["active"]
+        assert ref.info["factorizations"] == sum(1 for n in ref.info["active"] if n)
+        assert res.info["factorizations"] < ref.info["factorizations"] - 2
+        z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (res, ref))
+        assert F(z) == pytest.approx(F(z_ref), rel=rel)
+        np.testing.assert_array_equal(host(res.coef) != 0, host(ref.coef) != 0)
+
+
 def test_float32_kernels_newton_systems_in_float32_take_the_same_steps(device, monkeypatch):
     """A float32 K's Newton systems from MIXED_MIN_ORDER rows are factored in float32 and
     refined (every system here, with the order lowered to 1): the same active sets step by

@@ -49,6 +49,7 @@ from svmgpu.backend import (
     product_in_float64,
     set_rows,
     small_blas,
+    solve_triangular,
     symmetric_matvec,
     take_block,
     take_block_times,
@@ -363,10 +364,11 @@ class _Factor:
     ``space``'s buffer "low", where given: a :class:`~svmgpu.backend.Workspace`), K and d kept
     for the refinement of each solve in float64 (:meth:`solve`); K is only read (it may be a
     view of a larger block). Else the float64 Cholesky factor of M, formed in K (float64,
-    overwritten). A float32 copy that is not positive definite (rounding of a near-singular
-    M) is factored in float64 instead."""
+    overwritten), or with ``keep`` in ``space``'s buffer "base" (a copy: K's buffer is the next
+    step's, and the factor a base of :class:`_Updated` solves). A float32 copy that is not
+    positive definite (rounding of a near-singular M) is factored in float64 instead."""
 
-    def __init__(self, K, d, *, low, xp, space=None):
+    def __init__(self, K, d, *, low, xp, space=None, keep=False):
         self.xp, self.K, self.d = xp, None, d
         if low:
             try:
@@ -378,18 +380,140 @@ class _Factor:
                 return
             except LinAlgError:
                 K = xp.astype(K, xp.float64, copy=True)
+        elif keep and space is not None:
+            K = space.astype("base", K, xp.float64)
         self.L = cho_factor(add_diagonal(K, d, xp=xp), lower=True, overwrite=True, xp=xp)
+
+    def _raw(self, B):
+        """``M⁻¹ B`` by the factor alone, in its dtype (B in that dtype)."""
+        return cho_solve(self.L, B, xp=self.xp)
 
     def solve(self, B):
         """``M⁻¹ B`` (float64 B, one or more columns)."""
         xp = self.xp
         if self.K is None:
-            return cho_solve(self.L, B, xp=xp)
+            return self._raw(B)
         f32, f64 = xp.float32, xp.float64
-        x = xp.astype(cho_solve(self.L, xp.astype(B, f32), xp=xp), f64)
+        x = xp.astype(self._raw(xp.astype(B, f32)), f64)
         dx = self.d[:, None] * x if x.ndim == 2 else self.d * x
         r = B - product_in_float64(self.K, x, xp=xp) - dx  # (the residual in float64: one
-        return x + xp.astype(cho_solve(self.L, xp.astype(r, f32), xp=xp), f64)  # refinement)
+        return x + xp.astype(self._raw(xp.astype(r, f32)), f64)  # refinement)
+
+
+#: A Newton system whose rows Q differ from those of the last factored one (its base B, of at
+#: least :data:`UPDATE_MIN_ORDER` rows) in ``a`` rows added and ``r`` dropped (a row whose
+#: curvature changed counts as both) is solved from B's factor where ``a + 2 r`` is at most
+#: this share of Q's rows (:class:`_Updated`: ``|B|² (a + 2r)`` flops of triangular solves
+#: against ``|Q|³ / 3`` for a factorization); else Q is factored and becomes the base.
+UPDATE_SHARE = 0.125
+#: The least order of a factored system kept as a base for :class:`_Updated` solves (below,
+#: a factorization costs less than the gathers and calls an update makes).
+UPDATE_MIN_ORDER = 512
+
+
+class _Base:
+    """The last factored Newton system of an :func:`exact_newton` solve: its :class:`_Factor`,
+    rows B (problem rows, ascending), their ``d``, and each problem row's position in B
+    (−1: not in B)."""
+
+    def __init__(self, factor, B, d, m, *, xp, dev):
+        self.factor, self.B, self.d = factor, B, d
+        self.pos = set_rows(xp.full((m,), -1, dtype=xp.int64, device=dev), B,
+                            xp.arange(B.shape[0], dtype=xp.int64, device=dev), xp=xp)
+
+    def update(self, Q, d, KQQ, A, at, *, xp):
+        """An :class:`_Updated` solver of the system on rows Q (``d``, and ``KQQ`` its kernel
+        block; ``A[at]`` K's rows Q), or None where Q differs from B in too many rows
+        (:data:`UPDATE_SHARE`) or the update's own factors fail."""
+        n, nQ = int(self.B.shape[0]), int(Q.shape[0])
+        p = xp.take(self.pos, Q)
+        same = (p >= 0) & (xp.take(self.d, xp.where(p >= 0, p, xp.zeros_like(p))) == d)
+        kept_q, new_q = xp.nonzero(same)[0], xp.nonzero(~same)[0]
+        kept_b = xp.take(p, kept_q)
+        a, r = int(new_q.shape[0]), n - int(kept_q.shape[0])
+        if a + 2 * r > UPDATE_SHARE * nQ:
+            return None
+        try:
+            return _Updated(self.factor, KQQ, d, kept_q, kept_b, new_q, self.B, A,
+                            xp.take(at, new_q), xp=xp)
+        except LinAlgError:  # (a Schur complement that rounding left indefinite)
+            return None
+
+
+class _Updated(_Factor):
+    """``M_Q⁻¹`` for a Newton system ``M_Q = K_QQ + diag(d_Q)`` from the factor ``L Lᵀ`` of an
+    earlier one on rows B, where Q keeps most of B's rows (with their d) and adds a few,
+    ``A``: bordering and constraints instead of a factorization (Golub and Van Loan, "Matrix
+    Computations", 4th ed., 2013, §12.5: updating a factorization when rows are added or
+    deleted; here with triangular solves only, no rotations).
+
+    The system over B ∪ A, ``[[M_B, G], [Gᵀ, H]]`` with ``G = K_BA`` and ``H = K_AA +
+    diag(d_A)``, is solved by its Schur complement ``S = H − WᵀW`` (``W = L⁻¹G``); the rows
+    R of B that left Q are held at 0 by multipliers, ``T = E_Rᵀ M⁻¹ E_R`` (``Y = M⁻¹ E_R``
+    solved once). Both the extended matrix and T are positive definite, and the rows of Q
+    get the solution of ``M_Q`` itself. Cost: ``|B|² (a + 2 r)`` for W and Y, and two
+    triangular solves of B's order a right-hand side, against ``|Q|³ / 3`` for a factor. In
+    a float32 base each solve is refined in float64 against ``KQQ`` and ``d`` (as
+    :class:`_Factor`'s)."""
+
+    def __init__(self, base, KQQ, d, kept_q, kept_b, new_q, B, A, at_new, *, xp):
+        self.xp, self.d, self.L = xp, d, base.L
+        self.K = None if base.K is None else KQQ
+        L = base.L[0]
+        dt, dev, n = L.dtype, _device(d), int(B.shape[0])
+        a = int(new_q.shape[0])
+        # Q-order blocks ↔ [B; A]: B's rows take Q's rows where kept (else a zero row appended
+        # to the block), and Q's rows come back from [B's kept rows; A]
+        self._fill = set_rows(xp.full((n,), int(d.shape[0]), dtype=xp.int64, device=dev),
+                              kept_b, kept_q, xp=xp)
+        self._kept_b, self._new_q = kept_b, new_q
+        self._back = xp.argsort(xp.concat([kept_q, new_q]))
+        kept = set_rows(xp.zeros((n,), dtype=xp.float64, device=dev), kept_b,
+                        xp.ones(kept_b.shape, dtype=xp.float64, device=dev), xp=xp)
+        self._drop = xp.nonzero(kept == 0)[0]
+        r = int(self._drop.shape[0])
+        # one forward pass over L for G = K_BA and R's one-hot columns E
+        E = xp.astype(self._drop[None, :] == xp.arange(n, device=dev)[:, None], dt)
+        if a:
+            E = xp.concat([xp.astype(xp.matrix_transpose(take_block(A, at_new, B, xp=xp)), dt),
+                           E], axis=1)
+        F = solve_triangular(L, E, lower=True, xp=xp) if a + r else None
+        self.W, self.LS, self.Y, self.LT = None, None, None, None
+        if a:
+            self.W = F[:, :a]
+            H = xp.astype(xp.take(xp.take(KQQ, new_q, axis=0), new_q, axis=1), dt)
+            S = add_diagonal(H - matmul(xp.matrix_transpose(self.W), self.W, xp=xp),
+                             xp.astype(xp.take(d, new_q), dt), xp=xp)
+            self.LS = cho_factor(S, lower=True, overwrite=True, xp=xp)
+        if r:  # (M⁻¹ E over [B; A], from its forward half)
+            self.Y = self._backward(F[:, a:], xp.zeros((a, r), dtype=dt, device=dev))
+            self.LT = cho_factor(xp.take(self.Y[0], self._drop, axis=0), lower=True,
+                                 overwrite=True, xp=xp)
+
+    def _backward(self, w, VA):
+        """The solution over [B; A] for right-hand sides (VB; VA), given ``w = L⁻¹ VB``."""
+        xp, L = self.xp, self.L[0]
+        if self.W is None:
+            return solve_triangular(L, w, lower=True, trans=1, xp=xp), VA
+        zA = cho_solve(self.LS, VA - matmul(xp.matrix_transpose(self.W), w, xp=xp), xp=xp)
+        return solve_triangular(L, w - matmul(self.W, zA, xp=xp), lower=True, trans=1,
+                                xp=xp), zA
+
+    def _raw(self, V):
+        xp = self.xp
+        vec = V.ndim == 1
+        if vec:
+            V = V[:, None]
+        k = V.shape[1]
+        padded = xp.concat([V, xp.zeros((1, k), dtype=V.dtype, device=_device(V))])
+        w = solve_triangular(self.L[0], xp.take(padded, self._fill, axis=0), lower=True, xp=xp)
+        zB, zA = self._backward(w, xp.take(V, self._new_q, axis=0))
+        if self.Y is not None:
+            lam = cho_solve(self.LT, xp.take(zB, self._drop, axis=0), xp=xp)
+            zB = zB - matmul(self.Y[0], lam, xp=xp)
+            zA = zA - matmul(self.Y[1], lam, xp=xp)
+        x = xp.take(xp.concat([xp.take(zB, self._kept_b, axis=0), zA]), self._back, axis=0)
+        return x[:, 0] if vec else x
 
 
 class _Intercepts:
@@ -551,6 +675,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     space = Workspace(xp, most=m * m, least=_REUSED_BYTES)
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
+    base, n_factor = None, 0  # (the last factored system kept for updates: _Updated)
     free = [True] * grp.k  # (groups whose last step had no row in a quadratic piece)
     # a full step that kept the pieces solved their system: the residual left is rounding,
     # which a float32 K's products leave near 1e-6 C (they would stall a tighter tol)
@@ -620,7 +745,13 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                                             out=space.empty("M", (nQ, nQ), dt))
             tQ = tgt if cls else xp.take(tgt, Q)
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
-            L = _Factor(KQQ, 1.0 / CscQ, low=low, xp=xp, space=space)
+            dQ = 1.0 / CscQ
+            L = None if base is None else base.update(Q, dQ, KQQ, A, at, xp=xp)
+            if L is None:
+                keep = nQ >= UPDATE_MIN_ORDER and groups is None
+                L = _Factor(KQQ, dQ, low=low, xp=xp, space=space, keep=keep)
+                base = _Base(L, Q, dQ, m, xp=xp, dev=dev) if keep else None
+                n_factor += 1
             del KQQ
             alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
             alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
@@ -707,7 +838,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                         timings={"solve": time.perf_counter() - t0},
                         info={"intercept": b[0] if groups is None else b, "margins": margins,
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
-                              "rounding": rounding,
+                              "rounding": rounding, "factorizations": n_factor,
                               "corners": isinstance(start, str) and start == "corners"})
 
 
