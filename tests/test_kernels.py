@@ -123,6 +123,47 @@ def test_kernel_rows_compute_rows_once_into_a_store(device, kernel, ref):
             KernelRows(kernel, bad)
 
 
+@pytest.mark.parametrize("kernel,ref", CASES[:3:2], ids=IDS[:3:2])
+def test_symmetric_blocks_and_kernel_rows_computed_whole(device, kernel, ref, monkeypatch):
+    """iter_kernel_blocks(symmetric=True) writes K(X, X) into out from the upper block
+    triangle's products (each block row's product from its diagonal block on: half the values
+    computed, counted through the kernel), the rest copied; KernelRows whose first rows asked
+    for are SYMMETRIC_SHARE of them (and the rows SYMMETRIC_MIN_FEATURES features) computes
+    every row that way, slots in row order."""
+    from svmgpu.kernels import _blocked
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((101, 4))
+    K = ref(X, X)
+    Xd = to_device(X, device)
+    counted = []
+    real = type(kernel)._from_side
+
+    def spy(self, A, side, **kw):
+        counted.append(A.shape[0] * side.shape[0])
+        return real(self, A, side, **kw)
+
+    monkeypatch.setattr(type(kernel), "_from_side", spy)
+    out = device.xp.zeros((101, 101), dtype=Xd.dtype, device=device.native)
+    blocks = list(iter_kernel_blocks(kernel, Xd, Xd, out=out, max_rows=10, symmetric=True))
+    assert [b[0] for b in blocks] == list(range(0, 101, 10))
+    assert sum(counted) == sum((101 - s) * (e - s) for s, e, _ in blocks) < 0.6 * 101 ** 2
+    assert_allclose(out, K, device=device, atol=1e-12)
+    for s, e, B in blocks:
+        assert_allclose(B, K[s:e], device=device, atol=1e-12)
+    with pytest.raises(ValueError, match="symmetric blocks need"):
+        list(iter_kernel_blocks(kernel, Xd, Xd, symmetric=True))
+    monkeypatch.setattr(_blocked, "SYMMETRIC_MIN_FEATURES", 4)
+    R = KernelRows(kernel, Xd)
+    ask = to_device(np.arange(100, 49, -1), device)  # (51 of 101 rows, not in order)
+    assert_array_equal(R.compute(ask), np.arange(100, 49, -1), device=device)
+    assert R.computed == 101
+    assert_allclose(R.full(), K, device=device, atol=1e-12)
+    R = KernelRows(kernel, Xd)  # (fewer than SYMMETRIC_SHARE: the rows asked for only)
+    assert_array_equal(R.compute(ask[:49]), np.arange(49), device=device)
+    assert R.computed == 49
+
+
 def test_budget_too_small_and_zero():
     X = np.ones((10, 2))
     with pytest.raises(MemoryError, match="memory_budget"):
@@ -351,9 +392,9 @@ class _Counting(RBF):
         super().__init__(gamma)
         self.values = 0
 
-    def _exp_of(self, A, right_t, *, xp, out):  # (every dense RBF block goes through it)
-        self.values += A.shape[0] * right_t.shape[1]
-        return RBF._exp_of(A, right_t, xp=xp, out=out)
+    def _from_side(self, A, side, *, xp, out):  # (every dense RBF block goes through it)
+        self.values += A.shape[0] * side.shape[0]
+        return RBF._from_side(self, A, side, xp=xp, out=out)
 
 
 @pytest.mark.parametrize("kernel_cls,gamma", [(_Counting, 32.0), (Laplacian, 40.0)])
@@ -420,9 +461,9 @@ def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
     from svmgpu.kernels import _blocked
 
     class Threads(RBF):
-        def _exp_of(self, A, right_t, *, xp, out):
+        def _from_side(self, A, side, *, xp, out):
             self.seen.add(threading.get_ident())
-            return RBF._exp_of(A, right_t, xp=xp, out=out)
+            return RBF._from_side(self, A, side, xp=xp, out=out)
 
     rng = np.random.default_rng(9)
     X, Z, V = rng.standard_normal((1001, 5)), rng.standard_normal((300, 5)), \

@@ -114,14 +114,23 @@ class Kernel:
         return self._evaluate(px.data, pz.data, xp=xp, out=out)
 
     def against(self, pz: Prepared, *, xp):
-        """A function ``f(px, out=None)`` returning ``evaluate(px, pz, out=out)``, with the work
-        that depends on ``pz`` alone done once (for many row blocks against the same rows)."""
-        B = pz.data
+        """A function ``f(px, out=None, start=0)`` returning ``evaluate(px, pz[start:],
+        out=out)`` (pz's rows from ``start``), with the work that depends on ``pz`` alone done
+        once (for many row blocks against the same rows)."""
+        side = self._side(pz.data, xp=xp)
 
-        def f(px, out=None):
-            return self._evaluate(px.data, B, xp=xp, out=out)
+        def f(px, out=None, start=0):
+            return self._from_side(px.data, side[start:, ...], xp=xp, out=out)
 
         return f
+
+    def _side(self, B, *, xp):
+        """The column side of prepared rows ``B`` (rows in B's order; :meth:`against`)."""
+        return B
+
+    def _from_side(self, A, side, *, xp, out):
+        """``K`` of prepared rows ``A`` against the rows of a column side (:meth:`_side`)."""
+        return self._evaluate(A, side, xp=xp, out=out)
 
     def block(self, X, Z):
         """The kernel block ``K(X, Z)``.
@@ -267,27 +276,19 @@ class RBF(Kernel):
         ones = xp.ones((n, 1), dtype=A.dtype, device=getattr(A, "device", None))
         return xp.concat([A, sq, ones], axis=1)
 
-    def _right(self, B, *, xp):
-        """``[2γ(z − c), −γ, −γ‖z − c‖²]`` for augmented rows ``B``, transposed: (d + 2, n_z)."""
+    def _side(self, B, *, xp):
+        """``[2γ(z − c), −γ, −γ‖z − c‖²]`` for augmented rows ``B``: (n_z, d + 2), its rows
+        contiguous (a slice of rows is a product's operand without a copy)."""
         g = self.gamma
         d = B.shape[1] - 2
-        right = xp.concat([(2.0 * g) * B[:, :d], -g * B[:, d + 1 :], -g * B[:, d : d + 1]], axis=1)
-        return xp.matrix_transpose(right)
+        return xp.concat([(2.0 * g) * B[:, :d], -g * B[:, d + 1 :], -g * B[:, d : d + 1]], axis=1)
 
-    @staticmethod
-    def _exp_of(A, right_t, *, xp, out):
-        return exp_neg_clipped_inplace(matmul(A, right_t, xp=xp, out=out), xp=xp)
+    def _from_side(self, A, side, *, xp, out):
+        return exp_neg_clipped_inplace(matmul(A, xp.matrix_transpose(side), xp=xp, out=out),
+                                       xp=xp)
 
     def _evaluate(self, A, B, *, xp, out):
-        return self._exp_of(A, self._right(B, xp=xp), xp=xp, out=out)
-
-    def against(self, pz, *, xp):
-        right_t = self._right(pz.data, xp=xp)
-
-        def f(px, out=None):
-            return self._exp_of(px.data, right_t, xp=xp, out=out)
-
-        return f
+        return self._from_side(A, self._side(B, xp=xp), xp=xp, out=out)
 
     def _from_product(self, G, X, Z, *, xp, sq_z):
         # −γ‖x − z‖² = 2γ xᵀz − γ‖x‖² − γ‖z‖², clipped at 0 before exp
