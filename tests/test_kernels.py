@@ -129,7 +129,8 @@ def test_symmetric_blocks_and_kernel_rows_computed_whole(device, kernel, ref, mo
     triangle's products (each block row's product from its diagonal block on: half the values
     computed, counted through the kernel), the rest copied; KernelRows whose first rows asked
     for are SYMMETRIC_SHARE of them (and the rows SYMMETRIC_MIN_FEATURES features) computes
-    every row that way, slots in row order."""
+    every row that way, slots in row order, as does ``full()`` with no row held (whatever the
+    features), which then returns the store itself."""
     from svmgpu.kernels import _blocked
 
     rng = np.random.default_rng(6)
@@ -162,6 +163,13 @@ def test_symmetric_blocks_and_kernel_rows_computed_whole(device, kernel, ref, mo
     R = KernelRows(kernel, Xd)  # (fewer than SYMMETRIC_SHARE: the rows asked for only)
     assert_array_equal(R.compute(ask[:49]), np.arange(49), device=device)
     assert R.computed == 49
+    monkeypatch.setattr(_blocked, "SYMMETRIC_MIN_FEATURES", 10 ** 9)
+    counted.clear()
+    X = rng.standard_normal((1200, 4))  # (blocks of 512 rows: three)
+    R = KernelRows(kernel, to_device(X, device))  # (full() with no row held: every row so,
+    assert R.full() is R.store and R.computed == 1200  # the store itself)
+    assert sum(counted) < 0.7 * 1200 ** 2 or device.kind != "cpu"  # (elsewhere one block)
+    assert_allclose(R.full(), ref(X, X), device=device, atol=1e-12)
 
 
 def test_budget_too_small_and_zero():

@@ -226,13 +226,9 @@ class KernelRows:
         if self.computed < self.shape[0]:
             miss = xp.take(rows, xp.nonzero(xp.take(self._slot, rows) < 0)[0])
             n, c = int(miss.shape[0]), self.computed
-            m, d = self.shape[0], self.X.shape[1]
-            if c == 0 and n >= SYMMETRIC_SHARE * m and d >= SYMMETRIC_MIN_FEATURES:
-                for _ in iter_kernel_blocks(self.kernel, self.X, self.X, center=self.center,
-                                            out=self.store, symmetric=True):
-                    pass  # (every row, in order: K's row i is the store's row i)
-                self._slot = xp.arange(m, dtype=xp.int64, device=native_device(self.X))
-                self.computed = m
+            if c == 0 and n >= SYMMETRIC_SHARE * self.shape[0] and \
+                    self.X.shape[1] >= SYMMETRIC_MIN_FEATURES:
+                self._all_rows()
                 return self.slots(rows)
             if n:
                 if self._columns is None:  # (prepared once: the Newton steps compute rows
@@ -250,6 +246,16 @@ class KernelRows:
                 self.computed = c + n
         return self.slots(rows)
 
+    def _all_rows(self):
+        """Every row computed at once, in order (K's row i the store's row i), from the upper
+        block triangle's products (:func:`iter_kernel_blocks`'s ``symmetric``)."""
+        xp, m = self.xp, self.shape[0]
+        for _ in iter_kernel_blocks(self.kernel, self.X, self.X, center=self.center,
+                                    out=self.store, symmetric=True):
+            pass
+        self._slot = xp.arange(m, dtype=xp.int64, device=native_device(self.X))
+        self.computed = m
+
     def slots(self, rows):
         """The store's rows that hold K's rows ``rows`` (computed already)."""
         return self.xp.take(self._slot, rows)
@@ -259,10 +265,24 @@ class KernelRows:
         return KernelRows(self.kernel, self.X[::step, ...], center=self.center)
 
     def full(self):
-        """K itself (every row computed), as an (m, m) array."""
+        """K itself (every row computed), as an (m, m) array: the store itself where its rows
+        are in order (none computed before: all computed now from the upper block triangle,
+        :meth:`_all_rows`), else a copy in order. Read it, do not write it."""
         xp = self.xp
+        if self.computed == 0:
+            self._all_rows()
+        if self._in_order():
+            return self.store
         idx = xp.arange(self.shape[0], dtype=xp.int64, device=native_device(self.X))
         return xp.take(self.store, self.compute(idx), axis=0)
+
+    def _in_order(self):
+        """Whether every row is held, K's row i in the store's row i."""
+        xp = self.xp
+        if self.computed < self.shape[0]:
+            return False
+        idx = xp.arange(self.shape[0], dtype=xp.int64, device=native_device(self.X))
+        return bool(xp.all(self._slot == idx))
 
 
 def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
