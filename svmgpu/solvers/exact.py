@@ -447,7 +447,7 @@ class _Updated(_Factor):
     """``M_Q⁻¹`` for a Newton system ``M_Q = K_QQ + diag(d_Q)`` from the factor ``L Lᵀ`` of an
     earlier one on rows B, where Q keeps most of B's rows (with their d) and adds a few,
     ``A``: bordering and constraints instead of a factorization (Golub and Van Loan, "Matrix
-    Computations", 4th ed., 2013, §12.5: updating a factorization when rows are added or
+    Computations", 4th ed., 2013, §6.5: updating a factorization when rows are added or
     deleted; here with triangular solves only, no rotations).
 
     The system over B ∪ A, ``[[M_B, G], [Gᵀ, H]]`` with ``G = K_BA`` and ``H = K_AA +
