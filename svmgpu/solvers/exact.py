@@ -44,6 +44,8 @@ from svmgpu.backend import (
     cho_solve,
     fetch_scalars,
     fetch_vector,
+    is_cupy,
+    is_numpy,
     matmul,
     matvec_in_dtype,
     product_in_float64,
@@ -414,6 +416,14 @@ UPDATE_SHARE = 0.125
 UPDATE_MIN_ORDER = 512
 
 
+def _updates_pay(xp):
+    """Whether :class:`_Updated` solves can pay in namespace ``xp``: NumPy and CuPy have
+    triangular solves; elsewhere :func:`~svmgpu.backend.solve_triangular` is a general (LU)
+    solve, |B|³ a call, dearer than the factorization it would save (array-api-strict's
+    device1: a test's exact solves took 62 s instead of 13)."""
+    return is_numpy(xp) or is_cupy(xp)
+
+
 class _Base:
     """The last factored Newton system of an :func:`exact_newton` solve: its :class:`_Factor`,
     rows B (problem rows, ascending), their ``d``, and each problem row's position in B
@@ -751,7 +761,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             dQ = 1.0 / CscQ
             L = None if base is None else base.update(Q, dQ, KQQ, A, at, xp=xp)
             if L is None:
-                keep = nQ >= UPDATE_MIN_ORDER and groups is None
+                keep = nQ >= UPDATE_MIN_ORDER and groups is None and _updates_pay(xp)
                 L = _Factor(KQQ, dQ, low=low, xp=xp, space=space, keep=keep)
                 base = _Base(L, Q, dQ, m, xp=xp, dev=dev) if keep else None
                 n_factor += 1
