@@ -481,9 +481,7 @@ class _Updated(_Factor):
                               kept_b, kept_q, xp=xp)
         self._kept_b, self._new_q = kept_b, new_q
         self._back = xp.argsort(xp.concat([kept_q, new_q]))
-        kept = set_rows(xp.zeros((n,), dtype=xp.float64, device=dev), kept_b,
-                        xp.ones(kept_b.shape, dtype=xp.float64, device=dev), xp=xp)
-        self._drop = xp.nonzero(kept == 0)[0]
+        self._drop = xp.nonzero(self._fill == int(d.shape[0]))[0]  # (B's rows not kept)
         r = int(self._drop.shape[0])
         # one forward pass over L for G = K_BA and R's one-hot columns E
         E = xp.astype(self._drop[None, :] == xp.arange(n, device=dev)[:, None], dt)
