@@ -117,6 +117,32 @@ def test_gamma_scale_and_auto_device():
     assert f.method == "nystrom"
 
 
+def test_float64_features_stored_in_float32(device):
+    """``feature_dtype="float32"`` on float64 rows: the float64 factor (its landmarks, L⁻¹),
+    every feature computed in float64 and rounded once into float32 P, where float32 rows keep
+    fewer landmarks (their pivots below 100·eps₃₂)."""
+    X = _data(400)
+    Xd = to_device(X, device)
+    f64 = nystrom(Xd, "rbf", 150, gamma=2.0, random_state=0)
+    mixed = nystrom(Xd, "rbf", 150, gamma=2.0, random_state=0, feature_dtype="float32",
+                    memory_budget=2**20)  # (several row blocks)
+    f32 = nystrom(to_device(X.astype(np.float32), device), "rbf", 150, gamma=2.0,
+                  random_state=0)
+    assert f32.rank < mixed.rank == f64.rank == 150
+    np.testing.assert_array_equal(host(mixed.landmarks), host(f64.landmarks))
+    assert_allclose(mixed.L_inv, host(f64.L_inv), device=device, dtype="float64")
+    P64, P = host(f64.P), host(mixed.P)
+    assert P.dtype == np.float32
+    # each value rounded once: within half a float32 ulp of the float64 one, beside the
+    # float64 blocks' own rounding (other block sizes: up to 5e-9 in the late columns)
+    assert np.all(np.abs(P - P64) <= 0.6 * np.spacing(np.abs(P64).astype(np.float32)) + 2e-8)
+    np.testing.assert_array_equal(P[host(f64.landmarks)], P64[host(f64.landmarks)]
+                                  .astype(np.float32))  # (the landmark rows: L itself)
+    assert mixed.trace_residual == pytest.approx(f64.trace_residual, abs=1e-5)
+    with pytest.raises(ValueError, match="feature_dtype"):
+        nystrom(Xd, "rbf", 10, feature_dtype="float16")
+
+
 @pytest.mark.parametrize("call,exc,match", [
     (lambda X: nystrom(X, "rbf", 0), ValueError, "rank"),
     (lambda X: nystrom(X, "rbf", 31), ValueError, "exceeds"),

@@ -656,3 +656,35 @@ def test_exact_line_search_takes_fewer_steps_to_the_same_minimum():
     assert min(runs["backtrack"].info["step_sizes"]) < 1.0  # (it backtracked)
     with pytest.raises(ValueError, match="line_search must be"):
         semismooth_newton(P, y, [loss], C=C, task="regression", line_search="wolfe", xp=NXP)
+
+
+def test_large_reduced_features_stored_in_float32(device, monkeypatch):
+    """ReducedSVC with ``dtype=None`` on float64 rows holds K(X, X_J) of
+    FLOAT32_FEATURES_BYTES or more in float32, computed in float64: the decision values stay
+    the float64 fit's to float32's rounding; below the threshold the features stay float64."""
+    import svmgpu.estimators._base as base
+    import svmgpu.estimators.reduced as reduced
+
+    seen = []
+    real = reduced.reduced_kernel_features
+
+    def spy(*args, **kwargs):
+        op = real(*args, **kwargs)
+        seen.append(np.dtype(str(op.dtype).split(".")[-1]))
+        return op
+
+    monkeypatch.setattr(reduced, "reduced_kernel_features", spy)
+    X, y = make_checkerboard(3000, random_state=0)
+    Xt, _ = make_checkerboard(500, random_state=1)
+    Xd, Xtd = to_device(X, device), to_device(Xt, device)
+    kw = dict(C=100.0, gamma=16.0, rank=150, random_state=0, loss="squared_hinge")
+    ref = ReducedSVC(dtype="float64", **kw).fit(Xd, y)
+    monkeypatch.setattr(base, "FLOAT32_FEATURES_BYTES", 3000 * 150 * 8 + 1)
+    ReducedSVC(**kw).fit(Xd, y)
+    monkeypatch.setattr(base, "FLOAT32_FEATURES_BYTES", 3000 * 150 * 8)
+    clf = ReducedSVC(**kw).fit(Xd, y)
+    assert seen == [np.float64, np.float64, np.float32]
+    assert host(clf.coef_).dtype == np.float64  # (X's dtype: predictions in float64)
+    d, d_ref = host(clf.decision_function(Xtd)), host(ref.decision_function(Xtd))
+    assert_allclose(d, d_ref, atol=1e-4 * np.abs(d_ref).max())
+    assert np.mean(np.sign(d) == np.sign(d_ref)) >= 0.998

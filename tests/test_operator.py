@@ -220,3 +220,22 @@ def test_every_row_source_and_row_object_fulfils_the_declared_contract():
     assert newton["curvature"] == ("sum", ("n_changed", "n_active"))
     assert newton["strided"] == ("client", ()) and newton["margins"] == ("stay", ())
     assert "correction" not in combine_rules(DCARows)  # m-long: no distributed form
+
+
+def test_kernel_columns_stored_in_float32(device):
+    """``kernel_columns(..., dtype=float32)`` on float64 rows: each value computed in float64
+    and rounded once (the float64 columns cast), over several row blocks, with the intercept
+    column; ``out`` keeps X's dtype (a dtype beside it is refused)."""
+    X, _ = _data()
+    Xd = to_device(X, device)
+    xp = device.xp
+    kern = RBF(2.0)
+    F64 = host(kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, memory_budget=SMALL))
+    F = host(kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, memory_budget=SMALL,
+                            dtype=xp.float32))
+    assert F.dtype == np.float32 and F.shape == (600, 26)
+    np.testing.assert_array_equal(F, F64.astype(np.float32))
+    with pytest.raises(ValueError, match="dtype"):
+        kernel_columns(kern, Xd, Xd[:25, ...], out=xp.empty((600, 25), dtype=xp.float64,
+                                                            device=device.native_device),
+                       dtype=xp.float32)

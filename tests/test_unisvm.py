@@ -508,6 +508,46 @@ def test_float32_features_keep_the_accuracy_of_float64():
     assert acc["float32"] >= 0.995 and abs(acc["float32"] - acc["float64"]) <= 0.002, acc
 
 
+@pytest.mark.parametrize("est", ["UniSVC", "UniSVR"])
+def test_large_features_stored_in_float32_computed_in_float64(device, monkeypatch, est):
+    """With ``dtype=None`` and float64 rows, Nyström features of FLOAT32_FEATURES_BYTES or more
+    are stored in float32, computed in float64 (the same landmarks): the fit's decision
+    values stay the float64 fit's to float32's rounding, the coefficients float64; below the
+    threshold, and with ``dtype="float64"``, the features stay float64."""
+    import svmgpu.estimators._base as base
+
+    seen = []
+    real = base.nystrom
+
+    def spy(*args, **kwargs):
+        f = real(*args, **kwargs)
+        seen.append((kwargs.get("feature_dtype"), host(f.P).dtype, f.rank))
+        return f
+
+    monkeypatch.setattr(base, "nystrom", spy)
+    X, y = make_checkerboard(3000, random_state=0)
+    Xt, _ = make_checkerboard(500, random_state=1)
+    if est == "UniSVR":
+        y = np.sin(6 * X[:, 0]) + X[:, 1]
+    Xd, Xtd = to_device(X, device), to_device(Xt, device)
+    cls = UniSVC if est == "UniSVC" else UniSVR
+    kw = dict(C=100.0, gamma=16.0, rank=150, random_state=0)
+    ref = cls(dtype="float64", **kw).fit(Xd, y)
+    assert seen[-1][:2] == (None, np.float64)
+    monkeypatch.setattr(base, "FLOAT32_FEATURES_BYTES", 3000 * 150 * 8 + 1)
+    cls(**kw).fit(Xd, y)
+    assert seen[-1][:2] == (None, np.float64)  # (below the threshold)
+    monkeypatch.setattr(base, "FLOAT32_FEATURES_BYTES", 3000 * 150 * 8)
+    clf = cls(**kw).fit(Xd, y)
+    assert seen[-1] == ("float32", np.float32, seen[0][2])  # (the float64 fit's landmarks)
+    assert host(clf.coef_).dtype == np.float64
+    out = "decision_function" if est == "UniSVC" else "predict"
+    d, d_ref = host(getattr(clf, out)(Xtd)), host(getattr(ref, out)(Xtd))
+    assert_allclose(d, d_ref, atol=1e-4 * np.abs(d_ref).max())
+    if est == "UniSVC":
+        assert np.mean(np.sign(d) == np.sign(d_ref)) >= 0.998
+
+
 @pytest.mark.parametrize("solver", ["newton", "dca"])
 def test_support_is_the_margin_violators_of_the_squared_hinge(solver):
     """Issue 13, item 3: ``support_``/``n_support_`` as scikit-learn's SVC, for UniSVC the

@@ -19,7 +19,6 @@ from svmgpu.backend import (
     get_namespace,
     host_array,
     native_device,
-    numpy_dtype,
 )
 from svmgpu.distributed import _data as dask_data
 from svmgpu.distributed import is_dask_collection
@@ -106,10 +105,10 @@ class _ReducedModelMixin:
             return dask_reduced_kernel_features(X, kernel, Z, intercept=intercept,
                                                 memory_budget=ctx.budget_bytes)
         r = Z.shape[0] + int(intercept)
-        in_memory, blocks = self._feature_plan(X.shape[0], r, ctx,
-                                               itemsize=numpy_dtype(X.dtype).itemsize)
+        in_memory, blocks, store = self._plan_features(X, r, ctx)
         return reduced_kernel_features(X, kernel, Z, intercept=intercept, in_memory=in_memory,
-                                       memory_budget=blocks)
+                                       memory_budget=blocks,
+                                       dtype=None if store is None else ctx.xp.float32)
 
     def _prepare_predict(self, X, *, ctx):
         xp = ctx.xp
@@ -230,6 +229,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
     binary problem and Newton step; for m = 1,000,000 and r = 300 it takes 2.4 GB in float64.
     """)
 
+    _float32_features = True  # (its Newton solver takes float32 features)
+
     _parameter_constraints = constraints(
         "rank", "C", "fit_intercept", "kernel", "gamma", "degree", "coef0", "tol", "max_iter",
         "device", "dtype", "memory_budget", "random_state", "verbose", "multi_class",
@@ -266,7 +267,8 @@ class ReducedSVC(_ReducedModelMixin, SVCBase):
         info = {k: v for k, v in res.info.items() if k != "margins"}
         info["timings"] = res.timings
         detail = {"presolve": int(res.info.get("n_presolve_iter", 0)), "solver": int(res.n_iter)}
-        return {"coef": xp.astype(res.coef, P.dtype), "n_iter": sum(detail.values()),
+        return {"coef": xp.astype(res.coef, self._ctx.dtype),  # (X's: P may be float32)
+                "n_iter": sum(detail.values()),
                 "n_iter_detail": detail,
                 "converged": res.converged, "objective_history": res.objective_history,
                 "info": info, "index": None}

@@ -35,6 +35,8 @@ _UNISVM_CONSTRAINTS = constraints(
 class _UniSVMMixin:
     """Shared fit/predict machinery of UniSVC and UniSVR (the ``_task`` differs)."""
 
+    _float32_features = True  # (their Newton and DCA solvers take float32 features)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()  # Nyström features on the workers, Newton over partitions
         tags.svm.dask = True

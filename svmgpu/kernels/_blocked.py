@@ -385,7 +385,7 @@ def check_kernel_finite(ok, *, kernel, dtype):
 
 
 def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progress=None,
-                   known=None, out=None, filled=0):
+                   known=None, out=None, filled=0, dtype=None):
     """``F = K(X, Z)`` of shape (m, r), or ``[K(X, Z), 1]`` of shape (m, r + 1), block by block
     (the one blocked kernel loop, :func:`iter_kernel_blocks`, writing into F): the features of
     the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM, PSVM).
@@ -398,6 +398,9 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     ``filled`` columns hold ``K(X, Z[:filled])`` already (instead of ``known``: nothing is
     copied; :func:`~svmgpu.backend.widen_rows` makes room for a grown rank in place).
 
+    ``dtype`` (None: X's), without ``out``: the dtype F is stored in; each block is computed
+    in X's dtype and cast (float64 kernel values stored in float32).
+
     Raises
     ------
     MemoryError
@@ -408,10 +411,13 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     xp = get_namespace(X, Z)
     m, r = X.shape[0], Z.shape[0]
     shape = (m, r + int(intercept))
+    store = X.dtype if dtype is None else dtype
     if out is None:
         if filled:
             raise ValueError("filled columns are those of out; pass out")
-        F = xp.empty(shape, dtype=X.dtype, device=native_device(X))
+        F = xp.empty(shape, dtype=store, device=native_device(X))
+    elif dtype is not None:
+        raise ValueError("dtype is that of F, for a new F; out has X's dtype")
     else:
         if tuple(out.shape) != shape or out.dtype != X.dtype:
             raise ValueError(f"out must have shape {shape} and X's dtype {X.dtype}; got "
@@ -426,12 +432,14 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
         if tuple(known.shape) != (m, r0) or r0 > r:
             raise ValueError(f"known columns must have shape ({m}, r0) with r0 <= {r}, got "
                              f"{tuple(known.shape)}")
-        F[:, :r0] = known
+        F[:, :r0] = known if known.dtype == store else xp.astype(known, store)
     if r0 < r:
-        for _ in iter_kernel_blocks(kernel, X, Z[r0:, :], memory_budget=memory_budget,
-                                    center=kernel.center_of(Z, xp=xp), out=F[:, r0:r],
-                                    progress=progress):
-            pass
+        same = store == X.dtype
+        for s, e, K in iter_kernel_blocks(kernel, X, Z[r0:, :], memory_budget=memory_budget,
+                                          center=kernel.center_of(Z, xp=xp),
+                                          out=F[:, r0:r] if same else None, progress=progress):
+            if not same:
+                F[s:e, r0:r] = xp.astype(K, store)
     if intercept:
         F[:, r] = 1.0
     check_kernel_finite(xp.all(xp.isfinite(F[:, r0:r])), kernel=kernel, dtype=F.dtype)

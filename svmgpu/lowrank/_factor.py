@@ -150,16 +150,23 @@ class LowRankFactor:
                          device=device, memory_budget=memory_budget)
 
 
-def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, progress=None):
+def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, progress=None,
+              dtype=None):
     """``K(X, Z) L_invᵀ`` block by block (the Nyström feature map): each kernel block of the one
-    blocked loop is multiplied by ``L_invᵀ`` in place (BLAS ``trmm`` on NumPy)."""
+    blocked loop is multiplied by ``L_invᵀ`` in place (BLAS ``trmm`` on NumPy). ``dtype`` (None:
+    X's): the dtype the features are stored in; each block is computed in X's dtype and cast
+    (float64 features stored in float32: :func:`nystrom`'s ``feature_dtype``)."""
     xp = device.xp
-    out = xp.empty((X.shape[0], Z.shape[0]), dtype=X.dtype, device=native_device(X))
+    store = X.dtype if dtype is None else dtype
+    out = xp.empty((X.shape[0], Z.shape[0]), dtype=store, device=native_device(X))
+    same = store == X.dtype
     L_inv = fortran_order(L_inv, xp=xp)  # once: trmm reads it without a copy per block
     for s, e, blk in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget, center=center,
-                                        out=out, progress=progress):
+                                        out=out if same else None, progress=progress):
         res = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
-        if res is not blk:
+        if not same:
+            out[s:e, ...] = xp.astype(res, store)
+        elif res is not blk:
             out[s:e, ...] = res
     return out
 
@@ -180,6 +187,14 @@ def _prepare_input(X, kernel, *, device, dtype, memory_budget, gamma="scale"):
     return X, kernel, ctx
 
 
+def _storage_dtype(dtype, xp):
+    """The namespace's dtype of ``dtype`` ("float32", "float64" or such a dtype)."""
+    name = dtype if isinstance(dtype, str) else numpy_dtype(dtype).name
+    if name not in ("float32", "float64"):
+        raise ValueError(f"feature_dtype must be None, 'float32' or 'float64', got {dtype!r}")
+    return getattr(xp, name)
+
+
 def _check_rank(rank, m, name):
     if isinstance(rank, bool) or not isinstance(rank, Integral) or rank < 1:
         raise ValueError(f"{name} must be a positive integer, got {rank!r}")
@@ -197,10 +212,10 @@ def _check_nonzero_kernel(n, kernel):
 
 
 def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, trace=None,
-            keep=True):
+            keep=True, feature_dtype=None):
     """Build the factor from the landmark Cholesky ``L`` (r × r lower triangular, rows and
     columns in the order of ``landmarks``, an int64 array of training-row indices on the
-    device)."""
+    device); ``P`` computed here is stored in ``feature_dtype`` (None: X's)."""
     xp = device.xp
     landmark_X = dense_rows(X, landmarks, xp=xp)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
@@ -211,10 +226,10 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
                              _center=center)
     if P is None:
         P = _features(kernel, X, landmark_X, L_inv, center, device=device,
-                      memory_budget=memory_budget, progress="features")
+                      memory_budget=memory_budget, progress="features", dtype=feature_dtype)
         # The landmark rows are L itself: set them exactly (rounding in K_BB L⁻ᵀ would
         # otherwise leave a tiny upper triangle).
-        P = set_rows(P, landmarks, xp.astype(L, X.dtype), xp=xp)
+        P = set_rows(P, landmarks, xp.astype(L, P.dtype), xp=xp)
     if trace is None:  # row norms, no (m, r) temporary
         trace = float(xp.sum(kernel.diag(X))) - float(xp.sum(xp.vecdot(P, P)))
     # NaN or inf anywhere in P (an overflowed kernel) reaches the trace: no extra read
@@ -225,7 +240,8 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
 
 
 def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, candidates=None,
-            keep_features=True, device=None, dtype=None, memory_budget=None) -> LowRankFactor:
+            keep_features=True, device=None, dtype=None, memory_budget=None,
+            feature_dtype=None) -> LowRankFactor:
     """Nyström factor with ``rank`` landmarks drawn uniformly without replacement.
 
     This is the random-chosen reduced set of the papers (UniSVM section 4.2; Zhou 2013 RC).
@@ -256,6 +272,11 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
         Default: the dtype of ``X`` (non-floating input becomes float64).
     memory_budget : int or str, optional
         Bytes for the temporaries (``P`` itself is not counted).
+    feature_dtype : {None, "float32", "float64"}
+        The dtype ``P`` is stored in (None: ``dtype``'s). "float32" with float64 ``dtype``:
+        every value computed in float64 (the landmarks kept by float64's tolerance, each
+        block's ``K(X, X_B) L⁻ᵀ``) and rounded once into ``P``, half the memory and the
+        solvers' passes over it.
 
     Returns
     -------
@@ -268,6 +289,7 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
     """
     X, kernel, ctx = _prepare_input(X, kernel, device=device, dtype=dtype,
                                     memory_budget=memory_budget, gamma=gamma)
+    store = None if feature_dtype is None else _storage_dtype(feature_dtype, ctx.xp)
     xp, device = ctx.xp, ctx.device
     m = X.shape[0]
     rank = _check_rank(rank, m, "rank")
@@ -290,7 +312,8 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
                                    X.dtype, xp=xp)
     _check_nonzero_kernel(len(piv), kernel)
     return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
-                   memory_budget=ctx.budget_bytes, method="nystrom", keep=keep_features)
+                   memory_budget=ctx.budget_bytes, method="nystrom", keep=keep_features,
+                   feature_dtype=store)
 
 
 def pivoted_cholesky(X, kernel="rbf", max_rank=100, tol=1e-3, *, gamma="scale", device=None,

@@ -66,7 +66,7 @@ def select_reduced_set(X, kernel, rank, method, *, candidates=None, random_state
 
 def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
                             memory_budget=None, known=None, out=None,
-                            filled=0) -> FeatureOperator:
+                            filled=0, dtype=None) -> FeatureOperator:
     """The features ``P = K(X, Z)`` (or ``[K(X, Z), 1]`` with ``intercept``, the offset as a
     constant attribute) of the reduced-kernel models (GSVM / RKHS of Zhou 2013, reduced LS-SVM,
     PSVM) as a :class:`FeatureOperator` whose map also gives the features of new points.
@@ -90,6 +90,9 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
     out, filled : array of shape (m, r(+1)), int
         With ``in_memory``: the array the features are written into, whose first ``filled``
         columns hold the nested smaller set's already (:func:`~svmgpu.kernels.kernel_columns`).
+    dtype : dtype, optional
+        With ``in_memory`` and no ``out``: the dtype the held features are stored in (None:
+        X's), each value computed in X's dtype; the map of new points keeps X's.
 
     Raises
     ------
@@ -106,7 +109,7 @@ def reduced_kernel_features(X, kernel, Z, *, intercept=False, in_memory=True,
         fmap = functools.partial(kernel_columns, kernel, Z=Z, intercept=bool(intercept),
                                  memory_budget=budget)
         return FeatureOperator(fmap(X, progress="features", known=known, out=out,
-                                    filled=filled),
+                                    filled=filled, dtype=dtype),
                                feature_map=fmap, memory_budget=budget)
     if known is not None or out is not None:
         raise ValueError("known columns and out are for features held in memory only")
