@@ -513,7 +513,8 @@ def test_large_features_stored_in_float32_computed_in_float64(device, monkeypatc
     """With ``dtype=None`` and float64 rows, Nyström features of FLOAT32_FEATURES_BYTES or more
     are stored in float32, computed in float64 (the same landmarks): the fit's decision
     values stay the float64 fit's to float32's rounding, the coefficients float64; below the
-    threshold, and with ``dtype="float64"``, the features stay float64."""
+    threshold, with ``dtype="float64"`` and for the polynomial kernel, the features stay
+    float64."""
     import svmgpu.estimators._base as base
 
     seen = []
@@ -546,6 +547,9 @@ def test_large_features_stored_in_float32_computed_in_float64(device, monkeypatc
     assert_allclose(d, d_ref, atol=1e-4 * np.abs(d_ref).max())
     if est == "UniSVC":
         assert np.mean(np.sign(d) == np.sign(d_ref)) >= 0.998
+    monkeypatch.setattr(base, "FLOAT32_FEATURES_BYTES", 1)
+    cls(C=1.0, kernel="poly", degree=2, rank=5, random_state=0).fit(Xd, y)
+    assert seen[-1][:2] == (None, np.float64)  # (features that grow with the rows' norms)
 
 
 @pytest.mark.parametrize("solver", ["newton", "dca"])

@@ -160,7 +160,9 @@ def _param_names(cls):
 #: this many bytes of float64 features on (a million rows at rank 32; 105,000 at 300), every
 #: value computed in float64 (the landmarks float64's tolerance keeps, each block's
 #: ``K(X, X_B) L⁻ᵀ``) and rounded once: half the memory, its first touch and the solver's
-#: passes over it. Session 34, this 2-core AVX-512 CPU: UniSVM's Covtype set-up (381,012 rows,
+#: passes over it. Translation-invariant kernels only (RBF, Laplacian: values and features at
+#: most 1); the linear and polynomial kernels' features grow with the rows' norms, and float32
+#: rounds them relative to those. Session 34, this 2-core AVX-512 CPU: UniSVM's Covtype set-up (381,012 rows,
 #: r = 1000, squared hinge) 15.1 → 10.2 s at the same accuracy (82.489 % both; float32
 #: features computed in float32 keep 853 of the 1,000 landmarks: 82.08 % in 6.1 s); smaller
 #: features stay float64 (their fits are memory-light, and float64 keeps their solutions
@@ -199,8 +201,9 @@ class SVMBase(BaseEstimator):
         linalg extension), else the first CUDA GPU when CuPy sees one, else the CPU.
     dtype : {None, "float32", "float64"}
         None keeps float32 input as float32 and computes everything else in float64; UniSVC,
-        UniSVR and ReducedSVC then store features of :data:`FLOAT32_FEATURES_BYTES` (256 MiB
-        in float64) or more in float32, every value computed in float64. "float64" keeps
+        UniSVR and ReducedSVC then store the features of a translation-invariant kernel of
+        :data:`FLOAT32_FEATURES_BYTES` (256 MiB in float64) or more in float32, every value
+        computed in float64. "float64" keeps
         everything in float64.
     memory_budget : int, str or None
         Bytes for blocked kernel work (None: half the free device memory, read once per fit).
@@ -365,8 +368,8 @@ class SVMBase(BaseEstimator):
                 device=ctx.device)
             self.n_landmarks_ = int(factor.rank)
             return factor, ctx.budget_bytes
-        in_memory, blocks, store = self._plan_features(X, rank, ctx,
-                                                       float32=self.lowrank == "nystrom")
+        in_memory, blocks, store = self._plan_held_features(
+            X, rank, ctx, kernel=kernel if self.lowrank == "nystrom" else None)
         if self.lowrank == "nystrom":
             cand = None if sample_weight is None else ctx.xp.nonzero(sample_weight > 0)[0]
             factor = nystrom(X, kernel, rank, random_state=self.random_state, candidates=cand,
@@ -389,12 +392,14 @@ class SVMBase(BaseEstimator):
                            numpy_dtype(X.dtype).name)
         return factor, blocks
 
-    def _plan_features(self, X, r, ctx, *, float32=True):
+    def _plan_held_features(self, X, r, ctx, *, kernel):
         """``(in_memory, block_budget, store)``: :meth:`_feature_plan` of the features of X's
-        rows on r columns, and ``"float32"`` where they are held in float32, computed in
-        float64 (``float32`` allowed, ``_float32_features``, ``dtype=None``, float64 X and
-        :data:`FLOAT32_FEATURES_BYTES`), else None (X's dtype)."""
-        store = "float32" if float32 and self._float32_features and self.dtype is None \
+        rows on r columns of ``kernel``, and ``"float32"`` where they are held in float32,
+        computed in float64 (``_float32_features``, ``dtype=None``, float64 X, a
+        translation-invariant kernel, whose values and features are at most 1, and
+        :data:`FLOAT32_FEATURES_BYTES`), else None (X's dtype; ``kernel`` None: always)."""
+        store = "float32" if kernel is not None and kernel.translation_invariant \
+            and self._float32_features and self.dtype is None \
             and numpy_dtype(X.dtype).name == "float64" \
             and X.shape[0] * r * 8 >= FLOAT32_FEATURES_BYTES else None
         in_memory, blocks = self._feature_plan(

@@ -105,7 +105,7 @@ class _ReducedModelMixin:
             return dask_reduced_kernel_features(X, kernel, Z, intercept=intercept,
                                                 memory_budget=ctx.budget_bytes)
         r = Z.shape[0] + int(intercept)
-        in_memory, blocks, store = self._plan_features(X, r, ctx)
+        in_memory, blocks, store = self._plan_held_features(X, r, ctx, kernel=kernel)
         return reduced_kernel_features(X, kernel, Z, intercept=intercept, in_memory=in_memory,
                                        memory_budget=blocks,
                                        dtype=None if store is None else ctx.xp.float32)
