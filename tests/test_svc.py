@@ -111,6 +111,46 @@ def test_exact_presolve_changes_only_the_start(device, half, monkeypatch):
     assert b == pytest.approx(ref.info["intercept"], abs=1e-9)
 
 
+def test_float32_solves_refined_only_beyond_their_error_bound(device, monkeypatch):
+    """A float32 K's Newton systems (factored in float32) are solved without the float64
+    refinement where eps₃₂ (|Q| max Kᵢᵢ + max d) / min d is at most
+    REFINE_SOLVE_ERROR (here C = 1: d = 0.2), and reach the minimum of the refined solves: the
+    same objective to float32's tolerance and the same support vectors; at C = 100
+    (d = 0.002) they are refined."""
+    from svmgpu.solvers import exact
+
+    rng = np.random.default_rng(1)
+    m = 1500
+    X = rng.standard_normal((m, 10))
+    y = np.where(X[:, 0] + 0.5 * np.sin(3 * X[:, 1]) > 0, 1.0, -1.0)
+    K = rbf_kernel(X, gamma=0.1)
+    Kd, yd = to_device(K.astype(np.float32), device), to_device(y, device)
+    loss = get_loss("huber_hinge", delta=0.1)
+    seen = []
+    real = exact._refines
+
+    def spy(KQQ, d, *, xp):
+        out = real(KQQ, d, xp=xp)
+        seen.append((int(KQQ.shape[0]), out))
+        return out
+
+    monkeypatch.setattr(exact, "_refines", spy)
+    monkeypatch.setattr(exact, "MIXED_MIN_ORDER", 64)  # (float32 factors of these systems)
+    for C in (1.0, 100.0):
+        seen.clear()
+        res = exact_newton(Kd, yd, loss, C=C, tol=1e-3, xp=device.xp, presolve=False)
+        low = [r for n, r in seen if n >= 200]  # (at C = 100 the bound passes from 167 rows)
+        assert low and all(r is (C == 100.0) for r in low), seen
+        monkeypatch.setattr(exact, "REFINE_SOLVE_ERROR", 0.0)  # (every solve refined)
+        ref = exact_newton(Kd, yd, loss, C=C, tol=1e-3, xp=device.xp, presolve=False)
+        monkeypatch.setattr(exact, "REFINE_SOLVE_ERROR", 1e-2)
+        assert res.converged and ref.converged
+        F = _objective(K, y, loss, C, np.ones(m), "classification")
+        z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (res, ref))
+        assert F(z) == pytest.approx(F(z_ref), rel=1e-6)
+        np.testing.assert_array_equal(host(res.coef) != 0, host(ref.coef) != 0)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
     """corner_start=True: where the presolve's last Newton system holds CORNER_START_SHARE of
