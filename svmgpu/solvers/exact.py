@@ -355,14 +355,17 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_s
 #: product each); the test predictions and support vectors the same.
 MIXED_MIN_ORDER = 512
 
-#: A float32 Newton system's solves are refined in float64 (:class:`_Factor`) only where the
-#: bound ``eps₃₂ κ`` on their relative error exceeds this, ``κ ≤ (|Q| max Kᵢᵢ + max d) /
+#: A float32 Newton system's solves from its own factor are refined in float64
+#: (:class:`_Factor`) only where the bound ``eps₃₂ κ`` on their relative error exceeds this, ``κ ≤ (|Q| max Kᵢᵢ + max d) /
 #: min d`` (K_QQ is positive semi-definite: its largest eigenvalue is at most its trace).
 #: Below it the unrefined step is an inexact Newton step within 1 % of the exact one, and the
 #: iteration corrects it (each step's residuals are float64's, from Kα). At the Huber hinge's
 #: d = 2δ / (C s) that is C s ≤ about 5 for systems of 2,300 rows. Session 34,
 #: ``make_classification`` at 20,000 rows (C = 1, systems of up to 2,300 rows): 0.47 → 0.43 s,
-#: the same 13 Newton steps, accuracy and support vectors (5,594 against 5,593).
+#: the same 13 Newton steps, accuracy and support vectors (5,594 against 5,593). The solves
+#: of an updated system (:class:`_Updated`) are refined always: unrefined, with
+#: ``UPDATE_SHARE`` 0.5, that problem's steps circled at the same 2,281 rows until a float64
+#: factorization ended them, where refined they converged in four.
 REFINE_SOLVE_ERROR = 1e-2
 
 #: Bytes from which a Newton system's blocks are written into buffers reused step after step
@@ -786,8 +789,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                 L = _Factor(KQQ, dQ, low=low, xp=xp, space=space, keep=keep)
                 base = _Base(L, Q, dQ, m, xp=xp, dev=dev) if keep else None
                 n_factor += 1
-            if low:
-                L.refine = _refines(KQQ, dQ, xp=xp)
+                if low:  # (an updated system's solves stay refined: its Schur complement
+                    # and constraints add float32 rounding that the bound does not cover)
+                    L.refine = _refines(KQQ, dQ, xp=xp)
             del KQQ
             alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
             alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
