@@ -356,8 +356,9 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_s
 MIXED_MIN_ORDER = 512
 
 #: A float32 Newton system's solves from its own factor are refined in float64
-#: (:class:`_Factor`) only where the bound ``eps₃₂ κ`` on their relative error exceeds this, ``κ ≤ (|Q| max Kᵢᵢ + max d) /
-#: min d`` (K_QQ is positive semi-definite: its largest eigenvalue is at most its trace).
+#: (:class:`_Factor`) only where the bound ``eps₃₂ κ`` on their relative error exceeds this,
+#: ``κ ≤ (|Q| max Kᵢᵢ + max d) / min d`` (K_QQ is positive semi-definite: its largest
+#: eigenvalue is at most its trace).
 #: Below it the unrefined step is an inexact Newton step within 1 % of the exact one, and the
 #: iteration corrects it (each step's residuals are float64's, from Kα). At the Huber hinge's
 #: d = 2δ / (C s) that is C s ≤ about 5 for systems of 2,300 rows. Session 34,
@@ -381,12 +382,13 @@ class _Factor:
     view of a larger block). Else the float64 Cholesky factor of M, formed in K (float64,
     overwritten), or with ``keep`` in ``space``'s buffer "base" (a copy: K's buffer is the next
     step's, and the factor a base of :class:`_Updated` solves). A float32 copy that is not
-    positive definite (rounding of a near-singular M) is factored in float64 instead."""
+    positive definite (rounding of a near-singular M) is factored in float64 instead.
+    ``refine=False``: a float32 factor's solves are not refined (:data:`REFINE_SOLVE_ERROR`)."""
 
     refine = True  # (a float32 factor's solves refined in float64: REFINE_SOLVE_ERROR)
 
-    def __init__(self, K, d, *, low, xp, space=None, keep=False):
-        self.xp, self.K, self.d = xp, None, d
+    def __init__(self, K, d, *, low, xp, space=None, keep=False, refine=True):
+        self.xp, self.K, self.d, self.refine = xp, None, d, refine
         if low:
             try:
                 M32 = xp.astype(K, xp.float32) if space is None else \
@@ -786,12 +788,12 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             L = None if base is None else base.update(Q, dQ, KQQ, A, at, xp=xp)
             if L is None:
                 keep = nQ >= UPDATE_MIN_ORDER and groups is None and _updates_pay(xp)
-                L = _Factor(KQQ, dQ, low=low, xp=xp, space=space, keep=keep)
+                # (an updated system's solves stay refined: its Schur complement and
+                # constraints add float32 rounding that REFINE_SOLVE_ERROR's bound omits)
+                L = _Factor(KQQ, dQ, low=low, xp=xp, space=space, keep=keep,
+                            refine=low and _refines(KQQ, dQ, xp=xp))
                 base = _Base(L, Q, dQ, m, xp=xp, dev=dev) if keep else None
                 n_factor += 1
-                if low:  # (an updated system's solves stay refined: its Schur complement
-                    # and constraints add float32 rounding that the bound does not cover)
-                    L.refine = _refines(KQQ, dQ, xp=xp)
             del KQQ
             alpha_Q, b_new = grp.solve(L, Q, rhs, alpha_new, ones[:nQ])
             alpha_new = set_rows(alpha_new, Q, alpha_Q, xp=xp)  # (0 on Q)
