@@ -13,7 +13,7 @@ importing Dask), so that every layer can refuse or route one; the Dask engine it
 #: CuPy and other namespaces too).
 from numpy.linalg import LinAlgError  # noqa: E402
 
-from svmgpu.backend._context import ComputeContext, compute_context
+from svmgpu.backend._context import ComputeContext, compute_context, floating_dtype
 from svmgpu.backend._dask import is_dask_collection, require_dask
 from svmgpu.backend._device import (
     Device,
@@ -140,6 +140,7 @@ __all__ = [
     "factor_ok",
     "clip",
     "compute_context",
+    "floating_dtype",
     "ComputeContext",
     "cupy_available",
     "Device",

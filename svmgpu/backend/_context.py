@@ -76,10 +76,16 @@ def compute_context(X=None, *, device=None, dtype=None, memory_budget=None) -> C
     xp = dev.xp
     if dtype is None:
         name = numpy_dtype(X.dtype).name if X is not None and hasattr(X, "dtype") else "float64"
+        fdtype = getattr(xp, name if name in ("float32", "float64") else "float64")
     else:
-        name = dtype if isinstance(dtype, str) else numpy_dtype(dtype).name
+        fdtype = floating_dtype(dtype, xp, what="dtype")
+    return ComputeContext(xp, dev, fdtype, resolve_budget(memory_budget, dev))
+
+
+def floating_dtype(dtype, xp, *, what):
+    """The namespace's float32 or float64 of ``dtype`` (a name or a dtype); ValueError naming
+    the parameter ``what`` for any other."""
+    name = dtype if isinstance(dtype, str) else numpy_dtype(dtype).name
     if name not in ("float32", "float64"):
-        if dtype is not None:
-            raise ValueError(f"dtype must be None, 'float32' or 'float64', got {dtype!r}")
-        name = "float64"
-    return ComputeContext(xp, dev, getattr(xp, name), resolve_budget(memory_budget, dev))
+        raise ValueError(f"{what} must be None, 'float32' or 'float64', got {dtype!r}")
+    return getattr(xp, name)

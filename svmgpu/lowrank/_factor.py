@@ -27,6 +27,7 @@ from svmgpu.backend import (
     compute_context,
     dense_rows,
     float_eps,
+    floating_dtype,
     fortran_order,
     greedy_pivoted_cholesky,
     host_array,
@@ -187,14 +188,6 @@ def _prepare_input(X, kernel, *, device, dtype, memory_budget, gamma="scale"):
     return X, kernel, ctx
 
 
-def _storage_dtype(dtype, xp):
-    """The namespace's dtype of ``dtype`` ("float32", "float64" or such a dtype)."""
-    name = dtype if isinstance(dtype, str) else numpy_dtype(dtype).name
-    if name not in ("float32", "float64"):
-        raise ValueError(f"feature_dtype must be None, 'float32' or 'float64', got {dtype!r}")
-    return getattr(xp, name)
-
-
 def _check_rank(rank, m, name):
     if isinstance(rank, bool) or not isinstance(rank, Integral) or rank < 1:
         raise ValueError(f"{name} must be a positive integer, got {rank!r}")
@@ -289,7 +282,8 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
     """
     X, kernel, ctx = _prepare_input(X, kernel, device=device, dtype=dtype,
                                     memory_budget=memory_budget, gamma=gamma)
-    store = None if feature_dtype is None else _storage_dtype(feature_dtype, ctx.xp)
+    store = None if feature_dtype is None else floating_dtype(feature_dtype, ctx.xp,
+                                                               what="feature_dtype")
     xp, device = ctx.xp, ctx.device
     m = X.shape[0]
     rank = _check_rank(rank, m, "rank")
