@@ -49,6 +49,17 @@ def test_device_of_a_foreign_array_and_moves_onto_it():
         B.to_device(a, "cpu")
 
 
+def test_floating_dtype_names_the_parameter():
+    """The namespace's float32 / float64 of a name or a dtype; anything else is refused naming
+    the caller's parameter."""
+    assert B.floating_dtype("float32", xs, what="dtype") == xs.float32
+    assert B.floating_dtype(np.dtype("float64"), xs, what="dtype") == xs.float64
+    assert B.floating_dtype(xs.float32, np, what="dtype") == np.float32
+    for bad in ("float16", np.int64, "f8"):
+        with pytest.raises(ValueError, match="feature_dtype must be None, 'float32' or"):
+            B.floating_dtype(bad, xs, what="feature_dtype")
+
+
 def test_compute_context_follows_the_input_device():
     a = on_d1(np.ones((3, 2), dtype=np.float32))
     ctx = B.compute_context(a, device="auto", memory_budget="1MB")
