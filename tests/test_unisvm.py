@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmgpu.backend import to_device
+from svmgpu.backend import numpy_dtype, to_device
 from svmgpu.datasets import make_checkerboard
 from svmgpu.estimators.unisvm import UniSVC, UniSVR
 from svmgpu.losses import LOSSES, get_loss
@@ -522,7 +522,8 @@ def test_large_features_stored_in_float32_computed_in_float64(device, monkeypatc
 
     def spy(*args, **kwargs):
         f = real(*args, **kwargs)
-        seen.append((kwargs.get("feature_dtype"), host(f.P).dtype, f.rank))
+        fd = kwargs.get("feature_dtype")  # (a namespace's dtype, by name)
+        seen.append((None if fd is None else numpy_dtype(fd).name, host(f.P).dtype, f.rank))
         return f
 
     monkeypatch.setattr(base, "nystrom", spy)

@@ -394,17 +394,18 @@ class SVMBase(BaseEstimator):
 
     def _plan_held_features(self, X, r, ctx, *, kernel):
         """``(in_memory, block_budget, store)``: :meth:`_feature_plan` of the features of X's
-        rows on r columns of ``kernel``, and ``"float32"`` where they are held in float32,
+        rows on r columns of ``kernel``, and the namespace's float32 where they are held in it,
         computed in float64 (``_float32_features``, ``dtype=None``, float64 X, a
         translation-invariant kernel, whose values and features are at most 1, and
         :data:`FLOAT32_FEATURES_BYTES`), else None (X's dtype; ``kernel`` None: always)."""
-        store = "float32" if kernel is not None and kernel.translation_invariant \
+        store = ctx.xp.float32 if kernel is not None and kernel.translation_invariant \
             and self._float32_features and self.dtype is None \
             and numpy_dtype(X.dtype).name == "float64" \
             and X.shape[0] * r * 8 >= FLOAT32_FEATURES_BYTES else None
         in_memory, blocks = self._feature_plan(
-            X.shape[0], r, ctx, itemsize=4 if store else numpy_dtype(X.dtype).itemsize)
-        if store and in_memory:
+            X.shape[0], r, ctx,
+            itemsize=numpy_dtype(X.dtype if store is None else store).itemsize)
+        if store is not None and in_memory:
             self._log.info("features stored in float32, computed in float64: %s of float64 "
                            "features >= FLOAT32_FEATURES_BYTES=%s",
                            format_bytes(X.shape[0] * r * 8), format_bytes(FLOAT32_FEATURES_BYTES))

@@ -107,8 +107,7 @@ class _ReducedModelMixin:
         r = Z.shape[0] + int(intercept)
         in_memory, blocks, store = self._plan_held_features(X, r, ctx, kernel=kernel)
         return reduced_kernel_features(X, kernel, Z, intercept=intercept, in_memory=in_memory,
-                                       memory_budget=blocks,
-                                       dtype=None if store is None else ctx.xp.float32)
+                                       memory_budget=blocks, dtype=store)
 
     def _prepare_predict(self, X, *, ctx):
         xp = ctx.xp
