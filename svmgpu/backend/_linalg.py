@@ -63,10 +63,16 @@ def _lapack(name, a):
     return _LAPACK[key]
 
 
-def cholesky(a, *, lower: bool = True, check: bool = True, overwrite: bool = False, xp):
+def cholesky(a, *, lower: bool = True, check: bool = True, overwrite: bool = False,
+             clean: bool = True, xp):
     """Cholesky factor of an SPD matrix ``a`` of shape (n, n).
 
     Returns the lower (``a = L Lᵀ``) or upper (``a = Uᵀ U``) factor.
+
+    ``clean=False`` leaves the other triangle as it was on NumPy instead of zeroing it: a
+    factor read only through LAPACK's triangular solves (:func:`cho_solve`,
+    :func:`solve_triangular`), which never read it. Zeroing it is a pass over half the matrix:
+    1.5 of 21 ms for a float32 factor of order 2,272 on this CPU (session 35).
 
     ``overwrite=True`` lets NumPy factor ``a`` in its own memory (its contents are then
     undefined): LAPACK reads a C-ordered symmetric matrix as its (equal) Fortran-ordered
@@ -91,7 +97,7 @@ def cholesky(a, *, lower: bool = True, check: bool = True, overwrite: bool = Fal
         if overwrite and a.flags.c_contiguous and not a.flags.f_contiguous:
             a = a.T  # the same symmetric matrix, Fortran-ordered: factored in place
         with small_blas(a.shape[0], xp=xp):
-            c, info = potrf(a, lower=lower, clean=1, overwrite_a=int(overwrite))
+            c, info = potrf(a, lower=lower, clean=int(clean), overwrite_a=int(overwrite))
         if info > 0:
             raise LinAlgError(f"{info}-th leading minor not positive definite")
         if info < 0:  # pragma: no cover - an argument LAPACK refuses
@@ -266,9 +272,11 @@ def greedy_pivoted_cholesky(diag, column, max_rank, *, stop_trace, rel_tol, xp):
 
 
 def cho_factor(a, *, lower: bool = True, check: bool = True, overwrite: bool = False, xp):
-    """Cholesky factorization for :func:`cho_solve`: returns ``(c, lower)`` (``check`` and
-    ``overwrite`` as in :func:`cholesky`)."""
-    return cholesky(a, lower=lower, check=check, overwrite=overwrite, xp=xp), lower
+    """Cholesky factorization for :func:`cho_solve` (and :func:`solve_triangular`): returns
+    ``(c, lower)`` (``check`` and ``overwrite`` as in :func:`cholesky`); on NumPy c's other
+    triangle is left unspecified (``clean=False``: those solves read one triangle)."""
+    return cholesky(a, lower=lower, check=check, overwrite=overwrite, clean=False,
+                    xp=xp), lower
 
 
 def cho_solve(c_and_lower, b, *, xp):
