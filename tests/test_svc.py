@@ -1182,6 +1182,40 @@ def test_the_refinement_at_its_own_margin_is_near_the_exact_svm(monkeypatch, see
     assert np.mean(fit.predict(X) == exact.predict(X)) >= 0.995
 
 
+def test_the_refinement_adds_the_rows_outside_its_candidates_that_it_misclassifies(
+        monkeypatch, device):
+    """The refined model is checked on a sample of the rows outside its candidates
+    (REFINE_CHECK_ROWS): where more than AUTO_RANK_CHANGE of them (and at least
+    REFINE_CHECK_MISSES) are misclassified, every row outside of nonzero loss gradient joins
+    the candidates and the problem is solved again. Candidates from a margin of 1 − 0.3 (the
+    low-rank model's rows beyond its margin left out) misclassify a third of the rows outside:
+    after the rows are added the model is the exact path's to 0.05 and predicts as it does,
+    on every backend. Without the added rounds (REFINE_ROUNDS = 0) a warning says so, and
+    the model disagrees with the exact SVM on most rows."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.3)
+    X, y = _unsettled(3)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    exact = SVC(rank=None, tol=1e-8).fit(X, y)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    refined = fit.rank_path_[-1]["refined"]
+    for checks in refined["checks"]:  # (three pairs: one round added, the next one clean or
+        # with no row outside)
+        assert checks[0]["misclassified"] > max(svc_module.REFINE_CHECK_MISSES,
+                                                svc_module.AUTO_RANK_CHANGE *
+                                                checks[0]["sampled"])
+        assert checks[0]["added"] > 0 and checks[1].get("misclassified", 0) == 0
+    assert np.max(np.abs(host(fit.decision_function(Xd)) - exact.decision_function(X))) < 0.05
+    np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
+    monkeypatch.setattr(svc_module, "REFINE_ROUNDS", 0)
+    with pytest.warns(UserWarning, match="misclassified by the refined model, after 0 rounds"):
+        unchecked = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    assert all(len(c) == 1 and "added" not in c[0]
+               for c in unchecked.rank_path_[-1]["refined"]["checks"])
+    assert np.mean(unchecked.predict(X) == exact.predict(X)) < 0.5
+
+
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):
     """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
     labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its
