@@ -1,3 +1,4 @@
+import itertools
 import pickle
 
 import array_api_strict
@@ -93,35 +94,24 @@ def test_linalg_matches_scipy(device, xp):
                     dtype="float32", rtol=1e-4, atol=1e-6)
 
 
-def test_cholesky_overwrite_factors_in_place(device, xp):
+def test_cho_factor_solves_in_place_and_leaves_the_other_triangle(device, xp):
+    # (overwrite: factored in A's own memory, no copy; NumPy: cho_factor skips zeroing the
+    # triangle its solves never read, where cholesky zeroes it)
     rng = np.random.default_rng(1)
-    A = _spd(7, rng)
-    b = rng.standard_normal((7, 2))
-    for lower in (True, False):
-        Ad = B.to_device(A.copy(), device)
-        c = B.cho_factor(Ad, lower=lower, overwrite=True, xp=xp)
-        assert_allclose(B.cho_solve(c, B.to_device(b, device), xp=xp), np.linalg.solve(A, b),
-                        device=device, rtol=1e-10)
-        if B.is_numpy(xp):  # factored in A's own memory, no copy
-            assert np.shares_memory(c[0], Ad)
-
-
-def test_cho_factor_leaves_the_other_triangle_and_solves(device, xp):
-    # (NumPy: cho_factor skips zeroing the triangle its solves never read; cholesky zeroes it)
-    rng = np.random.default_rng(3)
     A = _spd(9, rng)
     b = rng.standard_normal((9, 2))
-    for lower in (True, False):
+    for lower, overwrite in itertools.product((True, False), (True, False)):
         Ad = B.to_device(A.copy(), device)
-        c = B.cho_factor(Ad, lower=lower, xp=xp)
+        c = B.cho_factor(Ad, lower=lower, overwrite=overwrite, xp=xp)
         assert_allclose(B.cho_solve(c, B.to_device(b, device), xp=xp), np.linalg.solve(A, b),
                         device=device, rtol=1e-10)
-        T = B.cholesky(Ad, lower=lower, xp=xp)
+        T = B.cholesky(B.to_device(A.copy(), device), lower=lower, xp=xp)
         tri = np.tril if lower else np.triu
         assert_array_equal(host(T), tri(host(T)))
         assert_allclose(B.solve_triangular(c[0], B.to_device(b, device), lower=lower, xp=xp),
                         scipy.linalg.solve_triangular(host(T), b, lower=lower), rtol=1e-10)
         if B.is_numpy(xp):
+            assert np.shares_memory(c[0], Ad) == overwrite
             other = np.triu(np.ones((9, 9), bool), 1) if lower else \
                 np.tril(np.ones((9, 9), bool), -1)
             assert_array_equal(c[0][other], A[other])
