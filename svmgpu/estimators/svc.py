@@ -981,11 +981,15 @@ class _FrontDoor:
         def solve(task):
             q, ((rows, y, w), cand, mod, f) = task
             label = f"problem {q + 1}" if len(problems) > 1 else "the problem"
+
+            def ideal(idx, r):  # α = C s y ψ'(r) at the rows idx of residuals r: the exact
+                # problem's optimality condition (α* where r has the pieces right)
+                a = self.C * xp.take(y, idx) * loss.grad(r, xp=xp)
+                return a if w is None else xp.take(w, idx) * a
+
             yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
-            # from α = C s y ψ'(r) at the low-rank residuals (the optimality condition of
-            # the exact problem: where the low-rank model has the pieces right, α*)
-            g = self.C * yc * loss.grad(1.0 - yc * xp.take(f, cand), xp=xp)
-            start = (g if wc is None else wc * g, mod["intercept"])
+            # from the low-rank residuals and intercept
+            start = (ideal(cand, 1.0 - yc * xp.take(f, cand)), mod["intercept"])
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
             while True:
                 sel = cand if rows is None else xp.take(rows, cand)
@@ -1002,16 +1006,13 @@ class _FrontDoor:
                 checks.append(check)
                 if "added" not in check:
                     break
-                # the rows outside that violate the margin join the candidates, α = C s y ψ'(r)
-                # at their exact residuals, the others from this solution
-                new, r_new = check.pop("rows"), check.pop("residuals")
-                y_new = xp.take(y, new)
-                g_new = self.C * y_new * loss.grad(r_new, xp=xp)
-                if w is not None:
-                    g_new = xp.take(w, new) * g_new
+                # the rows outside that violate the margin join the candidates, from α at
+                # their exact residuals; the others from this solution
+                new = check.pop("rows")
                 order = xp.argsort(xp.concat([cand, new]))
                 cand = xp.take(xp.concat([cand, new]), order)
-                start = (xp.take(xp.concat([res.coef, g_new]), order), b)
+                start = (xp.take(xp.concat([res.coef, ideal(new, check.pop("residuals"))]),
+                                 order), b)
                 yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
             return {"alpha": alpha, "support": xp.take(sel, nonzero), "intercept": b,
                     "n_iter": n_iter, "converged": res.converged, "objective_history": history,
