@@ -938,7 +938,7 @@ class _FrontDoor:
         features. Each solution is checked on a sample of the rows left out
         (:meth:`_refine_check`), and solved again with the rows outside that violate its
         margin where that sample finds the candidates wrong."""
-        xp, ctx = self._ctx.xp, self._ctx
+        xp = self._ctx.xp
         t0 = time.perf_counter()
         P = shared["P"]
         W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
@@ -954,16 +954,10 @@ class _FrontDoor:
             cand = self._refine_rows(f, y, w)
             if cand is None:
                 return None
-            n = int(cand.shape[0])
-            need = held + self._exact_bytes(n)
-            why = f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,}" \
-                if n > REFINE_MAX_ROWS else \
-                f"{n:,} candidate support vectors, whose kernel matrix beside the features " \
-                f"({format_bytes(need)}) exceeds the memory budget" \
-                if need > ctx.budget_bytes else \
-                "candidate support vectors of one class or none" \
-                if self._task == "classification" and \
-                not has_two_classes(xp.take(y, cand), None, xp=xp) else None
+            why = self._refine_limit(int(cand.shape[0]), held) or \
+                ("candidate support vectors of one class or none"
+                 if self._task == "classification" and
+                 not has_two_classes(xp.take(y, cand), None, xp=xp) else None)
             if why is not None:
                 self._log.info("not refined: problem %d has %s", q + 1, why)
                 self.rank_path_[-1]["refined"] = f"no: problem {q + 1} has {why}"
@@ -1032,6 +1026,18 @@ class _FrontDoor:
         self._X_fit = X  # (the support vectors' rows: _after_fit)
         return out
 
+    def _refine_limit(self, n, held=0):
+        """Why n candidate rows cannot be refined, or None: more than :data:`REFINE_MAX_ROWS`,
+        or their kernel matrix beside ``held`` bytes (the features) passes the memory
+        budget."""
+        if n > REFINE_MAX_ROWS:
+            return f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,}"
+        need = held + self._exact_bytes(n)
+        if need > self._ctx.budget_bytes:
+            return f"{n:,} candidate support vectors, whose kernel matrix beside the features " \
+                f"({format_bytes(need)}) exceeds the memory budget"
+        return None
+
     def _refine_check(self, X, rows, y, w, cand, Z, alpha, b, loss, *, label, last):
         """The check of a refined problem's solution (support vectors ``Z`` as the kernel sees
         them, ``alpha``, ``b``) on the rows of positive weight left out of its candidates
@@ -1074,8 +1080,8 @@ class _FrontDoor:
         if not last:
             r = residuals(outside)
             bad = xp.nonzero(loss.grad(r, xp=xp) > 0)[0]
-            n = int(cand.shape[0]) + int(bad.shape[0])
-            if n <= REFINE_MAX_ROWS and self._exact_bytes(n) <= ctx.budget_bytes:
+            limit = self._refine_limit(int(cand.shape[0]) + int(bad.shape[0]))
+            if limit is None:
                 self._log.info("%s: %d rows outside of nonzero loss join them", why,
                                int(bad.shape[0]))
                 info.update(added=int(bad.shape[0]), rows=xp.take(outside, bad),
@@ -1084,9 +1090,8 @@ class _FrontDoor:
         warnings.warn(
             f"{type(self).__name__}: {why}, after {REFINE_ROUNDS} rounds of adding the rows "
             "outside that violate its margin" if last else
-            f"{type(self).__name__}: {why}, and the rows outside that violate its margin would "
-            f"pass REFINE_MAX_ROWS={REFINE_MAX_ROWS:,} or the memory budget", UserWarning,
-            stacklevel=caller_stacklevel())
+            f"{type(self).__name__}: {why}, and with the rows outside that violate its margin "
+            f"it would have {limit}", UserWarning, stacklevel=caller_stacklevel())
         return info
 
     def _newton_steps(self):
