@@ -254,11 +254,10 @@ def _block_svm(X, y, members, weights, C, gamma):
 
 
 @pytest.mark.parametrize("mode", ["nearest", "global"])
-def test_overlap_band_rows_join_both_regions_at_their_blend_weights(monkeypatch, mode):
+def test_overlap_band_rows_join_both_regions_at_half_weight(monkeypatch, mode):
     """With region_overlap=ρ (RBF: a band of squared distance ρ/γ), a row also joins the region
-    of its second-nearest centre when its squared distance to it is within the band, its
-    weight shared as the blended prediction weighs the two regions there (½ − gap/(2·band)
-    for the second); the model is the SVM of the block-diagonal kernel over
+    of its second-nearest centre when its squared distance to it is within the band, each of
+    its two copies at half its weight; the model is the SVM of the block-diagonal kernel over
     the regions' rows with one intercept (solved here on the dense matrix), predicted as the
     check of the training rows says (forced here by REGION_GLOBAL_SLACK): "nearest", by the
     model of the nearest region, a point of the band by both regions' models, the second
@@ -284,10 +283,8 @@ def test_overlap_band_rows_join_both_regions_at_their_blend_weights(monkeypatch,
     near, gap = nearest(X)
     assert 0 < np.sum(gap < band) < len(X)  # the band holds some rows, not all
     members = [np.flatnonzero((near == j) | (gap < band)) for j in range(2)]
-    share = np.maximum(0.5 - gap / (2 * band), 0.0)  # (the second region's, in the band)
-    assert 0 < share.max() < 0.5 and np.sum((gap < band) & (share < 0.25)) > 0
-    alphas, b = _block_svm(X, y, members, [np.where(near[r] == j, 1.0 - share[r], share[r])
-                                           for j, r in enumerate(members)], 3.0, 1.0)
+    alphas, b = _block_svm(X, y, members, [np.where(gap[r] < band, 0.5, 1.0) for r in members],
+                           3.0, 1.0)
     f = [rbf_kernel(Xt, X[r], gamma=1.0) @ a for r, a in zip(members, alphas)]
     near_t, gap_t = nearest(Xt)
     if mode == "global":
@@ -319,12 +316,12 @@ def test_overlap_never_takes_a_region_past_its_bound(monkeypatch):
     real = svc_module.SVC._overlap_rows
 
     def spy(self, near, regions, max_rows):
-        extra, share = real(self, near, regions, max_rows)
+        extra = real(self, near, regions, max_rows)
         e, g = np.asarray(extra), self.region_centers_.shape[0]
         sizes = np.bincount(np.asarray(regions), minlength=g) + np.bincount(e[e >= 0],
                                                                             minlength=g)
         seen.append((max_rows, sizes.max(), int(np.sum(e >= 0))))
-        return extra, share
+        return extra
 
     monkeypatch.setattr(svc_module.SVC, "_overlap_rows", spy)
     kw = dict(solver="partition", region_rows=40, gamma=1.0, region_overlap=5.0, dtype="float64")

@@ -1281,10 +1281,10 @@ class _FrontDoor:
         self.region_centers_ = centers
         if self._kernel_float32:  # (X's mean on a Dask fit would cost a pass over X)
             self._kernel_shift = xp.mean(xp.astype(centers, xp.float64), axis=0)
-        extra, share = self._overlap_rows(near[0], regions, max_rows) if near else (None, None)
+        extra = self._overlap_rows(near[0], regions, max_rows) if near else None
         self._log.info("regions %d (%d rows at most), overlap band %.3g", centers.shape[0],
                        max_rows, self.region_overlap_)
-        return {"regions": regions, "extra": extra, "share": share}
+        return {"regions": regions, "extra": extra}
 
     def _dask_regions(self, X, k, max_rows):
         """The regions of a Dask ``X``: k-means on the sample the in-memory fit draws (the same
@@ -1316,21 +1316,14 @@ class _FrontDoor:
         return 0.0 if r is None else float(r) ** 2
 
     def _overlap_rows(self, near, regions, max_rows):
-        """``(second, share)``: each row's second region (int64, shape (m,); −1 for none),
-        the nearest centre other than its own region's when the squared distance to it
-        exceeds the nearest by less than ``region_overlap_`` (``near``: :func:`assign`'s
-        ``(nearest, second, gap)``), and the share of the row's weight that its copy there
-        takes (float64, shape (m,)): the second region's weight in the blended prediction of
-        a point at that gap, ``½ − gap / (2 · region_overlap_)`` (½ for a row that a 2-means
-        split moved off its nearest centre). The two copies' weights sum to the row's, as
-        the SVM of the block-diagonal kernel over them needs where it predicts by every
-        region's support vectors (Covtype: 96.12 % against 96.09 % with halves, 14,000 rows
-        of the fuzz sweep 81.55 % against 82.0 %). A region that the extra rows would take
-        past ``max_rows`` (the exact solve's bound) gets none. ``(None, None)`` for one
-        region."""
+        """Each row's second region (int64, shape (m,); −1 for none): the nearest centre
+        other than its own region's when the squared distance to it exceeds the nearest by
+        less than ``region_overlap_`` (``near``: :func:`assign`'s ``(nearest, second, gap)``).
+        A region that the extra rows would take past ``max_rows`` (the exact solve's bound)
+        gets none. None for one region."""
         xp, g = self._ctx.xp, int(self.region_centers_.shape[0])
         if g < 2:
-            return None, None
+            return None
         first, second, gap = near
         moved = first != regions  # (a 2-means split put the row off its nearest centre)
         other = xp.where(moved, first, second)
@@ -1343,12 +1336,7 @@ class _FrontDoor:
             bad = xp.asarray(full + [False], device=self._ctx.native_device)
             extra = xp.where(xp.take(bad, xp.where(near, other, xp.full_like(other, g))),
                              xp.full_like(extra, -1), extra)
-        half = xp.full(gap.shape, 0.5, dtype=xp.float64, device=self._ctx.native_device)
-        if self.region_overlap_ == 0:
-            return extra, half
-        blend = xp.clip(0.5 - xp.astype(gap, xp.float64) / (2.0 * self.region_overlap_), 0.0,
-                        0.5)
-        return extra, xp.where(moved, half, blend)
+        return extra
 
     def _kernel_matrix(self, rows):
         """The exact path's kernel matrix of ``rows`` for one problem: above
@@ -1500,11 +1488,10 @@ class _FrontDoor:
         est.kernel_, est._kernel_float32 = self.kernel_, self._kernel_float32
         return est
 
-    def _fit_regions(self, regions, extra, share, rows, y, sample_weight, max_iter):
+    def _fit_regions(self, regions, extra, rows, y, sample_weight, max_iter):
         """One binary problem on the partitioned path: the SVM of the block-diagonal kernel
         (zero between rows of different regions; a row of the overlap band stands in both of
-        its regions, its weight shared between the copies as ``share`` says:
-        :meth:`_overlap_rows`) with one intercept b. The regions'
+        its regions, each copy of half its weight) with one intercept b. The regions'
         problems are coupled by b alone: at a fixed b each is the exact path on its own rows
         (:func:`~svmgpu.solvers.exact.exact_newton`'s ``intercept``), and b is the root of
         ``S(b) = Σ α`` over every region (the objective's derivative in b is ``−S``; S falls
@@ -1541,8 +1528,7 @@ class _FrontDoor:
                 twice = xp.nonzero(ext >= 0)[0]
                 at = xp.concat([at, twice])
                 reg = xp.concat([reg, xp.take(ext, twice)])
-                sh = xp.where(ext >= 0, share if rows is None else xp.take(share, rows), 0.0)
-                copies = xp.concat([(1.0 - sh) * w, xp.take(sh * w, twice)])
+                copies = xp.where(ext >= 0, 0.5 * w, w)  # (each of the two copies: half)
                 own = ext < 0
         cls = self._task == "classification"
         # the rows of each region, grouped by one sort: key = 3 · region + side (1 for the
@@ -1552,20 +1538,17 @@ class _FrontDoor:
         side = xp.where(w > 0, xp.where(y > 0, one, 2 * one) if cls else one, 0 * one)
         key = reg * 3 + xp.take(side, at)
         order, b = group_rows(key, 3 * g, xp=xp)
+        weights = copies if copies is not None else sample_weight
         tasks, both = [], []
         for j in range(g):
             n_pos, n_neg = b[3 * j + 2] - b[3 * j + 1], b[3 * j + 3] - b[3 * j + 2]
             if n_pos + n_neg == 0:  # no row of positive weight: nothing to fit
                 continue
-            idx = order[b[3 * j]:b[3 * j + 3]]  # (entries of at: each row once in a region)
-            perm = xp.argsort(xp.take(at, idx), stable=False)
-            idx = xp.take(idx, perm)
-            pos = xp.take(at, idx)  # (in this problem, ascending)
+            pos = xp.sort(xp.take(at, order[b[3 * j]:b[3 * j + 3]]),  # (in this problem)
+                          stable=False)
             both.append(not cls or (n_pos > 0 and n_neg > 0))
             tasks.append((j, pos if rows is None else xp.take(rows, pos),
-                          (xp.take(y, pos), None if copies is None and sample_weight is None
-                           else xp.take(copies, idx) if copies is not None
-                           else xp.take(sample_weight, pos))))
+                          (xp.take(y, pos), None if weights is None else xp.take(weights, pos))))
         s_max = 1.0 if sample_weight is None else float(xp.max(sample_weight))
         found = self.tol * min(float(self.C), _TOL_SCALE_MAX) * s_max  # (|S| small enough)
         alphas = [None] * len(tasks)  # (each task's α at its support: (values, positions))
@@ -1704,8 +1687,8 @@ class _FrontDoor:
         if self._task == "classification":  # (every path: as scikit-learn's SVC)
             check_two_classes(y, sample_weight, xp=xp)
         if "regions" in shared:
-            return self._fit_regions(shared["regions"], shared["extra"], shared["share"], rows,
-                                     y, sample_weight, max_iter)
+            return self._fit_regions(shared["regions"], shared["extra"], rows, y, sample_weight,
+                                     max_iter)
         if "P" in shared:  # the low-rank path: z over the landmarks, b the last coefficient
             P, B = shared["P"], shared["B"]
             r = int(B.shape[0]) - 1
