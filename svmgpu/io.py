@@ -613,6 +613,7 @@ _SHAPES = {
     "models_[*].dual_coef": [("m.q",)], "models_[*].sample_weights": [("n",)],
     "libsvm_scale_": [("2", "d")],
     "region_centers_": [("g", "d")], "region_starts_": [("g+1",)],
+    "region_intercept_": [("g", "k")],
 }
 #: Per estimator: the shapes that differ from :data:`_SHAPES` (and :func:`_fit_shapes`).
 _ESTIMATOR_SHAPES = {

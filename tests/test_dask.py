@@ -572,14 +572,9 @@ def test_partitioned_svc_on_a_cluster_equals_the_in_memory_fit(client, labels):
     b = SVC(**kw).fit(Xd, da.from_array(yy, chunks=500), sample_weight=da.from_array(w, chunks=600))
     assert b.solver_ == "partition" and b.region_centers_.shape == a.region_centers_.shape
     assert_array_equal(np.sort(b.support_), np.sort(a.support_))
-    assert b.region_prediction_ == a.region_prediction_
-    assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-12)
-    assert_allclose(b.pair_coef_, a.pair_coef_, rtol=0, atol=1e-12)
     dec = b.decision_function(Xd)
     assert isinstance(dec, da.Array)
-    # (the kernel values of prediction are float32: summed in the chunks' blocks (1 to 499
-    # rows) they round differently from one block of all rows)
-    assert_allclose(dec.compute(), a.decision_function(X), rtol=0, atol=2e-6)
+    assert_allclose(dec.compute(), a.decision_function(X), rtol=0, atol=1e-9)
     assert_array_equal(b.predict(Xd).compute(), a.predict(X))
     assert_array_equal(b.n_support_, a.n_support_)
 

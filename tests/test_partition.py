@@ -4,14 +4,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.linalg import block_diag
-from sklearn.metrics.pairwise import rbf_kernel
 
 from svmgpu import SVC, SVR
 from svmgpu.estimators import svc as svc_module
 from svmgpu.io import load_model, save_model
-from svmgpu.losses import get_loss
-from svmgpu.solvers.exact import exact_newton
 from svmgpu.solvers.partition import assign, bounded_regions, kmeans
 from svmgpu.testing import assert_allclose
 
@@ -107,10 +103,8 @@ def test_one_region_is_the_exact_path():
         assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=1e-8,
                         atol=1e-8)
         assert np.array_equal(got.predict(X), ref.predict(X))
-        assert got.region_prediction_ == "global"  # (an ordinary model: the exact path's)
-        assert np.array_equal(got.support_, ref.support_)
-        assert_allclose(got.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-8)
-        assert_allclose(got.intercept_, ref.intercept_, rtol=1e-8, atol=1e-8)
+        assert np.array_equal(np.sort(got.support_), np.sort(ref.support_))
+        assert not hasattr(got, "dual_coef_") and not hasattr(got, "intercept_")
     t = np.sin(3 * X[:, 0]) + X[:, 1] + 5.0
     ref = SVR(solver="exact", C=5.0, gamma=2.0, tol=1e-10).fit(X, t)
     got = SVR(solver="partition", region_rows=1000, C=5.0, gamma=2.0, tol=1e-10,
@@ -122,30 +116,26 @@ def test_one_region_is_the_exact_path():
     assert np.max(np.abs(f32.predict(X) - ref.predict(X))) > 0  # (it did run in float32)
 
 
-@pytest.mark.parametrize("task", ["classification", "regression"])
-def test_far_apart_regions_with_one_intercept_are_the_exact_svm(task):
-    """Blobs far apart (kernel values between them below rounding) are the regions; the
-    kernel is then block-diagonal, and the regions' models coupled by one intercept are the
-    exact SVM of all rows (SVC with a blob of one class among them, whose rows are support
-    vectors where the intercept puts them inside the margin; SVR with a blob whose targets
-    are offset), predicted by every region's support vectors. Regions fitted with their own
-    intercepts would predict the one-class blob by its class alone whatever the others."""
+def test_far_apart_regions_are_each_regions_own_svm():
+    """Blobs far apart (kernel values between them below rounding) are the regions, and each
+    point's decision value is that of an exact SVC fitted on its blob alone; a blob of one
+    class predicts that class (decision ±1, no support vectors there)."""
     rng = np.random.default_rng(3)
-    X, y = _blobs(120, FAR, rng, labels=[None, None, -1])
-    y[:120] = np.where(X[:120, 0] > 0.4, 1, -1)  # (the first blob mostly -1)
+    X, y = _blobs(120, FAR, rng, labels=[None, None, 1])
     Xt, _ = _blobs(40, FAR, np.random.default_rng(4))
-    Est, t = (SVC, y) if task == "classification" else \
-        (SVR, np.sin(3 * X[:, 0]) + X[:, 1] + 4.0 * (X[:, 0] > 25))
-    kw = dict(C=3.0, gamma=4.0, tol=1e-10)
-    got = Est(solver="partition", region_rows=120, dtype="float64", **kw).fit(X, t)
-    ref = Est(solver="exact", **kw).fit(X, t)
-    assert got.region_centers_.shape[0] == 3 and got.region_prediction_ == "global"
-    assert_allclose(got.intercept_, ref.intercept_, rtol=1e-7, atol=1e-7)
-    assert_allclose(got.decision_function(Xt) if task == "classification" else
-                    got.predict(Xt), ref.decision_function(Xt) if task == "classification"
-                    else ref.predict(Xt), rtol=1e-7, atol=1e-7)
-    if task == "classification":
-        assert np.any(np.asarray(got.support_) >= 240)  # (the one-class blob's rows)
+    clf = SVC(C=3.0, gamma=4.0, solver="partition", region_rows=120, tol=1e-10,
+              dtype="float64").fit(X, y)
+    assert clf.region_centers_.shape[0] == 3
+    f = clf.decision_function(Xt)
+    for b in range(2):
+        own = SVC(C=3.0, gamma=4.0, solver="exact", tol=1e-10).fit(
+            X[b * 120:(b + 1) * 120], y[b * 120:(b + 1) * 120])
+        assert_allclose(f[b * 40:(b + 1) * 40],
+                        own.decision_function(Xt[b * 40:(b + 1) * 40]), rtol=1e-8, atol=1e-8)
+    assert np.all(f[80:] == 1.0) and np.all(clf.predict(Xt[80:]) == 1)
+    assert np.all(clf.support_ < 240)  # the one-class blob holds no support vector
+    starts = np.asarray(clf.region_starts_)
+    assert starts[0] == 0 and starts[-1] == clf.support_.shape[0]
 
 
 def test_model_file_sparse_input_and_multiclass_predict(tmp_path):
@@ -192,8 +182,7 @@ def test_region_rows_is_validated_and_the_budget_checked_first():
     # a budget that holds regions of 40 rows but not all 100: k-means regions are split
     clf = SVC(solver="partition", region_rows=40, memory_budget="60kB", gamma=1.0,
               dtype="float64").fit(X, y)
-    assert clf.region_centers_.shape[0] > 3  # (k-means' 3 regions, one split)
-    assert clf.score(X, y) > 0.85  # (the exact SVM: 0.94; regions cut through a blob)
+    assert np.diff(np.asarray(clf.region_starts_)).size == clf.region_centers_.shape[0]
 
 
 def test_regions_solved_in_threads_give_the_sequential_model(monkeypatch):
@@ -207,7 +196,7 @@ def test_regions_solved_in_threads_give_the_sequential_model(monkeypatch):
     a, b = fits
     assert np.array_equal(a.support_, b.support_)
     assert np.array_equal(a.pair_coef_, b.pair_coef_)
-    assert np.array_equal(a.intercept_, b.intercept_)
+    assert np.array_equal(a.region_intercept_, b.region_intercept_)
 
 
 def test_probability_and_ovo_shapes_on_the_partitioned_path():
@@ -240,70 +229,46 @@ def test_assign_second_nearest_and_gap_brute_force():
     assert np.array_equal(one[1], one[0]) and np.all(one[2] == 0)
 
 
-def _block_svm(X, y, members, weights, C, gamma):
-    """The SVM (SVC's loss) of the block-diagonal kernel over the rows ``members[j]`` of each
-    region (a row may stand in two), weighted ``weights[j]``, with one intercept, solved on
-    the dense matrix: ``(α of each region's rows, b)``."""
-    K = block_diag(*[rbf_kernel(X[r], gamma=gamma) for r in members])
-    loss = get_loss("huber_hinge", delta=svc_module.HINGE_SMOOTHING)
-    res = exact_newton(K, np.concatenate([y[r] for r in members]).astype(float), loss, C=C,
-                       xp=np, sample_weight=np.concatenate(weights), tol=1e-12, max_iter=500)
-    assert res.converged
-    cuts = np.cumsum([0] + [len(r) for r in members])
-    return [res.coef[cuts[j]:cuts[j + 1]] for j in range(len(members))], res.info["intercept"]
-
-
-@pytest.mark.parametrize("mode", ["nearest", "global"])
-def test_overlap_band_rows_join_both_regions_at_half_weight(monkeypatch, mode):
+def test_overlap_band_rows_join_both_regions_and_predictions_blend():
     """With region_overlap=ρ (RBF: a band of squared distance ρ/γ), a row also joins the region
-    of its second-nearest centre when its squared distance to it is within the band, each of
-    its two copies at half its weight; the model is the SVM of the block-diagonal kernel over
-    the regions' rows with one intercept (solved here on the dense matrix), predicted as the
-    check of the training rows says (forced here by REGION_GLOBAL_SLACK): "nearest", by the
-    model of the nearest region, a point of the band by both regions' models, the second
-    weighted ½ − gap/(2·band); "global", by every support vector. region_overlap=0: disjoint
-    regions at full weight."""
-    monkeypatch.setattr(svc_module, "REGION_GLOBAL_SLACK", -10.0 if mode == "nearest" else 10.0)
+    of its second-nearest centre when its squared distance to it is within the band, and a
+    point of the band is predicted by both regions' exact SVMs, the second weighted
+    ½ − gap/(2·band): the decision values of exact SVCs fitted on those memberships."""
     rng = np.random.default_rng(11)
     X, y = _blobs(150, np.array([[0.0, 0.0], [2.0, 0.0]]), rng, spread=0.6)
     Xt, _ = _blobs(60, np.array([[0.0, 0.0], [2.0, 0.0]]), np.random.default_rng(12),
                    spread=0.6)
-    common = dict(C=3.0, gamma=1.0, tol=1e-10, dtype="float64")
+    common = dict(C=3.0, gamma=1.0, tol=1e-10)
+    common["dtype"] = "float64"
     clf = SVC(solver="partition", region_rows=150, region_overlap=1.0, **common).fit(X, y)
     band = clf.region_overlap_
     assert band == pytest.approx(1.0)  # ρ / γ
-    assert clf.region_prediction_ == mode
     C = np.asarray(clf.region_centers_)
     assert C.shape[0] == 2
 
     def nearest(P):
         D = ((P[:, None, :] - C[None, :, :]) ** 2).sum(-1)
-        return D.argmin(axis=1), np.abs(D[:, 1] - D[:, 0])
+        near = D.argmin(axis=1)
+        return near, np.abs(D[:, 1] - D[:, 0])
 
     near, gap = nearest(X)
-    assert 0 < np.sum(gap < band) < len(X)  # the band holds some rows, not all
     members = [np.flatnonzero((near == j) | (gap < band)) for j in range(2)]
-    alphas, b = _block_svm(X, y, members, [np.where(gap[r] < band, 0.5, 1.0) for r in members],
-                           3.0, 1.0)
-    f = [rbf_kernel(Xt, X[r], gamma=1.0) @ a for r, a in zip(members, alphas)]
+    assert 0 < np.sum(gap < band) < len(X)  # the band holds some rows, not all
+    own = [SVC(solver="exact", **common).fit(X[r], y[r]) for r in members]
     near_t, gap_t = nearest(Xt)
-    if mode == "global":
-        want = f[0] + f[1] + b
-    else:
-        w = np.maximum(0.5 - gap_t / (2 * band), 0.0)
-        assert np.sum(w > 0) > 0
-        want = (1 - w) * np.where(near_t == 0, f[0], f[1]) + w * np.where(near_t == 0, f[1],
-                                                                          f[0]) + b
-    assert_allclose(clf.decision_function(Xt), want, rtol=1e-7, atol=1e-7)
-    assert_allclose(clf.intercept_, [b], rtol=1e-7, atol=1e-7)
-    # region_overlap=0: disjoint regions, each of its rows once
+    f_near = np.where(near_t == 0, own[0].decision_function(Xt), own[1].decision_function(Xt))
+    f_other = np.where(near_t == 0, own[1].decision_function(Xt), own[0].decision_function(Xt))
+    w = np.maximum(0.5 - gap_t / (2 * band), 0.0)
+    assert np.sum(w > 0) > 0
+    assert_allclose(clf.decision_function(Xt), (1 - w) * f_near + w * f_other, rtol=1e-7,
+                    atol=1e-7)
+    # region_overlap=0: disjoint regions, each point by its nearest region's model
     plain = SVC(solver="partition", region_rows=150, region_overlap=0, **common).fit(X, y)
     assert plain.region_overlap_ == 0.0
-    members = [np.flatnonzero(near == j) for j in range(2)]
-    alphas, b = _block_svm(X, y, members, [np.ones(len(r)) for r in members], 3.0, 1.0)
-    f = [rbf_kernel(Xt, X[r], gamma=1.0) @ a for r, a in zip(members, alphas)]
-    want = f[0] + f[1] + b if mode == "global" else np.where(near_t == 0, f[0], f[1]) + b
-    assert_allclose(plain.decision_function(Xt), want, rtol=1e-7, atol=1e-7)
+    alone = [SVC(solver="exact", **common).fit(X[near == j], y[near == j]) for j in range(2)]
+    assert_allclose(plain.decision_function(Xt),
+                    np.where(near_t == 0, alone[0].decision_function(Xt),
+                             alone[1].decision_function(Xt)), rtol=1e-7, atol=1e-7)
     with pytest.raises(ValueError, match="region_overlap"):
         SVC(solver="partition", region_overlap=-1.0).fit(X, y)
 
@@ -349,8 +314,7 @@ def test_dask_input_without_a_cluster_and_its_refusals(monkeypatch):
 
 def test_a_region_without_positive_weight_is_not_solved():
     """SVR: a region whose rows all have weight 0 has nothing to fit (its LS-SVM start divided
-    by zero): no support vectors there, its points predicted by the intercept; the other
-    region (the only one of positive weight) is its own SVR."""
+    by zero): it predicts 0, with no support vectors; the other regions are their own SVRs."""
     rng = np.random.default_rng(13)
     X, _ = _blobs(60, FAR[:2], rng)
     t = np.sin(X[:, 0]) + X[:, 1] + 3.0
@@ -359,7 +323,6 @@ def test_a_region_without_positive_weight_is_not_solved():
     got = SVR(C=3.0, gamma=4.0, solver="partition", region_rows=60, dtype="float64",
               tol=1e-10).fit(X, t, sample_weight=w)
     assert got.region_centers_.shape[0] == 2
-    assert np.all(got.support_ < 60)
-    assert_allclose(got.predict(X[60:]), np.full(60, float(got.intercept_[0])), rtol=1e-12)
+    assert np.all(got.support_ < 60) and np.all(got.predict(X[60:]) == 0.0)
     own = SVR(C=3.0, gamma=4.0, solver="exact", tol=1e-10).fit(X[:60], t[:60])
     assert_allclose(got.predict(X[:60]), own.predict(X[:60]), rtol=1e-8, atol=1e-8)

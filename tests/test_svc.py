@@ -65,46 +65,6 @@ def test_exact_newton_reaches_the_minimum_scipy_finds(task, loss, device):
     assert abs(float(np.sum(host(res.coef)))) < 1e-8  # the intercept's condition Σα = 0
 
 
-@pytest.mark.parametrize("task,loss,one_class", [
-    ("classification", get_loss("huber_hinge", delta=0.1), False),
-    ("classification", get_loss("huber_hinge", delta=0.1), True),
-    ("regression", get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.2,
-                            delta=0.1), False)])
-def test_exact_newton_with_a_fixed_intercept(task, loss, one_class, device):
-    """``intercept=b``: α alone minimizes F at that b (scipy.optimize over α; a problem of one
-    class is well posed); at the free solution's b it is the free solution; and
-    ``intercept_slope`` is the derivative of ``−Σ α`` in b (central differences)."""
-    rng = np.random.default_rng(3)
-    X = rng.standard_normal((40, 2))
-    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(40)) if task == "classification" else \
-        np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(40) + 1.0
-    if one_class:
-        y = np.ones(40)
-    s = rng.uniform(0.5, 2.0, 40)
-    K = rbf_kernel(X, gamma=0.5) + 1e-10 * np.eye(40)
-    kw = dict(C=3.0, task=task, sample_weight=to_device(s, device), tol=1e-11, xp=device.xp)
-    Kd, yd = to_device(K, device), to_device(y, device)
-    b = 0.3
-    res = exact_newton(Kd, yd, loss, intercept=b, **kw)
-    assert res.converged and res.info["intercept"] == b
-    F = _objective(K, y, loss, 3.0, s, task)
-    ref = scipy.optimize.minimize(lambda a: F(np.append(a, b)), np.zeros(40), method="L-BFGS-B",
-                                  options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-11})
-    assert F(np.append(host(res.coef), b)) <= ref.fun * (1 + 1e-7) + 1e-9
-    assert abs(float(np.sum(host(res.coef)))) > 1e-3  # (no Σ α = 0 at a fixed b)
-    h = 1e-6
-    sums = [float(np.sum(host(exact_newton(Kd, yd, loss, intercept=b + e, **kw).coef)))
-            for e in (h, -h)]
-    assert res.info["intercept_slope"] > 0
-    assert_allclose(-(sums[0] - sums[1]) / (2 * h), res.info["intercept_slope"], rtol=1e-5)
-    if not one_class:
-        free = exact_newton(Kd, yd, loss, **kw)
-        at = exact_newton(Kd, yd, loss, intercept=free.info["intercept"], **kw)
-        assert_allclose(at.coef, free.coef, atol=1e-8)
-    with pytest.raises(ValueError, match="intercept must be finite"):
-        exact_newton(Kd, yd, loss, intercept=float("nan"), **kw)
-
-
 @pytest.mark.parametrize("half", [False, True])
 def test_exact_presolve_changes_only_the_start(device, half, monkeypatch):
     """Above PRESOLVE_MIN_ROWS the zero start is replaced by the solution on every fourth row
@@ -738,19 +698,16 @@ def test_prediction_computes_the_kernel_in_the_fits_dtype(monkeypatch, solver):
     kw.update(rank=60) if solver == "lowrank" else kw.update(region_rows=200) \
         if solver == "partition" else None
     below = "float32" if solver == "partition" else "float64"
-    def predicted(est):  # (the products of prediction only: the partitioned fit's own
-        est.fit(X[:500], y[:500])  # check of its prediction runs in float64)
-        seen.clear()
-        return est.decision_function(X[500:])
-
     monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 10_000)
-    predicted(SVC(**kw))
+    SVC(**kw).fit(X[:500], y[:500]).decision_function(X[500:])
     assert {s for s in seen} == {(below,) * 3}
-    predicted(SVC(dtype="float64", **kw))
+    seen.clear()
+    SVC(dtype="float64", **kw).fit(X[:500], y[:500]).decision_function(X[500:])
     assert {s for s in seen} == {("float64",) * 3}
+    seen.clear()
     monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 400)
-    f32 = SVC(**kw)
-    got = predicted(f32)
+    f32 = SVC(**kw).fit(X[:500], y[:500])
+    got = f32.decision_function(X[500:])
     assert {s for s in seen} == {("float32",) * 3} and got.dtype == np.float64
     if solver != "partition":  # the same model evaluated in float64: rounding apart
         ref = rbf_kernel(X[500:], f32.support_vectors_, gamma=0.2) @ f32.pair_coef_[:, 0] \

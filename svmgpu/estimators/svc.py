@@ -29,12 +29,10 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
 
 ``"partition"``
     The rows split into k-means regions of about ``region_rows`` rows
-    (:func:`svmgpu.solvers.partition.bounded_regions`), and the SVM of the block-diagonal kernel
-    they give (DC-SVM, Hsieh, Si and Dhillon 2014; docs/partition.md): the exact path in each
-    region, the regions coupled by one intercept (:meth:`_FrontDoor._fit_regions`); each new
-    point predicted by every support vector within the kernel's reach where that fits the
-    training rows, else by the model of the region of its nearest centre (DC-SVM's early
-    prediction). For a local kernel, where rows of different regions barely interact.
+    (:func:`svmgpu.solvers.partition.bounded_regions`), the exact path in each region, and each
+    new point predicted by the model of the region of its nearest centre (DC-SVM's early
+    prediction, Hsieh, Si and Dhillon 2014; docs/partition.md): for a local kernel, where rows
+    of different regions barely interact.
 
 ``solver="auto"`` takes the low-rank path when ``rank`` is an int; with ``rank="auto"`` the exact
 path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, else the
@@ -107,7 +105,7 @@ from svmgpu.kernels import (
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import independent_landmarks, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.exact import _TOL_SCALE_MAX, PRESOLVE_MIN_ROWS, exact_newton
+from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS, exact_newton
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 from svmgpu.solvers.partition import (
     KMEANS_SAMPLE,
@@ -424,23 +422,6 @@ PARTITION_ROWS = 1000
 #: gave 95.94 %.
 REGION_OVERLAP = 0.5
 
-#: The partitioned path's shared intercept (:meth:`SVC._fit_regions`): rounds of every
-#: region's solve at a fixed b at most, and the Newton step of b below which b is kept, in
-#: units of ``tol · max(1, |b|)`` (b to a tenth of tol: margins move by that much).
-REGION_INTERCEPT_ROUNDS = 30
-REGION_INTERCEPT_TOL = 0.1
-
-#: The partitioned path predicts with every region's support vectors (the full kernel) where
-#: that fits at most :data:`REGION_CHECK_ROWS` of the problem's rows within this accuracy (R²
-#: for regression) of the regions' own models, else by the region of the nearest centre
-#: (:meth:`SVC._global_fits`). Measured on the training rows (error by region / by all support
-#: vectors): Covtype at γ = 32 1.85 / 8.75 % (by region: 96.1 % on the test rows, all: 90.5 %);
-#: 11,000 rows of 10 features at γ = 1, C = 10, 0 / 0.3–0.65 % over three pairs (88.45 % by
-#: all, 85.65 % by region; the exact SVM 87.05 %); at C = 0.1 (14,000 rows, five classes) the
-#: expansion over all fitted better (82.0 % against 71.3 %).
-REGION_GLOBAL_SLACK = 0.01
-REGION_CHECK_ROWS = 2000
-
 #: Regions solved at once on the CPU (one BLAS thread each; :func:`svmgpu.backend.map_threads`):
 #: each holds its kernel matrix, which the memory budget counts.
 PARTITION_THREADS = 2
@@ -492,54 +473,18 @@ def _by_class(labels, k, offset, *, xp):
     return xp.argsort(labels, stable=True), bounds
 
 
-def _fit_score(t, f, s, classification, *, xp):
-    """The (weighted) accuracy of the decision values ``f`` on the labels ±1 ``t``, or the R²
-    of the predictions ``f`` of the targets ``t`` (1 for constant targets fitted exactly)."""
-    s = xp.ones_like(f) if s is None else xp.astype(s, xp.float64)
-    t = xp.astype(t, xp.float64)
-    if classification:
-        (good, total) = fetch_scalars(xp.sum(s * xp.astype(t * f > 0, xp.float64)), xp.sum(s),
-                                      xp=xp)
-        return good / total
-    mean = xp.sum(s * t) / xp.sum(s)
-    res, tot = fetch_scalars(xp.sum(s * (t - f) ** 2), xp.sum(s * (t - mean) ** 2), xp=xp)
-    return 1.0 - res / tot if tot > 0 else (1.0 if res == 0 else 0.0)
-
-
-def _merge_copies(alpha, support, *, xp):
-    """``(α, rows)`` with the α of a row that stands twice in ``support`` (a row of the
-    partitioned path's overlap band, a support vector of both its regions) summed, sorted by
-    row, zeros dropped."""
-    order = xp.argsort(support, stable=True)
-    rows, values = xp.take(support, order), xp.take(alpha, order)
-    n = int(rows.shape[0])
-    if n < 2:
-        return values, rows
-    twin = rows[1:] == rows[:-1]  # (at most two copies of a row: each pair adjacent)
-    zero = xp.zeros((1,), dtype=values.dtype, device=getattr(values, "device", None))
-    first = xp.concat([twin, xp.zeros((1,), dtype=xp.bool, device=getattr(twin, "device", None))])
-    values = xp.where(first, values + xp.concat([values[1:], zero]), values)
-    keep = xp.nonzero(xp.concat([xp.ones((1,), dtype=xp.bool,
-                                         device=getattr(twin, "device", None)), ~twin])
-                      & (values != 0))[0]
-    return xp.take(values, keep), xp.take(rows, keep)
-
-
-def _solve_region_task(est, max_iter, intercept, Xj, payload):
+def _solve_region_task(est, max_iter, Xj, payload):
     """One region's solve on a Dask worker (:func:`svmgpu.distributed.solve_on_rows`): the
-    estimator copy in the context of the region's rows, from its start (α or None) with the
-    intercept free or fixed, its result without the per-row vectors (only the support
-    vectors travel back)."""
-    y, sample_weight, start = payload
+    estimator copy in the context of the region's rows, its result without the per-row
+    vectors (only the support vectors travel back)."""
+    y, sample_weight = payload
     est._ctx = compute_context(Xj, dtype=est.dtype, memory_budget=est.memory_budget)
     xp = est._ctx.xp
     y = asarray(y, device=est._ctx.device)
     if sample_weight is not None:
         sample_weight = asarray(sample_weight, device=est._ctx.device)
-    if start is not None:
-        start = asarray(start, device=est._ctx.device)
     alpha, nz, res, it = est._solve_region(xp.astype(Xj, est._ctx.dtype), y, sample_weight,
-                                           max_iter, start=start, intercept=intercept)
+                                           max_iter)
     res.info.pop("margins", None)
     return alpha, nz, res, it
 
@@ -690,8 +635,7 @@ class _FrontDoor:
         self.solver_, why = self._choose_solver(X, ctx.budget_bytes)
         # (prediction computes its kernel values in the fit's dtype: _prepare_predict)
         self._kernel_float32 = self._float32_kernel(m, region=self.solver_ == "partition")
-        self._kernel_shift = None  # (the partitioned path: each region's rows by their own
-        # mean, and new rows by the mean of the regions' centres, :meth:`_prepare_regions`)
+        self._kernel_shift = None  # (the partitioned path shifts each region by its own)
         if self._kernel_float32 and self.solver_ != "partition":
             self._kernel_shift = self._shift_of(X)
             risk = self._float32_risk([X], self._kernel_shift)
@@ -1279,8 +1223,6 @@ class _FrontDoor:
                 X_fit, -(-m // size), max_rows, xp=xp, random_state=seed_from(self.random_state),
                 second=self.region_overlap_ > 0)
         self.region_centers_ = centers
-        if self._kernel_float32:  # (X's mean on a Dask fit would cost a pass over X)
-            self._kernel_shift = xp.mean(xp.astype(centers, xp.float64), axis=0)
         extra = self._overlap_rows(near[0], regions, max_rows) if near else None
         self._log.info("regions %d (%d rows at most), overlap band %.3g", centers.shape[0],
                        max_rows, self.region_overlap_)
@@ -1350,19 +1292,16 @@ class _FrontDoor:
             return KernelRows(self.kernel_, rows)
         return self.kernel_.block(rows, rows)
 
-    def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None, start=None,
-                     intercept=None):
+    def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None, start=None):
         """The exact path on one kernel matrix: ``(result, Newton steps)``, from ``start``
-        (``(alpha, b)``; None: the zero or LS-SVM start, by size), the intercept free or fixed
-        (``intercept``: :func:`~svmgpu.solvers.exact.exact_newton`'s); a stalled
+        (``(alpha, b)``; None: the zero or LS-SVM start, by size); a stalled
         iteration restarts as a continuation from wider corners (:meth:`_losses`). A float32
         K that cannot reach tol is finished on the float64 kernel of ``rows_f64`` (K's rows,
         or a function giving them: built only then), and one whose rounding left a Newton
         system indefinite (near-duplicate rows at a large C) is solved on it from the
         start."""
         try:
-            return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start,
-                                        intercept)
+            return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start)
         except LinAlgError as exc:
             if rows_f64 is None or K.dtype == get_namespace(K).float64:
                 raise LinAlgError(
@@ -1375,12 +1314,11 @@ class _FrontDoor:
                            "matrix in float64")
             rows = rows_f64() if callable(rows_f64) else rows_f64
             return self._exact_solve_on(self._kernel_matrix(rows), y, sample_weight, max_iter,
-                                        None, start, intercept)
+                                        None, start)
 
-    def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64, start=None,
-                        intercept=None):
+    def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64, start=None):
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
-                  max_iter=max_iter, task=self._task, intercept=intercept)
+                  max_iter=max_iter, task=self._task)
         if start is None:
             start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
         res = exact_newton(K, y, self._losses()[-1], start=start, corner_start=True, **kw)
@@ -1412,8 +1350,7 @@ class _FrontDoor:
             res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]), **kw)
             n_iter += res.n_iter
         if not res.converged and rows_f64 is not None and res.n_iter < max_iter and \
-                K.shape[0] <= EXACT_FALLBACK_ROWS and intercept is None:  # (it stalled, not
-            # at the step limit; the fallback's intercept is free)
+                K.shape[0] <= EXACT_FALLBACK_ROWS:  # (it stalled, not at the step limit)
             res, more = self._exact_fallback(rows_f64, y, sample_weight, max_iter)
             n_iter += more
         return res, n_iter
@@ -1465,19 +1402,16 @@ class _FrontDoor:
         return SolverResult(coef=alpha, n_iter=res.n_iter, converged=res.converged,
                             objective_history=res.objective_history, info=info), res.n_iter
 
-    def _solve_region(self, Xj, y, sample_weight, max_iter, start=None, intercept=None):
+    def _solve_region(self, Xj, y, sample_weight, max_iter):
         """The exact path on one region's rows: ``(α at its support vectors, their positions
-        in Xj, the solver's result, Newton steps)``, from ``start`` (the region's α, or None),
-        the intercept free or fixed (``intercept``); the kernel matrix in float32 where the
+        in Xj, the solver's result, Newton steps)``; the kernel matrix in float32 where the
         fit holds float32 kernel values and the region's rows, less their mean, allow it
         (:meth:`_kernel_rows`)."""
         xp = get_namespace(Xj)
         (X32,) = self._kernel_rows(Xj, shift=self._shift_of(Xj) if self._kernel_float32
                                    else None)  # (the region's own mean)
-        if start is not None:
-            start = (start, 0.0 if intercept is None else intercept)
         res, it = self._exact_solve(self._kernel_matrix(X32), y, sample_weight, max_iter,
-                                    rows_f64=Xj, start=start, intercept=intercept)
+                                    rows_f64=Xj)
         nz = xp.nonzero(res.coef != 0)[0]
         return xp.take(res.coef, nz), nz, res, it
 
@@ -1489,28 +1423,11 @@ class _FrontDoor:
         return est
 
     def _fit_regions(self, regions, extra, rows, y, sample_weight, max_iter):
-        """One binary problem on the partitioned path: the SVM of the block-diagonal kernel
-        (zero between rows of different regions; a row of the overlap band stands in both of
-        its regions, each copy of half its weight) with one intercept b. The regions'
-        problems are coupled by b alone: at a fixed b each is the exact path on its own rows
-        (:func:`~svmgpu.solvers.exact.exact_newton`'s ``intercept``), and b is the root of
-        ``S(b) = Σ α`` over every region (the objective's derivative in b is ``−S``; S falls
-        as b grows). Newton's method finds it: every region of positive weight (of one class
-        too: b decides which of its rows are support vectors) solved at b₀ (0; the targets'
-        weighted mean for regression), then at ``b + S / Σ hᵢ`` (``hᵢ = −dSᵢ/db``, the
-        solves' ``intercept_slope``; bisection where that leaves the bracket of the signs of
-        S) from each region's last α, until ``|S|`` is within the exact path's tol or the
-        step within :data:`REGION_INTERCEPT_TOL` (Covtype's 465 regions: two rounds, the
-        second 3.6 of 18 s: from b₀ = 0 the first step lands within 4e-5 of the root). One
-        region of both classes is the exact path itself.
-
-        Regions solved with their own intercepts (DC-SVM's local models) lost up to 16
-        points to the exact SVM where a class dominates some regions: their intercepts became
-        local votes. The model's ``"global"`` says whether the expansion over every region's
-        support vectors fits the problem's rows within :data:`REGION_GLOBAL_SLACK` of the
-        regions' own models (:meth:`_global_fits`)."""
+        """One binary problem on the partitioned path: the exact path in each region on its
+        rows of the problem (its own and those of the overlap band, ``extra``); a region whose
+        rows (of positive weight) are of one class gets no support vectors and the intercept
+        ±1 (that class), one without a row of positive weight 0."""
         xp = self._ctx.xp
-        dev = self._ctx.native_device
         if is_dask_collection(y):  # (m labels and weights: the client groups them by region)
             y = asarray(y.compute(), device=self._ctx.device)
             if sample_weight is not None:
@@ -1518,9 +1435,7 @@ class _FrontDoor:
         g = int(self.region_centers_.shape[0])
         reg = regions if rows is None else xp.take(regions, rows)
         n = int(reg.shape[0])
-        at = xp.arange(n, dtype=xp.int64, device=dev)  # (positions in the problem)
-        w = sample_weight if sample_weight is not None else xp.ones_like(y)
-        copies, own = None, None  # (the weights of the copies; the rows outside the band)
+        at = xp.arange(n, dtype=xp.int64, device=self._ctx.native_device)  # (positions in the problem)
         if extra is not None:  # each row of the band once more, in its second region
             ext = extra if rows is None else xp.take(extra, rows)
             (n_ext,) = (int(v) for v in fetch_scalars(xp.count_nonzero(ext >= 0), xp=xp))
@@ -1528,158 +1443,64 @@ class _FrontDoor:
                 twice = xp.nonzero(ext >= 0)[0]
                 at = xp.concat([at, twice])
                 reg = xp.concat([reg, xp.take(ext, twice)])
-                copies = xp.where(ext >= 0, 0.5 * w, w)  # (each of the two copies: half)
-                own = ext < 0
         cls = self._task == "classification"
         # the rows of each region, grouped by one sort: key = 3 · region + side (1 for the
         # positive rows of positive weight, 2 for the negative ones (classification), 0 for
         # weight 0; regression: 1 for positive weight)
-        one = xp.ones((n,), dtype=xp.int64, device=dev)
+        w = sample_weight if sample_weight is not None else xp.ones_like(y)
+        one = xp.ones((n,), dtype=xp.int64, device=self._ctx.native_device)
         side = xp.where(w > 0, xp.where(y > 0, one, 2 * one) if cls else one, 0 * one)
         key = reg * 3 + xp.take(side, at)
         order, b = group_rows(key, 3 * g, xp=xp)
-        weights = copies if copies is not None else sample_weight
-        tasks, both = [], []
+        intercepts, tasks = [0.0] * g, []
         for j in range(g):
             n_pos, n_neg = b[3 * j + 2] - b[3 * j + 1], b[3 * j + 3] - b[3 * j + 2]
-            if n_pos + n_neg == 0:  # no row of positive weight: nothing to fit
+            if n_pos + n_neg == 0 or (cls and (n_pos == 0 or n_neg == 0)):
+                # no row of positive weight (nothing to fit: 0), or one class (its sign)
+                intercepts[j] = 0.0 if n_pos + n_neg == 0 or not cls else \
+                    (1.0 if n_pos else -1.0)
                 continue
             pos = xp.sort(xp.take(at, order[b[3 * j]:b[3 * j + 3]]),  # (in this problem)
                           stable=False)
-            both.append(not cls or (n_pos > 0 and n_neg > 0))
-            tasks.append((j, pos if rows is None else xp.take(rows, pos),
-                          (xp.take(y, pos), None if weights is None else xp.take(weights, pos))))
-        s_max = 1.0 if sample_weight is None else float(xp.max(sample_weight))
-        found = self.tol * min(float(self.C), _TOL_SCALE_MAX) * s_max  # (|S| small enough)
-        alphas = [None] * len(tasks)  # (each task's α at its support: (values, positions))
-        n_iter, history = 0, []
-
-        def solve(b_fixed):
-            """Every task solved from its last α, b free (None) or fixed: ``(Σ α, Σ hᵢ, the
-            last task's b, all converged)``; each task's α kept."""
-            nonlocal n_iter
-            starts = [None if a is None else
-                      set_rows(xp.zeros(task[1].shape, dtype=xp.float64, device=dev), a[1],
-                               a[0], xp=xp) for task, a in zip(tasks, alphas, strict=True)]
-            done = self._solve_tasks(tasks, starts, b_fixed, max_iter)
-            sums, slope, ok, objective = [], 0.0, True, 0.0
-            for i, (alpha, nz, res, it) in enumerate(done):
-                alphas[i] = (alpha, nz)
-                sums.append(xp.sum(alpha))
-                slope += float(res.info.get("intercept_slope", 0.0))  # (a fallback's: 0)
-                ok = ok and res.converged
-                n_iter += it
-                objective += res.objective_history[-1] if res.objective_history else 0.0
-            history.append(objective)
-            total = float(sum(fetch_scalars(*sums, xp=xp))) if sums else 0.0
-            return total, slope, done[-1][2].info["intercept"] if done else 0.0, ok
-
-        if len(tasks) == 1 and both[0]:  # (one region of both classes: the exact path)
-            _, _, bias, converged = solve(None)
-        else:
-            bias = 0.0 if cls else float(xp.sum(w * y) / xp.sum(w))
-            low, high, step = -math.inf, math.inf, 1.0
-            for _ in range(REGION_INTERCEPT_ROUNDS):
-                total, slope, _, converged = solve(bias)
-                if abs(total) <= found:
-                    break
-                if total > 0:  # (S falls as b grows: the root lies above)
-                    low = bias
-                else:
-                    high = bias
-                nxt = bias + total / slope if slope > 0 else math.nan
-                if not low < nxt < high:  # (outside the bracket: bisect, or widen)
-                    nxt = 0.5 * (low + high) if math.isfinite(low + high) else \
-                        bias + math.copysign(max(2.0 * abs(step), 1.0), total)
-                if abs(nxt - bias) <= REGION_INTERCEPT_TOL * self.tol * max(1.0, abs(bias)):
-                    break  # (the root within the tolerance of b: the model at b is kept)
-                step, bias = nxt - bias, nxt
-            else:
-                converged = False
-        self._log.debug("the regions' intercept %.6g after %d solves", bias, len(history))
-        held = [i for i in range(len(tasks)) if alphas[i] is not None]
-        alpha = xp.concat([alphas[i][0] for i in held]) if held else \
-            xp.zeros((0,), dtype=xp.float64, device=dev)
-        support = xp.concat([xp.take(tasks[i][1], alphas[i][1]) for i in held]) if held else \
-            xp.zeros((0,), dtype=xp.int64, device=dev)
-        region = xp.concat([xp.full((int(alphas[i][1].shape[0]),), tasks[i][0],
-                                    dtype=xp.int64, device=dev) for i in held]) if held else \
-            xp.zeros((0,), dtype=xp.int64, device=dev)
-        model = {"alpha": alpha, "support": support, "region": region, "intercept": bias,
-                 "n_iter": n_iter, "converged": converged, "objective_history": history}
-        model["global"] = self._global_fits(model, regions, own, rows, y, sample_weight)
-        return model
-
-    def _global_fits(self, model, regions, own, rows, y, sample_weight):
-        """Whether the partitioned model's expansion over every region's support vectors
-        (the full kernel) fits the problem's rows as well as the regions' own models (the
-        block-diagonal kernel it was trained on), within :data:`REGION_GLOBAL_SLACK` of
-        accuracy (R² for regression), on at most :data:`REGION_CHECK_ROWS` evenly strided
-        rows outside the overlap band. The two differ by the kernel between regions: where
-        it is negligible at the support vectors, each region's model extends to the rows of
-        the others, and a new point is best predicted by the support vectors within the
-        kernel's reach, whichever regions hold them (14,000 rows of 10 features at γ = 1,
-        C = 0.1: 82.0 % against 71.3 % by the nearest region, the exact SVM 82.1 %). Where it
-        is not, the regions' models overlap and their sum is not the fit (Covtype at γ = 32:
-        a training error of 8.75 % against 1.85 %, test accuracy 90.5 % against 96.1 %), and
-        a new point is predicted by its nearest region."""
-        xp = self._ctx.xp
-        dev = self._ctx.native_device
-        n = int(y.shape[0])
-        cand = xp.arange(n, dtype=xp.int64, device=dev) if own is None else xp.nonzero(own)[0]
-        if sample_weight is not None:
-            cand = xp.take(cand, xp.nonzero(xp.take(sample_weight, cand) > 0)[0])
-        count = int(cand.shape[0])
-        if count == 0 or int(model["support"].shape[0]) == 0:
-            return True
-        pick = xp.take(cand, xp.asarray([i * count // min(count, REGION_CHECK_ROWS)
-                                         for i in range(min(count, REGION_CHECK_ROWS))],
-                                        dtype=xp.int64, device=dev))
-        where = pick if rows is None else xp.take(rows, pick)
-        Xs = self._fit_rows(where)
-        Z = self._fit_rows(model["support"])
-        alpha, bias = model["alpha"], model["intercept"]
-        # the regions' own models at the rows (each row's region; its support vectors)
-        reg, sv_reg = xp.take(regions, where), model["region"]
-        g = int(self.region_centers_.shape[0])
-        order, b = group_rows(reg, g, xp=xp)
-        sv_order, sb = group_rows(sv_reg, g, xp=xp)
-        block = xp.zeros((int(where.shape[0]),), dtype=xp.float64, device=dev)
-        for j in range(g):
-            if b[j + 1] == b[j] or sb[j + 1] == sb[j]:
-                continue
-            r, s = order[b[j]:b[j + 1]], sv_order[sb[j]:sb[j + 1]]
-            block = set_rows(block, r, kernel_matvec(
-                self.kernel_, xp.take(Xs, r, axis=0), xp.take(Z, s, axis=0),
-                xp.astype(xp.take(alpha, s), Xs.dtype)), xp=xp)
-        full = kernel_matvec(self.kernel_, Xs, Z, xp.astype(alpha, Xs.dtype), prune=True)
-        t = xp.take(y, pick)
-        s = None if sample_weight is None else xp.take(sample_weight, pick)
-        fit_block, fit_full = (_fit_score(t, xp.astype(f, xp.float64) + bias, s,
-                                          self._task == "classification", xp=xp)
-                               for f in (block, full))
-        return fit_full >= fit_block - REGION_GLOBAL_SLACK
-
-    def _solve_tasks(self, tasks, starts, intercept, max_iter):
-        """Regions' exact solves (``tasks``: (region, rows of X, (labels, weights))) from
-        ``starts`` (α or None each), the intercept free (None) or fixed: ``(α at the
-        support, its positions in the region, result, steps)`` each, in threads
-        (:data:`PARTITION_THREADS`), or each by its own task on the Dask workers."""
-        xp = self._ctx.xp
-        if is_dask_collection(self._X_fit):  # each region's rows gathered by its own task
-            return dask_data.solve_on_rows(
-                self._X_fit, [(where, (*yw, start)) for (_, where, yw), start
-                              in zip(tasks, starts, strict=True)],
-                functools.partial(_solve_region_task, self._worker_copy(), max_iter,
-                                  intercept), device=self._ctx.device)
+            tasks.append((j, pos, pos if rows is None else xp.take(rows, pos)))
 
         def solve(task):
-            (_, where, (yj, wj)), start = task
-            return self._solve_region(xp.take(self._X_fit, where, axis=0), yj, wj, max_iter,
-                                      start=start, intercept=intercept)
+            j, pos, where = task
+            alpha, nz, res, it = self._solve_region(
+                xp.take(self._X_fit, where, axis=0), xp.take(y, pos),
+                None if sample_weight is None else xp.take(sample_weight, pos), max_iter)
+            return j, alpha, xp.take(where, nz), res, it
 
-        return list(map_threads(solve, list(zip(tasks, starts, strict=True)), xp=xp,
-                                max_workers=PARTITION_THREADS))
+        if is_dask_collection(self._X_fit):  # each region's rows gathered by its own task
+            done = dask_data.solve_on_rows(
+                self._X_fit, [(where, (xp.take(y, pos), None if sample_weight is None
+                                       else xp.take(sample_weight, pos)))
+                              for _, pos, where in tasks],
+                functools.partial(_solve_region_task, self._worker_copy(), max_iter),
+                device=self._ctx.device)
+            results = [(j, alpha, xp.take(where, nz), res, it)
+                       for (j, _, where), (alpha, nz, res, it) in zip(tasks, done)]
+        else:
+            results = map_threads(solve, tasks, xp=xp, max_workers=PARTITION_THREADS)
+        alphas, supports, groups, n_iter, converged, history = [], [], [], 0, True, []
+        for j, alpha, support, res, it in results:
+            alphas.append(alpha)
+            supports.append(support)
+            groups.append(xp.full(support.shape, j, dtype=xp.int64,
+                                  device=self._ctx.native_device))
+            intercepts[j] = res.info["intercept"]
+            n_iter += it
+            converged = converged and res.converged
+            history += res.objective_history
+        dev = self._ctx.native_device
+        return {"alpha": xp.concat(alphas) if alphas else xp.zeros((0,), dtype=xp.float64,
+                                                                    device=dev),
+                "support": xp.concat(supports) if supports else xp.zeros((0,), dtype=xp.int64,
+                                                                          device=dev),
+                "region": xp.concat(groups) if groups else xp.zeros((0,), dtype=xp.int64,
+                                                                    device=dev),
+                "region_intercept": intercepts, "n_iter": n_iter, "converged": converged,
+                "objective_history": history}
 
     def _fit_binary(self, shared, rows, y, sample_weight, start=None):
         xp = self._ctx.xp
@@ -1845,30 +1666,25 @@ class _FrontDoor:
         # (each row's class for SVC: LIBSVM groups the support vectors by class; 0 for SVR)
         y_idx = getattr(self, "_y_idx", xp.zeros((m,), dtype=xp.int64, device=dev))
         k = int(self.classes_.shape[0]) if self._task == "classification" else 2
-        # the partitioned path predicts by region unless every pair's expansion over all its
-        # support vectors fits (:meth:`_global_fits`)
-        by_region = shared.get("regions") is not None and \
-            not all([mod.pop("global") for mod in models])
-        if shared.get("regions") is not None:
-            self.region_prediction_ = "nearest" if by_region else "global"
-        for mod in models if not by_region else ():  # (a band row's two α summed)
-            mod.pop("region", None)
-            mod["alpha"], mod["support"] = _merge_copies(mod["alpha"], mod["support"], xp=xp)
         # the support vectors of every pair, grouped by class (LIBSVM's order), or by region
-        # (prediction by region reads each region's slice; a row of an overlap band may be a
-        # support vector of two regions): sorted keys group · m + row
-        keys = [(mod.pop("region") if by_region else xp.take(y_idx, mod["support"])) * m
-                + mod.pop("support") for mod in models]
+        # (the partitioned path: prediction reads each region's slice; a row of an overlap
+        # band may be a support vector of two regions): sorted keys group · m + row
+        regions = shared.get("regions")
+        keys = [(mod.pop("region") if regions is not None
+                 else xp.take(y_idx, mod["support"])) * m + mod.pop("support") for mod in models]
         key = sorted_unique(xp.concat(keys), xp=xp)
         support = key % m
         W = xp.zeros((int(support.shape[0]), len(models)), dtype=xp.float64, device=dev)
         for q, mod in enumerate(models):  # each pair's α at its support vectors' positions
             W[:, q] = set_rows(W[:, q], xp.searchsorted(key, keys[q]), mod.pop("alpha"), xp=xp)
             mod["column"] = q  # (prediction reads the column q of pair_coef_)
-        if by_region:  # (no LIBSVM layout: the support vectors are grouped by region)
+        if regions is not None:  # one model per region: no LIBSVM layout (no dual_coef_)
             g = int(self.region_centers_.shape[0])
             self.region_starts_ = xp.searchsorted(
                 key // m, xp.arange(g + 1, dtype=xp.int64, device=dev))
+            self.region_intercept_ = xp.stack(
+                [asarray(mod.pop("region_intercept"), device=self._ctx.device,
+                         dtype=xp.float64) for mod in models], axis=1)
             dual = None
         elif k == 2:
             dual = xp.reshape(W[:, 0], (1, -1))
@@ -1879,22 +1695,18 @@ class _FrontDoor:
                 dual[j - 1, :] = xp.where(cls == i, W[:, q], dual[j - 1, :])
                 dual[i, :] = xp.where(cls == j, W[:, q], dual[i, :])
         self.support_ = support
-        self.support_vectors_ = self._fit_rows(support)
+        if is_dask_collection(self._X_fit):  # (the support vectors' rows: one gather)
+            rows = xp.unique_values(support)
+            self.support_vectors_ = xp.take(
+                dask_data.rows_of(self._X_fit, rows, device=self._ctx.device),
+                xp.searchsorted(rows, support), axis=0)
+        else:  # (a refined low-rank fit's X may be sparse)
+            self.support_vectors_ = dense_rows(self._X_fit, support, xp=xp)
         self.pair_coef_ = W
         if dual is not None:
             self.dual_coef_ = dual
         self._finish_models()
         del self._X_fit
-
-    def _fit_rows(self, rows):
-        """The dense rows ``rows`` (indices, repeats allowed) of the training data: one
-        gather from the workers for a Dask fit (a refined low-rank fit's X may be sparse)."""
-        xp = self._ctx.xp
-        if is_dask_collection(self._X_fit):
-            unique = xp.unique_values(rows)
-            return xp.take(dask_data.rows_of(self._X_fit, unique, device=self._ctx.device),
-                           xp.searchsorted(unique, rows), axis=0)
-        return dense_rows(self._X_fit, rows, xp=xp)
 
     def _after_lowrank_fit(self):
         xp, models = self._ctx.xp, self.models_
@@ -1911,8 +1723,9 @@ class _FrontDoor:
 
     def _finish_models(self):
         xp, models = self._ctx.xp, self.models_
-        self.intercept_ = xp.asarray([mod["intercept"] for mod in models], dtype=xp.float64,
-                                     device=self._ctx.native_device)
+        if self.solver_ != "partition":  # (the partitioned path: region_intercept_)
+            self.intercept_ = xp.asarray([mod["intercept"] for mod in models], dtype=xp.float64,
+                                         device=self._ctx.native_device)
         self.n_iter_ = host_array([mod["n_iter"] for mod in models], "int64")
         self.converged_ = host_array([mod["converged"] for mod in models], "bool")
         self.objective_history_ = [mod["objective_history"] for mod in models]
@@ -1923,7 +1736,7 @@ class _FrontDoor:
         model was fitted to those values, and float32's exponentials and products take about
         half the time: ijcnn1's 91,701 rows at 1,414 landmarks 0.38 → 0.22 s)."""
         xp, dtype = ctx.xp, X.dtype
-        if self.solver_ == "partition" and self.region_prediction_ == "nearest":
+        if self.solver_ == "partition":
             return self._predict_regions(X, ctx=ctx)
         Xk, Z = self._kernel_rows(X, self.support_vectors_,
                                   shift=getattr(self, "_kernel_shift", None))
@@ -1933,12 +1746,11 @@ class _FrontDoor:
         return xp.astype(values, dtype) + xp.astype(self.intercept_, dtype)[None, :]
 
     def _predict_regions(self, X, *, ctx):
-        """The partitioned path's decision values by region (``region_prediction_ ==
-        "nearest"``), shape (n, n_problems): each row by the model of the region of its
-        nearest centre (its support vectors' slice of ``support_vectors_``, pruned to those
-        within the kernel's reach, plus ``intercept_``); a row of the overlap band (its
-        squared distance to the second-nearest centre exceeds the nearest's by ``gap <
-        region_overlap_``) by both regions' models,
+        """The partitioned path's decision values, shape (n, n_problems): each row by the
+        model of the region of its nearest centre (its support vectors' slice of
+        ``support_vectors_``, pruned to those within the kernel's reach, plus the region's
+        intercepts); a row of the overlap band (its squared distance to the second-nearest
+        centre exceeds the nearest's by ``gap < region_overlap_``) by both regions' models,
         the second weighted ``½ − gap / (2 · region_overlap_)``: ½ on the boundary, 0 at the
         band's edge."""
         xp = ctx.xp
@@ -1971,13 +1783,13 @@ class _FrontDoor:
         starts = [int(v) for v in fetch_scalars(*[self.region_starts_[j] for j in range(g + 1)],
                                                 xp=xp)]
         W, Z = self.pair_coef_, self.support_vectors_
-        b_int = xp.astype(self.intercept_, Xd.dtype)[None, :]
+        b_int = xp.astype(self.region_intercept_, Xd.dtype)
         out = xp.zeros((Xd.shape[0], n_p), dtype=Xd.dtype, device=dev)
         for j in range(g):
             if b[j + 1] == b[j]:
                 continue
             rows = order[b[j]:b[j + 1]]
-            vals = xp.broadcast_to(b_int, (b[j + 1] - b[j], n_p))
+            vals = xp.broadcast_to(b_int[j:j + 1, :], (b[j + 1] - b[j], n_p))
             if starts[j + 1] > starts[j]:
                 s = slice(starts[j], starts[j + 1])
                 Xr, Zr = self._kernel_rows(xp.take(Xd, rows, axis=0), Z[s, ...],
@@ -2097,17 +1909,13 @@ class SVC(_FrontDoor, SVCBase):
         is not a support vector of that pair): prediction is one pass over kernel blocks.
     solver_ : str
         The path that ran ("exact", "lowrank" or "partition").
-    region_centers_ : array (partitioned path only)
-        The regions' k-means centres, shape (n_regions, n_features).
-    region_prediction_ : {"global", "nearest"} (partitioned path only)
-        How new points are predicted (:data:`REGION_GLOBAL_SLACK`): "global", by every
-        region's support vectors within the kernel's reach (the model is then an ordinary
-        one, with ``dual_coef_``); "nearest", by the model of the region of the nearest
-        centre (blended with the second one in the overlap band), the support vectors grouped
-        by region in ``support_vectors_`` (``region_starts_``, shape (n_regions + 1,), where
-        each region's start), no ``dual_coef_``, and a row of an overlap band may stand twice
-        in ``support_`` (a support vector of two regions). Either way one intercept per
-        problem, ``intercept_``.
+    region_centers_, region_starts_, region_intercept_ : arrays (partitioned path only)
+        The regions' k-means centres, shape (n_regions, n_features) (a point is predicted by
+        the region of its nearest centre); where each region's support vectors start in
+        ``support_vectors_``, shape (n_regions + 1,); each region's intercept per problem,
+        shape (n_regions, n_problems). The partitioned path has no ``dual_coef_`` or
+        ``intercept_`` (a model per region), and a row of an overlap band may stand twice in
+        ``support_`` (a support vector of two regions).
     region_overlap_ : float (partitioned path only)
         The overlap band in squared distance (``ρ / γ`` for RBF; 0: none).
     rank_ : int or None
@@ -2272,7 +2080,7 @@ class SVR(_FrontDoor, SVRBase):
         As in :class:`SVC`; a stage's ``changed`` is ``‖Δf‖² / ‖y − ȳ‖²`` of the training
         predictions and targets (the share of the targets' variance that moved, on R²'s
         scale; 0 for constant targets).
-    n_iter_, converged_, fit_timings_, region_centers_, region_prediction_, region_starts_,
+    n_iter_, converged_, fit_timings_, region_centers_, region_starts_, region_intercept_,
     region_overlap_
         As in :class:`SVC`.
     """

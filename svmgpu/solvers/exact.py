@@ -228,10 +228,8 @@ def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
 
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
-                 max_iter=200, start=None, presolve="auto", groups=None, corner_start=False,
-                 intercept=None):
-    """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b`` (or
-    over ``α`` alone, ``b`` given: ``intercept``).
+                 max_iter=200, start=None, presolve="auto", groups=None, corner_start=False):
+    """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
 
     Parameters
     ----------
@@ -313,22 +311,14 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         share says so. The whole of K is then computed (a
         :class:`~svmgpu.kernels.KernelRows` too) and copied once in its dtype for the
         factorization; ``info["corners"]`` says whether it was.
-    intercept : float, optional
-        A fixed intercept b: α alone is optimized (no ``Σ α = 0``; a problem of one class is
-        well posed). Several problems that share one intercept, each given the same b, are
-        one problem over their rows when ``Σ α`` over all of them is 0 (:class:`svmgpu.SVC`'s
-        partitioned path finds that b): ``info["intercept_slope"]``, ``1ᵀ M⁻¹ 1`` of the last
-        Newton system M (Q's rows), is the derivative of ``−Σ α`` in b at fixed pieces. Not
-        with ``groups``; no probe for the corner start.
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
                              tol=tol, max_iter=max_iter, start=start, presolve=presolve,
-                             groups=groups, corner_start=corner_start, intercept=intercept)
+                             groups=groups, corner_start=corner_start)
 
 
-def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_start=False,
-              intercept=None):
+def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_start=False):
     """``((alpha, b), steps, share)``: the solution on every fourth row (every second from
     :data:`PRESOLVE_HALF_ROWS`), scattered into the rows (zero elsewhere; ``Σ alpha = 0``
     holds), or None when it stalled; ``share`` the share of its rows in its last Newton
@@ -344,7 +334,7 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_s
     ws = None if sample_weight is None else xp.take(sample_weight, sub)
     res = _exact_newton(Ks, xp.take(y, sub), loss, C=C, xp=xp, task=task, sample_weight=ws,
                         tol=tol, max_iter=max_iter, start=None, presolve=True, groups=None,
-                        corner_start=corner_start, intercept=intercept)
+                        corner_start=corner_start)
     steps = res.n_iter + res.info["n_presolve_iter"]
     active = res.info["active"]
     share = active[-1] / int(sub.shape[0]) if active else 0.0
@@ -567,20 +557,15 @@ class _Updated(_Factor):
 
 class _Intercepts:
     """The intercepts of one solve: one (``groups`` None), or one per group of rows, each
-    group a problem of its own over a block of K (:func:`exact_newton`'s ``groups``), or one
-    fixed (``fixed``, a float: not optimized). Host lists of k floats; the methods give them
-    per row and the sums over each group. ``slope`` is ``1ᵀ M⁻¹ 1`` of the last system M
-    solved (one intercept; None for groups)."""
+    group a problem of its own over a block of K (:func:`exact_newton`'s ``groups``). Host
+    lists of k floats; the methods give them per row and the sums over each group."""
 
-    def __init__(self, groups, s, *, xp, dev, fixed=None):
-        self.xp, self.dev, self.groups, self.fixed = xp, dev, groups, fixed
+    def __init__(self, groups, s, *, xp, dev):
+        self.xp, self.dev, self.groups = xp, dev, groups
         self.G, self.row_scale, self._members = None, None, None
-        self.k, self.slope = 1, 0.0
+        self.k = 1
         if groups is None:
             return
-        if fixed is not None:
-            raise ValueError("exact_newton's intercept (a fixed b) does not take groups")
-        self.slope = None
         low, top = fetch_scalars(xp.min(groups), xp.max(groups), xp=xp)
         self.k = int(top) + 1
         self.G = xp.astype(groups[:, None] == xp.arange(self.k, device=dev)[None, :],
@@ -618,8 +603,7 @@ class _Intercepts:
             x = L.solve(xp.stack([ones, rhs], axis=1))
             sums = xp.sum(x, axis=0)
             sum1, sum2, sumF = fetch_scalars(sums[0], sums[1], xp.sum(alpha_F), xp=xp)
-            self.slope = sum1
-            b = (sum2 + sumF) / sum1 if self.fixed is None else self.fixed
+            b = (sum2 + sumF) / sum1
             return x[:, 1] - b * x[:, 0], [b]
         k = self.k
         GQ = xp.take(self.G, Q, axis=0)
@@ -635,11 +619,6 @@ class _Intercepts:
                         device=self.dev)
         return x[:, k] - matmul(x[:, :k], bv, xp=xp), b
 
-    def unknown(self):
-        """The intercepts before a step's system: None (to be found) for each, or the fixed
-        one."""
-        return [None] * self.k if self.fixed is None else [self.fixed]
-
     def rows(self, g, *arrays):
         """The arrays (each an (m,) array or a float) on group g's rows."""
         if self.G is None:
@@ -649,7 +628,7 @@ class _Intercepts:
 
 
 def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start, presolve,
-                  groups, corner_start=False, intercept=None):
+                  groups, corner_start=False):
     if not loss.piecewise_quadratic or not loss.convex:
         raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
                          f"{loss.name!r}")
@@ -689,10 +668,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if groups is not None and tuple(groups.shape) != (m,):
         raise ValueError(f"groups must have shape ({m},), a problem number per row of K; got "
                          f"{tuple(groups.shape)}")
-    fixed = None if intercept is None else float(intercept)
-    if fixed is not None and not math.isfinite(fixed):
-        raise ValueError(f"intercept must be finite, got {intercept!r}")
-    grp = _Intercepts(groups, s, xp=xp, dev=dev, fixed=fixed)
+    grp = _Intercepts(groups, s, xp=xp, dev=dev)
     unit = s_max if grp.row_scale is None else 1.0  # (the stopping rule's scale of s)
     C = float(C)
     n_pre = 0
@@ -704,7 +680,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     corners = None  # (the loss's piece at the kink, (a, c): the "corners" start; evaluated
     # only where it can be taken: the presolve's rule and the probe need more rows than
     # PRESOLVE_MIN_ROWS and no groups, so small problems pay no host read for it)
-    can_probe = corner_start and m > PRESOLVE_MIN_ROWS and groups is None and fixed is None
+    can_probe = corner_start and m > PRESOLVE_MIN_ROWS and groups is None
     if cls and (can_probe or isinstance(start, str) and start == "corners"):
         a0, c0 = fetch_scalars(*(v(xp.zeros((1,), dtype=f64, device=dev), xp=xp)[0]
                                  for v in (loss.grad, loss.curvature)), xp=xp)
@@ -715,8 +691,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None:
         start, n_pre, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                         sample_weight=sample_weight, tol=tol,
-                                        max_iter=max_iter, corner_start=corner_start,
-                                        intercept=fixed)
+                                        max_iter=max_iter, corner_start=corner_start)
         if corners is not None and share >= CORNER_START_SHARE:
             start = "corners"
     if start is None:
@@ -733,8 +708,6 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     else:
         alpha = xp.astype(start[0], f64)
         b = [float(start[1])] if groups is None else [float(t) for t in start[1]]
-    if fixed is not None:
-        b = [fixed]
     Ka = times(alpha)
     history, active = [], []
     # (the Newton systems' large blocks in buffers reused step after step: Workspace)
@@ -783,7 +756,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         alpha_new = xp.where(inQ, zeros, Css * a)
         nQ = int(Q.shape[0])
         active.append(nQ)
-        b_new = grp.unknown()
+        b_new = [None] * grp.k
         if nQ:
             cQ = xp.take(c, Q)
             CscQ = C * cQ if s is None else C * xp.take(s, Q) * cQ
@@ -827,8 +800,6 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             d = alpha_new - alpha  # (zero outside Q and the rows of F that changed piece)
             Kd = times(d, E)
         else:  # no row in a quadratic piece: α is fixed by the pieces
-            if grp.slope is not None:
-                grp.slope = 0.0  # (Σ α does not move with b here)
             d = alpha_new - alpha
             Kd = times(d)
         free = [t is None for t in b_new]
@@ -910,7 +881,6 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                         info={"intercept": b[0] if groups is None else b, "margins": margins,
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
                               "rounding": rounding, "factorizations": n_factor,
-                              "intercept_slope": grp.slope,
                               "corners": isinstance(start, str) and start == "corners"})
 
 
