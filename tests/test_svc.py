@@ -15,6 +15,7 @@ from sklearn.datasets import (
     make_classification,
     make_friedman1,
     make_friedman2,
+    make_regression,
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
@@ -1738,6 +1739,36 @@ def test_svr_at_a_large_c_narrows_its_corners_to_fit_the_whole_tube(C, device):
     assert ours <= 1.01 * ref
     assert_allclose(got.predict(to_device(X, device)), sk.predict(X), rtol=0, atol=0.01,
                     device=device)
+
+
+def test_svr_with_targets_far_wider_than_epsilon_continues_from_wide_huber_losses(
+        monkeypatch, device):
+    """Targets of spread ~100 with ε = 0.01 (corners of half-width 0.002): every row sits on a
+    linear piece of the loss, and the exact path's Newton steps stalled, through its
+    continuation too (corners of ε/2), into the low-rank fallback, 2.6 % of the spread from
+    scikit-learn's predictions. Huber losses from the targets' standard deviation down, each
+    a tenth as wide (SVR_WIDE_STAGES), lead it to scikit-learn's SVR without the fallback."""
+    import svmgpu.estimators.svc as svc_module
+
+    X, y = make_regression(1500, n_features=10, n_informative=5, noise=30.0, random_state=0)
+    X, y = StandardScaler().fit_transform(X), y + 50.0
+    calls = []
+    real = svc_module._FrontDoor._exact_fallback
+
+    def spy(self, *args, **kw):
+        calls.append(1)
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(svc_module._FrontDoor, "_exact_fallback", spy)
+    kw = dict(C=10.0, gamma=0.003, epsilon=0.01)
+    sk = SklearnSVR(tol=1e-6, **kw).fit(X[:1000], y[:1000])
+    got = SVR(**kw).fit(to_device(X[:1000], device), to_device(y[:1000], device))
+    assert got.solver_ == "exact" and not calls
+    assert_allclose(got.predict(to_device(X[1000:], device)), sk.predict(X[1000:]), rtol=0,
+                    atol=1e-3 * np.std(y), device=device)
+    monkeypatch.setattr(svc_module, "SVR_WIDE_STAGES", 0)  # (the corners alone: it stalls)
+    SVR(**kw).fit(to_device(X[:1000], device), to_device(y[:1000], device))
+    assert calls
 
 
 def test_svr_takes_the_low_rank_path_from_fewer_rows_than_svc(monkeypatch, capsys):

@@ -150,6 +150,9 @@ SVR_CORNER = 0.2
 SVR_CORNER_GAP = 0.05
 SVR_NARROWINGS = 3
 
+#: Huber stages at most before the corners in SVR's continuation (:meth:`SVR._losses`).
+SVR_WIDE_STAGES = 6
+
 #: The smoothings of the continuation that a stalled Newton iteration falls back on (a corner
 #: of half-width 1 holds every row the LS-SVM start leaves near the margin; each stage starts
 #: from the last stage's solution and ends at HINGE_SMOOTHING).
@@ -1325,7 +1328,7 @@ class _FrontDoor:
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
             res = None
-            for loss in self._losses(continuation=True):
+            for loss in self._losses(continuation=True, targets=y):
                 start = "ls_svm" if res is None else (res.coef, res.info["intercept"])
                 res = exact_newton(K, y, loss, start=start, **kw)
                 n_iter += res.n_iter + res.info["n_presolve_iter"]
@@ -1960,9 +1963,10 @@ class SVC(_FrontDoor, SVCBase):
                  device="auto", dtype=None, memory_budget=None, verbose=0):
         store_parameters(self, locals())
 
-    def _losses(self, continuation=False):
+    def _losses(self, continuation=False, targets=None):
         """The Huber hinges of the fit: the last is the one solved; the wider ones before it
-        are the continuation of a Newton iteration that cannot descend."""
+        are the continuation of a Newton iteration that cannot descend (``targets``: the
+        problem's labels, unused)."""
         widths = _CONTINUATION if continuation else (HINGE_SMOOTHING,)
         return [get_loss("huber_hinge", delta=d) for d in widths]
 
@@ -2100,17 +2104,30 @@ class SVR(_FrontDoor, SVRBase):
                  memory_budget=None, verbose=0):
         store_parameters(self, locals())
 
-    def _losses(self, continuation=False):
+    def _losses(self, continuation=False, targets=None):
         """The ε-insensitive loss with Huber corners, or the Huber loss for ε = 0. The
         continuation of a stalled iteration goes through corners of half-width ε/2 first (the
         widest within the tube; diabetes at C = 100, targets in the hundreds, stalled at ε/5
-        and converged from there)."""
+        and converged from there), and before them, given the ``targets``, through Huber
+        losses whose quadratic pieces start at the targets' standard deviation σ and narrow
+        tenfold a stage while wider than those corners (:data:`SVR_WIDE_STAGES` at most):
+        where the residuals are far wider than ε every row sits on a linear piece of the
+        corners and the Newton steps have no curvature to follow (targets of spread 100, ε =
+        0.01, C = 10, 2,500 rows: the exact path stalled and its fallback took 2.7 s against
+        scikit-learn's 0.1 s)."""
         eps = float(self.epsilon)
+        final = SVR_CORNER * eps if eps > 0 else HINGE_SMOOTHING
+        wide = []
+        if continuation and targets is not None:
+            (sigma,) = fetch_scalars(get_namespace(targets).std(targets), xp=get_namespace(targets))
+            while sigma > 2 * final and len(wide) < SVR_WIDE_STAGES:
+                wide.append(get_loss("huber", task="regression", delta=sigma))
+                sigma /= 10.0
         if eps == 0.0:
-            return [get_loss("huber", task="regression", delta=HINGE_SMOOTHING)]
+            return wide + [get_loss("huber", task="regression", delta=HINGE_SMOOTHING)]
         widths = (eps / 2, SVR_CORNER * eps) if continuation else (SVR_CORNER * eps,)
-        return [get_loss("huber_epsilon_insensitive", task="regression", epsilon=eps,
-                         delta=min(HINGE_SMOOTHING, w)) for w in widths]
+        return wide + [get_loss("huber_epsilon_insensitive", task="regression", epsilon=eps,
+                                delta=min(HINGE_SMOOTHING, w)) for w in widths]
 
     def _exact_max_rows(self):
         return ("SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS) if SVR_EXACT_MAX_ROWS < EXACT_MAX_ROWS \
