@@ -2116,10 +2116,11 @@ class SVR(_FrontDoor, SVRBase):
         0.01, C = 10, 2,500 rows: the exact path stalled and its fallback took 2.7 s against
         scikit-learn's 0.1 s)."""
         eps = float(self.epsilon)
-        final = SVR_CORNER * eps if eps > 0 else HINGE_SMOOTHING
+        final = min(HINGE_SMOOTHING, SVR_CORNER * eps) if eps > 0 else HINGE_SMOOTHING
         wide = []
         if continuation and targets is not None:
-            (sigma,) = fetch_scalars(get_namespace(targets).std(targets), xp=get_namespace(targets))
+            xp = get_namespace(targets)
+            (sigma,) = fetch_scalars(xp.std(targets), xp=xp)
             while sigma > 2 * final and len(wide) < SVR_WIDE_STAGES:
                 wide.append(get_loss("huber", task="regression", delta=sigma))
                 sigma /= 10.0
