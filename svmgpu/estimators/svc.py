@@ -2116,19 +2116,21 @@ class SVR(_FrontDoor, SVRBase):
         0.01, C = 10, 2,500 rows: the exact path stalled and its fallback took 2.7 s against
         scikit-learn's 0.1 s)."""
         eps = float(self.epsilon)
-        final = min(HINGE_SMOOTHING, SVR_CORNER * eps) if eps > 0 else HINGE_SMOOTHING
-        wide = []
-        if continuation and targets is not None:
-            xp = get_namespace(targets)
-            (sigma,) = fetch_scalars(xp.std(targets), xp=xp)
-            while sigma > 2 * final and len(wide) < SVR_WIDE_STAGES:
-                wide.append(get_loss("huber", task="regression", delta=sigma))
-                sigma /= 10.0
         if eps == 0.0:
-            return wide + [get_loss("huber", task="regression", delta=HINGE_SMOOTHING)]
-        widths = (eps / 2, SVR_CORNER * eps) if continuation else (SVR_CORNER * eps,)
-        return wide + [get_loss("huber_epsilon_insensitive", task="regression", epsilon=eps,
+            corners = [get_loss("huber", task="regression", delta=HINGE_SMOOTHING)]
+        else:
+            widths = (eps / 2, SVR_CORNER * eps) if continuation else (SVR_CORNER * eps,)
+            corners = [get_loss("huber_epsilon_insensitive", task="regression", epsilon=eps,
                                 delta=min(HINGE_SMOOTHING, w)) for w in widths]
+        if not continuation or targets is None:
+            return corners
+        xp = get_namespace(targets)
+        (sigma,) = fetch_scalars(xp.std(targets), xp=xp)
+        wide = []  # (down to twice the final corner's half-width)
+        while sigma > 2 * corners[-1].params["delta"] and len(wide) < SVR_WIDE_STAGES:
+            wide.append(get_loss("huber", task="regression", delta=sigma))
+            sigma /= 10.0
+        return wide + corners
 
     def _exact_max_rows(self):
         return ("SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS) if SVR_EXACT_MAX_ROWS < EXACT_MAX_ROWS \
