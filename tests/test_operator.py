@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from svmgpu.backend import to_device
-from svmgpu.kernels import RBF, kernel_columns
+from svmgpu.kernels import RBF, Polynomial, kernel_columns
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import FeatureOperator, nystrom, reduced_kernel_features
 from svmgpu.solvers.closed_form import least_squares
@@ -223,18 +223,28 @@ def test_every_row_source_and_row_object_fulfils_the_declared_contract():
 
 
 def test_kernel_columns_stored_in_float32(device):
-    """``kernel_columns(..., dtype=float32)`` on float64 rows: each value computed in float64
-    and rounded once (the float64 columns cast), over several row blocks, with the intercept
-    column; ``out`` keeps X's dtype (a dtype beside it is refused)."""
+    """``kernel_columns(..., dtype=float32)`` on float64 rows, over several row blocks, with
+    the intercept column: RBF's exponent in float64 and its ``exp`` in float32, every value
+    within one float32 unit of 1 (2⁻²³) of the float64 column's and, relative, within
+    (a + 3)·2⁻²⁴ of a value e⁻ᵃ down to e⁻¹⁰; a polynomial kernel's values computed in float64 and rounded once
+    (the float64 columns cast); ``out`` keeps X's dtype (a dtype beside it is refused)."""
     X, _ = _data()
     Xd = to_device(X, device)
     xp = device.xp
-    kern = RBF(2.0)
-    F64 = host(kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, memory_budget=SMALL))
-    F = host(kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, memory_budget=SMALL,
-                            dtype=xp.float32))
-    assert F.dtype == np.float32 and F.shape == (600, 26)
-    np.testing.assert_array_equal(F, F64.astype(np.float32))
+    for kern in (RBF(2.0), Polynomial(degree=3, gamma=0.5, coef0=1.0)):
+        F64 = host(kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, memory_budget=SMALL))
+        F = host(kernel_columns(kern, Xd, Xd[:25, ...], intercept=True, memory_budget=SMALL,
+                                dtype=xp.float32))
+        assert F.dtype == np.float32 and F.shape == (600, 26)
+        if kern.name == "rbf":
+            assert np.abs(F - F64).max() <= 2.0**-23
+            big = F64 >= np.exp(-10.0)
+            assert 0.1 < big.mean() < 1  # (the relative bound checks a range of values)
+            a = -np.log(F64[big])  # (value e⁻ᵃ: the exponent's rounding a·2⁻²⁴ relative)
+            assert (np.abs(F - F64)[big] <= (a + 3.0) * 2.0**-24 * F64[big]).all()
+            assert not np.array_equal(F, F64.astype(np.float32))  # (not rounded once)
+        else:
+            np.testing.assert_array_equal(F, F64.astype(np.float32))
     with pytest.raises(ValueError, match="dtype"):
         kernel_columns(kern, Xd, Xd[:25, ...], out=xp.empty((600, 25), dtype=xp.float64,
                                                             device=device.native_device),

@@ -88,7 +88,9 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
         The centre of translation-invariant kernels (default: ``kernel.center_of(Z)``).
     out : array of shape (n_x, n_z), optional
         Write the blocks into ``out[start:stop]`` (in place on NumPy, by assignment elsewhere)
-        and yield those views: ``out`` is the caller's result, not charged to the budget.
+        and yield those views: ``out`` is the caller's result, not charged to the budget. Its
+        dtype may be narrower than X's (each block computed in X's dtype, its values stored in
+        out's: ``Kernel.against``; the block in X's dtype is then charged).
     progress : str, optional
         The name of a progress bar over the rows, shown in a ``verbose=1`` fit (svmgpu._log).
     columns : callable, optional
@@ -121,7 +123,8 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
             f"columns of {n_z} points ({format_bytes(fixed)}), let alone a block of rows; raise "
             "memory_budget or lower the rank")
     rows = block_rows(n_z + X.shape[1] + 2, itemsize, budget - fixed,
-                      n_buffers=_BLOCK_BUFFERS - (out is not None), max_rows=max_rows)
+                      n_buffers=_BLOCK_BUFFERS - (out is not None and out.dtype == X.dtype),
+                      max_rows=max_rows)
     if symmetric and (out is None or X.shape[0] != n_z or is_sparse(X)):
         raise ValueError("symmetric blocks need dense X as Z and out")
     blocks = _kernel_blocks(kernel, X, Z, rows, xp=xp, center=center, out=out, columns=columns,
@@ -399,7 +402,8 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     copied; :func:`~svmgpu.backend.widen_rows` makes room for a grown rank in place).
 
     ``dtype`` (None: X's), without ``out``: the dtype F is stored in; each block is computed
-    in X's dtype and cast (float64 kernel values stored in float32).
+    in X's dtype and written into F in its dtype (float64 rows, float32 kernel values: the
+    kernel narrows where it pays, RBF before its ``exp``: ``Kernel.against``).
 
     Raises
     ------
@@ -434,12 +438,10 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
                              f"{tuple(known.shape)}")
         F[:, :r0] = known if known.dtype == store else xp.astype(known, store)
     if r0 < r:
-        same = store == X.dtype
-        for s, e, K in iter_kernel_blocks(kernel, X, Z[r0:, :], memory_budget=memory_budget,
-                                          center=kernel.center_of(Z, xp=xp),
-                                          out=F[:, r0:r] if same else None, progress=progress):
-            if not same:
-                F[s:e, r0:r] = xp.astype(K, store)
+        for _ in iter_kernel_blocks(kernel, X, Z[r0:, :], memory_budget=memory_budget,
+                                    center=kernel.center_of(Z, xp=xp), out=F[:, r0:r],
+                                    progress=progress):
+            pass
     if intercept:
         F[:, r] = 1.0
     check_kernel_finite(xp.all(xp.isfinite(F[:, r0:r])), kernel=kernel, dtype=F.dtype)
