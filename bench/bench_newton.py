@@ -38,6 +38,7 @@ from _common import (
     machine_info,
     merge_repeats,
     peak_rss_bytes,
+    prefault,
     results_path,
     timed_fields,
     write_results,
@@ -185,6 +186,8 @@ def million_one(spec):
     J = np.sort(np.random.default_rng(0).choice(p["m"], p["rank"], replace=False))
     out = dict(spec)
     impl = spec["impl"]
+    if spec.get("prefault_gib"):
+        out["prefault_seconds"] = prefault(spec["prefault_gib"])
     t0 = time.perf_counter()
     if impl == "svmgpu":
         from svmgpu import ReducedSVC
@@ -331,6 +334,10 @@ def main():
     ap.add_argument("--out", default=None,
                     help="result name or path (default newton_<device>; the tables go beside it "
                          "as <name>.md, by default bench/results/newton_tables.md)")
+    ap.add_argument("--prefault", type=float, default=0.0, metavar="GIB",
+                    help="write and free GIB GiB of memory in each 1M fit's process just "
+                         "before it is timed (_common.prefault: a VM's first touch of its "
+                         "memory; 0, the default: none)")
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     _alias_exports()
@@ -375,6 +382,8 @@ def main():
                 {"impl": "numpy_newton"}]
         if args.sklearn:
             runs.append({"impl": "sklearn_nystroem_linearsvc"})
+        if args.prefault:
+            runs = [dict(spec, prefault_gib=args.prefault) for spec in runs]
         payload["million"] = []
         for spec in runs:
             res = _subprocess("million", spec, args.repeats)

@@ -9,7 +9,7 @@ from sklearn.metrics.pairwise import (
 )
 from sklearn.svm import SVC
 
-from svmgpu.backend import to_device
+from svmgpu.backend import matmul, to_device
 from svmgpu.kernels import (
     RBF,
     KernelRows,
@@ -17,6 +17,7 @@ from svmgpu.kernels import (
     Linear,
     Polynomial,
     iter_kernel_blocks,
+    kernel_columns,
     kernel_matvec,
     make_kernel,
 )
@@ -509,6 +510,84 @@ def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
     kernel.seen = set()
     assert_allclose(kernel_matvec(kernel, X, Z, V), full, rtol=1e-12, atol=1e-12)
     assert kernel.seen == {threading.get_ident()}  # (below the threshold: this thread)
+
+
+def test_kernel_features_split_large_blocks_between_the_cores(monkeypatch):
+    """kernel_columns (float64 rows into float32 columns, beside an intercept column) and the
+    Nyström features run their blocks in one thread per core from THREADED_MATVEC_VALUES
+    kernel values (map_kernel_blocks): every row written, the same values as in one part."""
+    import os
+    import threading
+
+    from svmgpu.kernels import _blocked
+    from svmgpu.lowrank import nystrom
+
+    seen = set()
+
+    class Threads(RBF):
+        def _from_side_narrow(self, A, side, *, xp, out):
+            seen.add(threading.get_ident())
+            return RBF._from_side_narrow(self, A, side, xp=xp, out=out)
+
+        def _from_side(self, A, side, *, xp, out):
+            seen.add(threading.get_ident())
+            return RBF._from_side(self, A, side, xp=xp, out=out)
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((1001, 4))
+    kernel = Threads(0.5)
+    one = kernel_columns(kernel, X, X[:40], intercept=True, dtype=np.float32)
+    f_one = nystrom(X, kernel, 40, random_state=0).P
+    assert seen == {threading.get_ident()}
+    monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    parts, real = [], _blocked.iter_kernel_blocks
+
+    def spy(kernel, X, Z, **kw):
+        parts.append(X.shape[0])
+        return real(kernel, X, Z, **kw)
+
+    monkeypatch.setattr(_blocked, "iter_kernel_blocks", spy)
+    seen.clear()
+    split = kernel_columns(kernel, X, X[:40], intercept=True, dtype=np.float32)
+    assert sorted(parts) == [333, 334, 334]
+    assert seen and threading.get_ident() not in seen
+    assert split.dtype == np.float32 and np.all(split[:, 40] == 1.0)
+    assert np.abs(split - one).max() <= 2.0**-23
+    assert_allclose(split[:, :40], rbf_kernel(X, X[:40], gamma=0.5), rtol=0, atol=2e-7)
+    parts[:] = []
+    f_split = nystrom(X, kernel, 40, random_state=0).P
+    assert sorted(parts) == [333, 334, 334]
+    assert_allclose(f_split, f_one, rtol=1e-10, atol=1e-12)
+
+
+def test_matmul_on_one_blas_thread_releases_the_gil(monkeypatch):
+    """Under one BLAS thread (serial_blas, a map_threads task) backend.matmul multiplies by
+    np.matmul, which releases the GIL, never by SciPy's f2py BLAS, which holds it; outside,
+    by SciPy's. The same products either way (vector, matrix, into a strided out)."""
+    from svmgpu.backend import _ops, serial_blas
+
+    calls = []
+    real = _ops._scipy_matmul
+
+    def spy(a, b, out):
+        calls.append(a.shape)
+        return real(a, b, out)
+
+    monkeypatch.setattr(_ops, "_scipy_matmul", spy)
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((30, 7)), rng.standard_normal((7, 5))
+    plain = [matmul(A, B, xp=np), matmul(A, B[:, 0], xp=np)]
+    assert len(calls) == 2
+    with serial_blas(xp=np):
+        out = np.zeros((30, 6))
+        serial = [matmul(A, B, xp=np), matmul(A, B[:, 0], xp=np),
+                  matmul(A, B, xp=np, out=out[:, 1:])]
+    assert len(calls) == 2
+    assert_allclose(serial[0], plain[0], rtol=1e-13)
+    assert_allclose(serial[1], plain[1], rtol=1e-13)
+    assert np.shares_memory(out, serial[2])
+    assert_allclose(out[:, 1:], A @ B, rtol=1e-13)
 
 
 def test_pruned_kernel_matvec_on_array_api_strict_is_the_plain_product(monkeypatch):

@@ -226,8 +226,9 @@ def test_kernel_columns_stored_in_float32(device):
     """``kernel_columns(..., dtype=float32)`` on float64 rows, over several row blocks, with
     the intercept column: RBF's exponent in float64 and its ``exp`` in float32, every value
     within one float32 unit of 1 (2⁻²³) of the float64 column's and, relative, within
-    (a + 3)·2⁻²⁴ of a value e⁻ᵃ down to e⁻¹⁰; a polynomial kernel's values computed in float64 and rounded once
-    (the float64 columns cast); ``out`` keeps X's dtype (a dtype beside it is refused)."""
+    (a + 3)·2⁻²⁴ of a value e⁻ᵃ down to e⁻¹⁰; a polynomial kernel's values computed in
+    float64 and rounded once (the float64 columns cast); ``out`` keeps X's dtype (a dtype
+    beside it is refused)."""
     X, _ = _data()
     Xd = to_device(X, device)
     xp = device.xp

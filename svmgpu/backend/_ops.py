@@ -5,21 +5,28 @@ from __future__ import annotations
 import math
 
 from svmgpu.backend._device import is_cupy, is_numpy
+from svmgpu.backend._threads import blas_is_serial
 
 
 def matmul(a, b, *, xp, out=None):
     """``a @ b`` (into ``out`` when given, without a temporary on NumPy); returns the result.
 
     On NumPy, float32/float64 matrix products with a vector or a matrix run on SciPy's BLAS
-    (``gemv``/``gemm``, see :func:`_scipy_matmul`); other operands on ``np.matmul``. Other
-    namespaces use their ``matmul``.
+    (``gemv``/``gemm``, see :func:`_scipy_matmul`); other operands, and every product while
+    BLAS runs on one thread (:func:`~svmgpu.backend.blas_is_serial`: no pool spins then), on
+    ``np.matmul``, which releases the GIL where SciPy's f2py wrappers hold it: two threads of
+    (600 × 600) products took 0.50 s on SciPy's ``dgemm`` and 0.25 s on ``np.matmul``, one
+    thread 0.49 / 0.51 s, and the kernel blocks of :func:`~svmgpu.kernels.map_kernel_blocks`
+    ran in threads no faster than in one until their products moved (this 2-core VM, session
+    37). Other namespaces use their ``matmul``.
     """
     if is_numpy(xp):
         import numpy as np  # noqa: PLC0415
 
-        res = _scipy_matmul(a, b, out)
-        if res is not None:
-            return res
+        if not blas_is_serial():
+            res = _scipy_matmul(a, b, out)
+            if res is not None:
+                return res
         return np.matmul(a, b, out=out)
     if out is None:
         return xp.matmul(a, b)

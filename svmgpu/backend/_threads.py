@@ -41,6 +41,12 @@ def _one_thread(controller):
         _SERIAL.reset(token)
 
 
+def blas_is_serial():
+    """Whether BLAS runs on one thread here (inside :func:`small_blas`, :func:`serial_blas`
+    or a task of :func:`map_threads`)."""
+    return _SERIAL.get()
+
+
 def serial_blas(*, xp):
     """Context running BLAS on one thread on NumPy (no-op elsewhere); see :func:`small_blas`.
 

@@ -6,6 +6,7 @@ from svmgpu.kernels._blocked import (
     iter_kernel_blocks,
     kernel_columns,
     kernel_matvec,
+    map_kernel_blocks,
 )
 from svmgpu.kernels._kernels import (
     KERNELS,
@@ -36,5 +37,6 @@ __all__ = [
     "kernel_columns",
     "kernel_matvec",
     "make_kernel",
+    "map_kernel_blocks",
     "negligible_level",
 ]

@@ -328,26 +328,58 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
         out = _pruned(kernel, X, Z, v, memory_budget=memory_budget, xp=xp)
         if out is not None:
             return out
-    n = X.shape[0]
-    out_shape = (n,) + tuple(v.shape[1:])
+    out_shape = (X.shape[0],) + tuple(v.shape[1:])
     out = xp.empty(out_shape, dtype=v.dtype, device=getattr(v, "device", None))
+
+    def product(s, e, K):
+        out[s:e, ...] = matmul(K, v, xp=xp)  # (SciPy's BLAS on NumPy)
+
+    map_kernel_blocks(kernel, X, Z, product, memory_budget=memory_budget)
+    return out
+
+
+def map_kernel_blocks(kernel, X, Z, fn, *, memory_budget=None, center=None, out=None,
+                      progress=None):
+    """``fn(start, stop, K[start:stop])`` for every row block of ``K(X, Z)`` of the blocked
+    loop (:func:`iter_kernel_blocks`, written into ``out``'s rows when given), in one thread
+    per core where that pays: NumPy, at least :data:`THREADED_MATVEC_VALUES` kernel values,
+    sparse X or at most :data:`THREADED_MATVEC_MAX_FEATURES` features. X's rows are then split
+    into one part per core, each looped over in a thread with BLAS on one thread
+    (:func:`~svmgpu.backend.map_threads`; Z's side of the kernel prepared once for all), and
+    ``fn`` runs on disjoint rows at once. NumPy's ``exp`` runs on one core, and a block's
+    product, whose inner dimension is the number of features, gains little from BLAS threads:
+    1,954 products of (512 × 4) and (4 × 300) took 0.44 s on SciPy's two BLAS threads and
+    0.19 s on one (this 2-core AVX2 VM, session 37). The features (:func:`kernel_columns`,
+    Nyström's) and the products (:func:`kernel_matvec`) of the library all run here."""
+    xp = get_namespace(X, Z)
+    n = X.shape[0]
     cores = os.cpu_count() or 1
     parts = cores if is_numpy(xp) and n * Z.shape[0] >= THREADED_MATVEC_VALUES and \
         n >= 2 * cores and (is_sparse(X) or X.shape[1] <= THREADED_MATVEC_MAX_FEATURES) else 1
+    if parts == 1:
+        for s, e, K in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget,
+                                          center=center, out=out, progress=progress):
+            fn(s, e, K)
+        return
     budget = resolve_budget(memory_budget, array_device(X)) // parts
-    center = kernel.center_of(Z, xp=xp)
-    columns = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp) \
-        if parts > 1 and not is_sparse(X) else None  # (Z's side once for every part)
+    center = kernel.center_of(Z, xp=xp) if center is None else center
+    columns = None if is_sparse(X) else \
+        kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # (Z's side once for all)
+    bar = None if progress is None else _progress(progress, total=n, unit="row")
 
     def rows(span):
         a, b = span
         for s, e, K in iter_kernel_blocks(kernel, X[a:b, ...], Z, memory_budget=budget,
-                                          center=center, columns=columns):
-            out[a + s:a + e, ...] = matmul(K, v, xp=xp)  # (SciPy's BLAS on NumPy)
+                                          center=center, columns=columns,
+                                          out=None if out is None else out[a:b, ...]):
+            fn(a + s, a + e, K)
+            if bar is not None:
+                bar.update(e - s)
 
     cuts = [n * i // parts for i in range(parts + 1)]
     map_threads(rows, list(zip(cuts[:-1], cuts[1:])), xp=xp)
-    return out
+    if bar is not None:
+        bar.close()
 
 
 def _pruned(kernel, X, Z, v, *, memory_budget, xp):
@@ -438,10 +470,9 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
                              f"{tuple(known.shape)}")
         F[:, :r0] = known if known.dtype == store else xp.astype(known, store)
     if r0 < r:
-        for _ in iter_kernel_blocks(kernel, X, Z[r0:, :], memory_budget=memory_budget,
-                                    center=kernel.center_of(Z, xp=xp), out=F[:, r0:r],
-                                    progress=progress):
-            pass
+        map_kernel_blocks(kernel, X, Z[r0:, :], lambda s, e, K: None,
+                          memory_budget=memory_budget, center=kernel.center_of(Z, xp=xp),
+                          out=F[:, r0:r], progress=progress)
     if intercept:
         F[:, r] = 1.0
     check_kernel_finite(xp.all(xp.isfinite(F[:, r0:r])), kernel=kernel, dtype=F.dtype)

@@ -42,7 +42,7 @@ from svmgpu.backend import (
     tri_inv,
     tri_inv_matmul_inplace,
 )
-from svmgpu.kernels import Kernel, check_kernel_finite, iter_kernel_blocks, make_kernel
+from svmgpu.kernels import Kernel, check_kernel_finite, make_kernel, map_kernel_blocks
 from svmgpu.lowrank._operator import FeatureOperator
 
 
@@ -162,13 +162,16 @@ def _features(kernel, X, Z, L_inv, center, *, device, memory_budget, progress=No
     out = xp.empty((X.shape[0], Z.shape[0]), dtype=store, device=native_device(X))
     same = store == X.dtype
     L_inv = fortran_order(L_inv, xp=xp)  # once: trmm reads it without a copy per block
-    for s, e, blk in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget, center=center,
-                                        out=out if same else None, progress=progress):
+
+    def features(s, e, blk):
         res = tri_inv_matmul_inplace(blk, L_inv, xp=xp)
         if not same:
             out[s:e, ...] = xp.astype(res, store)
         elif res is not blk:
             out[s:e, ...] = res
+
+    map_kernel_blocks(kernel, X, Z, features, memory_budget=memory_budget, center=center,
+                      out=out if same else None, progress=progress)
     return out
 
 
