@@ -457,12 +457,30 @@ def test_pruned_kernel_matvec_matches_the_full_product(monkeypatch, kernel_cls, 
     assert_allclose(kernel_matvec(Linear(), X, Z, V, prune=True), X @ Z.T @ V, rtol=1e-12)
 
 
+def _three_cores(monkeypatch):
+    """Every kernel product threaded on 3 cores (THREADED_MATVEC_VALUES = 1); returns the
+    list that collects the rows of each call of the blocked loop (iter_kernel_blocks)."""
+    import os
+
+    from svmgpu.kernels import _blocked
+
+    monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    parts, real = [], _blocked.iter_kernel_blocks
+
+    def spy(kernel, X, Z, **kw):
+        parts.append(X.shape[0])
+        return real(kernel, X, Z, **kw)
+
+    monkeypatch.setattr(_blocked, "iter_kernel_blocks", spy)
+    return parts
+
+
 def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
     """From THREADED_MATVEC_VALUES kernel values kernel_matvec (NumPy) computes one part of the
     rows per core, each in its own thread, Z's side prepared once: the product of the whole,
     for a vector and a matrix, dense and sparse rows, a row count that does not divide; dense
     rows of more than THREADED_MATVEC_MAX_FEATURES features in one part."""
-    import os
     import threading
 
     import scipy.sparse as sp
@@ -478,15 +496,7 @@ def test_kernel_matvec_splits_large_products_between_the_cores(monkeypatch):
     X, Z, V = rng.standard_normal((1001, 5)), rng.standard_normal((300, 5)), \
         rng.standard_normal((300, 3))
     full = rbf_kernel(X, Z, gamma=0.3) @ V
-    monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", 1)
-    monkeypatch.setattr(os, "cpu_count", lambda: 3)
-    parts, real = [], _blocked.iter_kernel_blocks
-
-    def spy(kernel, X, Z, **kw):
-        parts.append(X.shape[0])
-        return real(kernel, X, Z, **kw)
-
-    monkeypatch.setattr(_blocked, "iter_kernel_blocks", spy)
+    parts = _three_cores(monkeypatch)  # (the rows of each block loop's call)
     kernel = Threads(0.3)
     kernel.seen = set()
     assert_allclose(kernel_matvec(kernel, X, Z, V), full, rtol=1e-12, atol=1e-12)
@@ -516,10 +526,8 @@ def test_kernel_features_split_large_blocks_between_the_cores(monkeypatch):
     """kernel_columns (float64 rows into float32 columns, beside an intercept column) and the
     Nyström features run their blocks in one thread per core from THREADED_MATVEC_VALUES
     kernel values (map_kernel_blocks): every row written, the same values as in one part."""
-    import os
     import threading
 
-    from svmgpu.kernels import _blocked
     from svmgpu.lowrank import nystrom
 
     seen = set()
@@ -539,15 +547,7 @@ def test_kernel_features_split_large_blocks_between_the_cores(monkeypatch):
     one = kernel_columns(kernel, X, X[:40], intercept=True, dtype=np.float32)
     f_one = nystrom(X, kernel, 40, random_state=0).P
     assert seen == {threading.get_ident()}
-    monkeypatch.setattr(_blocked, "THREADED_MATVEC_VALUES", 1)
-    monkeypatch.setattr(os, "cpu_count", lambda: 3)
-    parts, real = [], _blocked.iter_kernel_blocks
-
-    def spy(kernel, X, Z, **kw):
-        parts.append(X.shape[0])
-        return real(kernel, X, Z, **kw)
-
-    monkeypatch.setattr(_blocked, "iter_kernel_blocks", spy)
+    parts = _three_cores(monkeypatch)  # (the rows of each block loop's call)
     seen.clear()
     split = kernel_columns(kernel, X, X[:40], intercept=True, dtype=np.float32)
     assert sorted(parts) == [333, 334, 334]
