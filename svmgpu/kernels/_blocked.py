@@ -332,7 +332,7 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
     out = xp.empty(out_shape, dtype=v.dtype, device=getattr(v, "device", None))
 
     def product(s, e, K):
-        out[s:e, ...] = matmul(K, v, xp=xp)  # (SciPy's BLAS on NumPy)
+        out[s:e, ...] = matmul(K, v, xp=xp)  # (SciPy's BLAS on NumPy; NumPy's in threads)
 
     map_kernel_blocks(kernel, X, Z, product, memory_budget=memory_budget)
     return out
