@@ -13,7 +13,7 @@ def matmul(a, b, *, xp, out=None):
 
     On NumPy, float32/float64 matrix products with a vector or a matrix run on SciPy's BLAS
     (``gemv``/``gemm``, see :func:`_scipy_matmul`); other operands, and every product while
-    BLAS runs on one thread (:func:`~svmgpu.backend.blas_is_serial`: no pool spins then), on
+    BLAS runs on one thread (``_threads.blas_is_serial()``: no pool spins then), on
     ``np.matmul``, which releases the GIL where SciPy's f2py wrappers hold it: two threads of
     (600 × 600) products took 0.50 s on SciPy's ``dgemm`` and 0.25 s on ``np.matmul``, one
     thread 0.49 / 0.51 s, and the kernel blocks of :func:`~svmgpu.kernels.map_kernel_blocks`
