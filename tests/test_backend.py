@@ -174,6 +174,17 @@ def test_take_block_of_a_large_array(device, xp, n_cols, monkeypatch):
         for r_bad, c_bad in ((np.append(rows[1:], 60), cols), (rows, np.append(cols[1:], -1))):
             with pytest.raises(IndexError, match="out of range"):
                 B.take_block(A, r_bad, c_bad, xp=xp, out=buf)
+    # several column sets from one pass over the rows (take_blocks): each its own C-ordered
+    # block, into its buffer or a new array
+    other = rng.choice(50, 7, replace=False)
+    bufs = (xp.full((25 * n_cols,), -1.0, dtype=xp.float32), None)
+    got = B.take_blocks(B.to_device(A, device), B.to_device(rows, device),
+                        (B.to_device(cols, device), B.to_device(other, device)), xp=xp,
+                        out=bufs)
+    for blk, c in zip(got, (cols, other)):
+        assert_array_equal(blk, A[np.ix_(rows, c)], device=device)
+    if B.is_numpy(xp):
+        assert np.shares_memory(got[0], bufs[0]) and all(b.flags.c_contiguous for b in got)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -639,7 +639,9 @@ def test_the_low_rank_path_in_float32_solves_the_float64_problem():
     are float32: in float32 it was indefinite by its rounding, and a wide kernel (gamma=0.01,
     400 landmarks) then ran 132 steps to NaN decision values. The float32 products' rounding
     depends on the BLAS kernels of the CPU: 21 steps against float64's 8 on an AVX2 machine
-    (OpenBLAS's Haswell kernels; session 24), within twice on the AVX-512 machines before."""
+    (OpenBLAS's Haswell kernels; session 24), within twice on the AVX-512 machines before; the
+    decision values within 5e-3 of float64's there, up to 7.0e-3 on session 38's AVX-512 VM
+    (NumPy 2.4.6, SciPy 1.17.1): 1e-2 here, a hundredth of the margin."""
     X, y = make_classification(3000, n_features=5, n_informative=4, n_redundant=0,
                                random_state=0)
     kw = dict(rank=400, solver="lowrank", gamma=0.01)
@@ -647,7 +649,7 @@ def test_the_low_rank_path_in_float32_solves_the_float64_problem():
     f64 = SVC(**kw).fit(X[:2000], y[:2000])
     assert f32.converged_.all() and f32.n_iter_.sum() <= 3 * f64.n_iter_.sum()
     assert_allclose(np.asarray(f32.decision_function(X[2000:]), dtype=np.float64),
-                    f64.decision_function(X[2000:]), atol=5e-3)
+                    f64.decision_function(X[2000:]), atol=1e-2)
 
 
 def test_the_low_rank_features_are_float32_from_the_float32_rows(monkeypatch):
@@ -1861,6 +1863,7 @@ def test_mixed_precision_factor_solves_to_float64_accuracy(device):
     float64 (``_Factor``, low; K only read): its solve agrees with float64's far better than
     the float32 solve alone; a system whose float32 copy is singular is factored in float64
     instead."""
+    from svmgpu.backend import is_numpy
     from svmgpu.solvers.exact import _Factor
 
     xp = device.xp
@@ -1884,6 +1887,18 @@ def test_mixed_precision_factor_solves_to_float64_accuracy(device):
     assert f.K is None  # (the float64 factor)
     want = np.linalg.solve(S.astype(np.float64) + 1e-9 * np.eye(2), [1.0, -1.0])
     assert_allclose(host(f.solve(to_device(np.array([1.0, -1.0]), device))), want, rtol=1e-6)
+    # own=True, unrefined: factored in K itself (no copy), K given up; where that float32
+    # factor fails, reread() gives K again for the float64 one
+    if is_numpy(xp):
+        K2 = K.copy()
+        f = _Factor(K2, np.full(300, 0.05), low=True, xp=xp, own=True, refine=False)
+        assert np.shares_memory(f.L[0], K2)
+        exact = np.linalg.solve(M, B)  # (unrefined: float32's accuracy)
+        assert np.max(np.abs(f.solve(B) - exact)) < 1e-3 * np.max(np.abs(exact))
+        f = _Factor(S.copy(), np.full(2, 1e-9), low=True, xp=xp, own=True, refine=False,
+                    reread=S.copy)
+        assert f.K is None
+        assert_allclose(f.solve(np.array([1.0, -1.0])), want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -2001,7 +2016,9 @@ def test_float32_kernels_newton_systems_in_float32_take_the_same_steps(device, m
 def test_exact_newton_reuses_its_blocks_memory_to_the_same_result(monkeypatch, lazy):
     """The Newton systems' blocks written into buffers reused step after step (every block,
     ``_REUSED_BYTES`` lowered to 0; both the gathered-block and the whole-rows branch) give
-    the iterates, bit for bit, of blocks allocated afresh; the float32 factors reuse theirs."""
+    the iterates, bit for bit, of blocks allocated afresh; the float32 factors are formed in
+    their K_QQ's buffer, one of two that alternate (a kept base's factor is not the next
+    step's block)."""
     from svmgpu.backend import Workspace
     from svmgpu.kernels import RBF, KernelRows
     from svmgpu.solvers import exact
@@ -2026,7 +2043,7 @@ def test_exact_newton_reuses_its_blocks_memory_to_the_same_result(monkeypatch, l
         monkeypatch.setattr(exact, "_REUSED_BYTES", least)
         K = KernelRows(RBF(0.2), X) if lazy else RBF(0.2).block(X, X)
         runs.append(exact_newton(K, 2.0 * y - 1, loss, **kw))
-    assert {"M", "low", "KQE"} <= set(held)
+    assert {"M0-low", "M1-low", "KQX"} <= set(held)
     reused, fresh = runs
     assert reused.converged and reused.info["active"] == fresh.info["active"]
     assert np.array_equal(reused.coef, fresh.coef)

@@ -55,6 +55,7 @@ from svmgpu.backend import (
     symmetric_matvec,
     take_block,
     take_block_times,
+    take_blocks,
     vecdot,
 )
 from svmgpu.kernels import KernelRows
@@ -383,23 +384,31 @@ class _Factor:
     overwritten), or with ``keep`` in ``space``'s buffer "base" (a copy: K's buffer is the next
     step's, and the factor a base of :class:`_Updated` solves). A float32 copy that is not
     positive definite (rounding of a near-singular M) is factored in float64 instead.
-    ``refine=False``: a float32 factor's solves are not refined (:data:`REFINE_SOLVE_ERROR`)."""
+    ``refine=False``: a float32 factor's solves are not refined (:data:`REFINE_SOLVE_ERROR`).
+
+    ``own``: K (C-ordered, in the factor's dtype) is the caller's to give up: the factor is
+    formed in it, with no copy, wherever the solves do not read K (unrefined), the caller
+    keeping K's buffer from later writes while the factor is in use (a kept base's buffer is
+    not the next step's: :func:`exact_newton` alternates two). ``reread()`` then gives K again
+    for the float64 factor that a float32 one which failed needs."""
 
     refine = True  # (a float32 factor's solves refined in float64: REFINE_SOLVE_ERROR)
 
-    def __init__(self, K, d, *, low, xp, space=None, keep=False, refine=True):
+    def __init__(self, K, d, *, low, xp, space=None, keep=False, refine=True, own=False,
+                 reread=None):
         self.xp, self.K, self.d, self.refine = xp, None, d, refine
         if low:
+            in_place = own and not refine and K.dtype == xp.float32
             try:
-                M32 = xp.astype(K, xp.float32) if space is None else \
+                M32 = K if in_place else xp.astype(K, xp.float32) if space is None else \
                     space.astype("low", K, xp.float32)
                 self.L = cho_factor(add_diagonal(M32, xp.astype(d, xp.float32), xp=xp),
                                     lower=True, overwrite=True, xp=xp)
                 self.K = K
                 return
             except LinAlgError:
-                K = xp.astype(K, xp.float64, copy=True)
-        elif keep and space is not None:
+                K = xp.astype(reread() if in_place else K, xp.float64, copy=True)
+        elif keep and space is not None and not (own and K.dtype == xp.float64):
             K = space.astype("base", K, xp.float64)
         self.L = cho_factor(add_diagonal(K, d, xp=xp), lower=True, overwrite=True, xp=xp)
 
@@ -761,8 +770,9 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             cQ = xp.take(c, Q)
             CscQ = C * cQ if s is None else C * xp.take(s, Q) * cQ
             # K α_new on Q = (Kα)_Q + K_Q,E (α_new − α)_E, E the rows whose α changes: those of
-            # Q and of F that changed piece (few but in the first steps). One gather of the
-            # block K_Q,(Q ∪ E) gives it and K_QQ; where E is a large part of the rows, Q's
+            # Q and of F that changed piece (few but in the first steps). One pass over Q's
+            # rows gathers the blocks K_QQ and K_Q,(E ∖ Q) (take_blocks: K_QQ then factored
+            # where it lies, no copy); where E is a large part of the rows, Q's
             # whole rows are read instead, a chunk at a time (a copy of rows is faster than a
             # gather of scattered entries: Covtype regions of 1,800 rows, 4.5 s against 3.9 s),
             # and multiplied by the whole of α_new − α.
@@ -772,16 +782,25 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             A, at = rows_of(Q)
             low = low_factor and nQ >= MIXED_MIN_ORDER  # (K_QQ kept in float32: _Factor)
             dt = K.dtype if low else f64
+            # (K_QQ in a buffer of its own, factored there: one of two, so that the next
+            # steps' blocks leave the factor of a kept base alone, the base made at the last
+            # factorization, in the other)
+            mine = f"M{n_factor % 2}-{'low' if dt == xp.float32 else 'f64'}"
             if 3 * (nQ + int(extra.shape[0])) < m:
                 E = xp.concat([Q, extra])
-                nE = int(E.shape[0])
-                KQE = take_block(A, at, E, xp=xp, out=space.empty("KQE", (nQ * nE,), A.dtype))
-                KQd = matvec_in_dtype(KQE, xp.take(delta, E), xp=xp)
-                KQQ = KQE[:, :nQ] if low else space.astype("M", KQE[:, :nQ], f64)
-                del KQE
+                nX = int(extra.shape[0])
+                KQQ, KQX = take_blocks(A, at, (Q, extra), xp=xp, out=(
+                    space.empty(mine if A.dtype == dt else "KQQ", (nQ * nQ,), A.dtype),
+                    space.empty("KQX", (nQ * nX,), A.dtype)))
+                KQd = matvec_in_dtype(KQQ, xp.take(delta, Q), xp=xp)
+                if nX:
+                    KQd = KQd + matvec_in_dtype(KQX, xp.take(delta, extra), xp=xp)
+                del KQX
+                if KQQ.dtype != dt:
+                    KQQ = space.astype(mine, KQQ, dt)
             else:  # (Q's rows read once: their product with δ and their columns Q)
                 KQd, KQQ = take_block_times(A, at, Q, delta, xp=xp, dtype=dt,
-                                            out=space.empty("M", (nQ, nQ), dt))
+                                            out=space.empty(mine, (nQ, nQ), dt))
             tQ = tgt if cls else xp.take(tgt, Q)
             rhs = xp.take(sig, Q) * (xp.take(a, Q) / cQ + tQ) - xp.take(Ka, Q) - KQd
             dQ = 1.0 / CscQ
@@ -791,7 +810,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                 # (an updated system's solves stay refined: its Schur complement and
                 # constraints add float32 rounding that REFINE_SOLVE_ERROR's bound omits)
                 L = _Factor(KQQ, dQ, low=low, xp=xp, space=space, keep=keep,
-                            refine=low and _refines(KQQ, dQ, xp=xp))
+                            refine=low and _refines(KQQ, dQ, xp=xp), own=True,
+                            reread=lambda A=A, at=at, Q=Q: take_block(A, at, Q, xp=xp))
                 base = _Base(L, Q, dQ, m, xp=xp, dev=dev) if keep else None
                 n_factor += 1
             del KQQ
