@@ -1773,6 +1773,50 @@ def test_svr_with_targets_far_wider_than_epsilon_continues_from_wide_huber_losse
     assert calls
 
 
+def test_an_exact_solve_of_short_steps_continues_from_wide_losses(monkeypatch, device):
+    """(Fuzz, session 38.) Targets of spread 100, ε = 0.01, C = 100, no noise on 100
+    features: from α = 0 almost no row sits in a corner, and Armijo's steps stay at 2⁻¹⁰ to
+    2⁻⁴, each lowering F a little, so neither stall rule ended them: 1,000 steps, unconverged,
+    17 % of the spread from scikit-learn's predictions. Ten steps of at most 2⁻⁶ in a row
+    (EXACT_SHORT_STEPS) now count as a stall, and the continuation from wide Huber losses
+    reaches scikit-learn's SVR; the continuation's own stages, whose steps are as short while
+    they converge, are not cut."""
+    import svmgpu.estimators.svc as svc_module
+
+    X, y = make_regression(500, n_features=100, n_informative=50, noise=0.0, random_state=1)
+    X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std() * 100.0
+    kw = dict(C=100.0, epsilon=0.01)
+    sk = SklearnSVR(tol=1e-6, **kw).fit(X[:300], y[:300])
+    got = SVR(max_iter=300, **kw).fit(to_device(X[:300], device), to_device(y[:300], device))
+    assert got.solver_ == "exact" and got.converged_.all()
+    assert_allclose(got.predict(to_device(X[300:], device)), sk.predict(X[300:]), rtol=0,
+                    atol=1e-3 * np.std(y), device=device)
+    monkeypatch.setattr(svc_module, "EXACT_SHORT_STEPS", None)  # (the rule off: it crawls)
+    with pytest.warns(ConvergenceWarning):
+        slow = SVR(max_iter=300, **kw).fit(to_device(X[:300], device),
+                                           to_device(y[:300], device))
+    assert int(slow.n_iter_[0]) == 300
+
+
+def test_exact_newton_stalls_after_short_steps_only_when_asked():
+    """exact_newton's ``short_steps``: that many steps in a row of at most SHORT_STEP end the
+    iteration as stalled; without it the same iteration runs on."""
+    from svmgpu.solvers.exact import SHORT_STEP
+
+    X, y = make_regression(300, n_features=100, n_informative=50, noise=0.0, random_state=1)
+    X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std() * 100.0
+    K = rbf_kernel(X, gamma=0.01)
+    loss = get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.01, delta=0.002)
+    kw = dict(C=100.0, xp=np, task="regression", max_iter=40, presolve=False)
+    cut = exact_newton(K, y, loss, short_steps=10, **kw)
+    run = exact_newton(K, y, loss, **kw)
+    assert cut.info["stalled"] and not cut.converged and cut.n_iter < 40
+    assert not run.info["stalled"] and run.n_iter == 40
+    assert len(cut.objective_history) >= 10 and cut.objective_history == \
+        run.objective_history[:len(cut.objective_history)]
+    assert SHORT_STEP == 2.0 ** -6
+
+
 def test_svr_takes_the_low_rank_path_from_fewer_rows_than_svc(monkeypatch, capsys):
     """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS, SVC's at EXACT_MAX_ROWS;
     the rank is then grown as SVC's until SVR_AUTO_RANK_CHANGE, within the R² target of the

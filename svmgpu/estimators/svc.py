@@ -463,6 +463,11 @@ _MAX_NEWTON_STEPS = 1000
 #: 9 steps: :data:`svmgpu.solvers.exact._ARMIJO`). Each of the fallback's steps factors an
 #: (m + 1)-square matrix.
 EXACT_FALLBACK_ROWS = 3000
+#: The exact path's first solve of a problem counts as stalled, and continues from wider
+#: losses (:meth:`SVC._losses` / :meth:`SVR._losses` with ``continuation``), after this many
+#: Newton steps in a row of at most :data:`svmgpu.solvers.exact.SHORT_STEP` (2⁻⁶) each
+#: (``exact_newton``'s ``short_steps``); the continuation's own stages are not cut so.
+EXACT_SHORT_STEPS = 10
 
 
 def _by_class(labels, k, offset, *, xp):
@@ -1324,7 +1329,8 @@ class _FrontDoor:
                   max_iter=max_iter, task=self._task)
         if start is None:
             start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
-        res = exact_newton(K, y, self._losses()[-1], start=start, corner_start=True, **kw)
+        res = exact_newton(K, y, self._losses()[-1], start=start, corner_start=True,
+                           short_steps=EXACT_SHORT_STEPS, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
             res = None
