@@ -1798,6 +1798,35 @@ def test_an_exact_solve_of_short_steps_continues_from_wide_losses(monkeypatch, d
     assert int(slow.n_iter_[0]) == 300
 
 
+def test_svr_exact_path_starts_from_the_targets_intercept(monkeypatch, device):
+    """(Fuzz, session 38.) Targets offset far beyond the tube (40 ± 1, ε = 0.1): from α = 0
+    and b = 0 every row sat on a linear piece, the first solve stalled, and the continuation's
+    LS-SVM start factored the whole kernel matrix (5,000 rows: 2.7 s against 0.35 s). The
+    zero start now takes b as the best intercept of α = 0: one solve, no stall, scikit-learn's
+    predictions."""
+    import svmgpu.estimators.svc as svc_module
+
+    X, y = make_regression(1500, n_features=8, n_informative=4, noise=10.0, random_state=0)
+    X, y = StandardScaler().fit_transform(X), y / y.std() + 40.0
+    calls = []
+    real = svc_module.exact_newton
+
+    def spy(K, yy, loss, **kw):
+        res = real(K, yy, loss, **kw)
+        calls.append(res.info["stalled"])
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    sk = SklearnSVR(tol=1e-6).fit(X[:1000], y[:1000])
+    got = SVR().fit(to_device(X[:1000], device), to_device(y[:1000], device))
+    assert calls == [False] and got.converged_.all()
+    # (within the Huber corners' smoothing of the tube: half-width 0.02 here)
+    assert_allclose(got.predict(to_device(X[1000:], device)), sk.predict(X[1000:]), rtol=0,
+                    atol=0.05 * np.std(y), device=device)
+    assert float(got.score(to_device(X[1000:], device), to_device(y[1000:], device))) == \
+        pytest.approx(sk.score(X[1000:], y[1000:]), abs=1e-3)
+
+
 def test_exact_newton_stalls_after_short_steps_only_when_asked():
     """exact_newton's ``short_steps``: that many steps in a row of at most SHORT_STEP end the
     iteration as stalled; without it the same iteration runs on."""
