@@ -1798,25 +1798,31 @@ def test_an_exact_solve_of_short_steps_continues_from_wide_losses(monkeypatch, d
     assert int(slow.n_iter_[0]) == 300
 
 
+def _exact_solves(monkeypatch):
+    """A list that SVC/SVR's exact solves (``exact_newton`` calls) append whether each
+    stalled to, in order."""
+    import svmgpu.estimators.svc as svc_module
+
+    calls, real = [], svc_module.exact_newton
+
+    def spy(K, y, loss, **kw):
+        res = real(K, y, loss, **kw)
+        calls.append(res.info["stalled"])
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    return calls
+
+
 def test_svr_exact_path_starts_from_the_targets_intercept(monkeypatch, device):
     """(Fuzz, session 38.) Targets offset far beyond the tube (40 ± 1, ε = 0.1): from α = 0
     and b = 0 every row sat on a linear piece, the first solve stalled, and the continuation's
     LS-SVM start factored the whole kernel matrix (5,000 rows: 2.7 s against 0.35 s). The
     zero start now takes b as the best intercept of α = 0: one solve, no stall, scikit-learn's
     predictions."""
-    import svmgpu.estimators.svc as svc_module
-
     X, y = make_regression(1500, n_features=8, n_informative=4, noise=10.0, random_state=0)
     X, y = StandardScaler().fit_transform(X), y / y.std() + 40.0
-    calls = []
-    real = svc_module.exact_newton
-
-    def spy(K, yy, loss, **kw):
-        res = real(K, yy, loss, **kw)
-        calls.append(res.info["stalled"])
-        return res
-
-    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    calls = _exact_solves(monkeypatch)
     sk = SklearnSVR(tol=1e-6).fit(X[:1000], y[:1000])
     got = SVR().fit(to_device(X[:1000], device), to_device(y[:1000], device))
     assert calls == [False] and got.converged_.all()
@@ -1834,21 +1840,11 @@ def test_no_short_step_stall_in_the_hard_margin_regime_of_a_large_kernel(monkeyp
     minimum: 91.6 % against scikit-learn's 93.6 %. Where C · max(s) · max Kᵢᵢ passes
     _ARMIJO_MAX_C the short steps go on to the minimum: one solve, scikit-learn's
     predictions."""
-    import svmgpu.estimators.svc as svc_module
-
     X, y = make_classification(1100, n_features=40, n_informative=8, n_redundant=0,
                                class_sep=2.0, random_state=3)
     X = StandardScaler().fit_transform(X)
     w = np.random.default_rng(0).uniform(0.2, 3.0, 600)
-    calls = []
-    real = svc_module.exact_newton
-
-    def spy(K, yy, loss, **kw):
-        res = real(K, yy, loss, **kw)
-        calls.append(res.info["stalled"])
-        return res
-
-    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    calls = _exact_solves(monkeypatch)
     kw = dict(kernel="poly", gamma=3.0, C=0.05, class_weight="balanced")
     sk = SklearnSVC(**kw).fit(X[:600], y[:600], sample_weight=w)
     got = SVC(**kw).fit(X[:600], y[:600], sample_weight=w)
