@@ -771,8 +771,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
     Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum
     sigma = _ARMIJO if C * s_max <= _ARMIJO_MAX_C else 0.0  # (the line search's decrease)
-    if short_steps is not None and C * s_max * _max_diagonal(K, xp=xp) > _ARMIJO_MAX_C:
-        short_steps = None  # (the hard-margin regime at the kernel's own scale: see SHORT_STEP)
+    if short_steps is not None and (sigma == 0.0 or
+                                    C * s_max * _max_diagonal(K, xp=xp) > _ARMIJO_MAX_C):
+        short_steps = None  # (no Armijo rule, or the hard-margin regime at the kernel's own
+        # scale: see SHORT_STEP)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     steps = []  # (the line search's steps)
     # (a given start whose first steps are damped: probed for the corner start)
@@ -917,7 +919,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             rounding = True
             break
         crawl = crawl + 1 if sigma > 0 and step < _ARMIJO_MIN_STEP and level else 0
-        short = short + 1 if sigma > 0 and step <= SHORT_STEP else 0
+        short = short + 1 if step <= SHORT_STEP else 0
         if crawl >= _CRAWL_STEPS or short_steps is not None and short >= short_steps:
             stalled = True
             break
