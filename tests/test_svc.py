@@ -208,9 +208,69 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
         else:
             assert given.info["active"] == plain.info["active"]
     with pytest.raises(ValueError, match="start='corners' needs a classification loss"):
-        exact_newton(Kd, yd, get_loss("huber_epsilon_insensitive", task="regression",
-                                      epsilon=0.1, delta=0.02), task="regression",
+        exact_newton(Kd, yd, get_loss("huber", task="regression"), task="regression",
                      start="corners", **kw)
+
+
+def test_svr_corner_start_and_narrowing(device, monkeypatch):
+    """(Fuzz, session 39.) Noise-free targets of spread 1, ε = 0.01, C = 10: most rows end
+    as free support vectors on the tube's edges (in the corners), and from α = 0 the Newton
+    steps crawl (the first three halved to 1/4 or less). SVR's corner start (every row in the
+    corner of its residual's sign under the LS-SVM) then restarts the iteration where it
+    places CORNER_START_SHARE of the rows consistently: the same minimum in a fraction of the
+    steps. Narrowing the corners from that solution (``corners_of``: its corner rows in the
+    narrower corners for the first step) takes one step where, from the same point, the
+    narrower corners alone left every row outside them and took dozens."""
+    from svmgpu.solvers import exact
+
+    X, y = make_regression(400, n_features=100, n_informative=50, noise=0.0, random_state=3)
+    X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std()
+    K = rbf_kernel(X, gamma=0.01)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    eps_loss = lambda delta: get_loss("huber_epsilon_insensitive", task="regression",  # noqa: E731
+                                      epsilon=0.01, delta=delta)
+    loss, narrow = eps_loss(0.002), eps_loss(0.0002)
+    kw = dict(C=10.0, tol=1e-6, xp=device.xp, task="regression", max_iter=1000)
+    res = exact_newton(Kd, yd, loss, corner_start=True, **kw)
+    ref = exact_newton(Kd, yd, loss, **kw)
+    assert res.converged and ref.converged and res.info["corners"] and not ref.info["corners"]
+    assert res.n_iter < 0.2 * ref.n_iter
+    F = _objective(K, y, loss, 10.0, np.ones(400), "regression")
+    z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (res, ref))
+    assert F(z) == pytest.approx(F(z_ref), rel=1e-8)
+    _, _, share = exact._svr_corners(Kd, yd, loss, to_device(np.full(400, 10.0), device),
+                                     exact._Intercepts(None, None, xp=device.xp, dev=None),
+                                     xp=device.xp)
+    assert share >= exact.CORNER_START_SHARE
+    start = (res.coef, res.info["intercept"])
+    fast = exact_newton(Kd, yd, narrow, start=start, corners_of=loss, **kw)
+    slow = exact_newton(Kd, yd, narrow, start=start, **kw)
+    assert fast.converged and slow.converged and fast.n_iter <= 2 < 20 < slow.n_iter
+    F = _objective(K, y, narrow, 10.0, np.ones(400), "regression")
+    z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (fast, slow))
+    assert F(z) == pytest.approx(F(z_ref), rel=1e-8)
+    with pytest.raises(ValueError, match="corners_of must be the loss"):
+        exact_newton(Kd, yd, narrow, start=start, corners_of=get_loss("huber",
+                                                                      task="regression"), **kw)
+    # from SVR_PROBE_ROWS rows the share is read on every fourth row first: the same start
+    # here; on noisy targets (few free support vectors) no corner start, and no factorization
+    # of the whole problem for it
+    sizes, real = [], exact._svr_corners
+
+    def spy(K, *args, **kws):
+        sizes.append(int(K.shape[0]))
+        return real(K, *args, **kws)
+
+    monkeypatch.setattr(exact, "_svr_corners", spy)
+    monkeypatch.setattr(exact, "SVR_PROBE_ROWS", 200)
+    again = exact_newton(Kd, yd, loss, corner_start=True, **kw)
+    assert sizes == [100, 400] and again.info["corners"] and again.n_iter == res.n_iter
+    sizes.clear()
+    noisy = y + 3.0 * np.random.default_rng(0).standard_normal(400)  # (at C = 3 its
+    # quarter's corner start places 56 % of the rows)
+    plain = exact_newton(Kd, to_device(noisy, device), loss, corner_start=True,
+                         **{**kw, "C": 3.0})
+    assert plain.converged and not plain.info["corners"] and sizes == [100]
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
@@ -1782,6 +1842,7 @@ def test_an_exact_solve_of_short_steps_continues_from_wide_losses(monkeypatch, d
     reaches scikit-learn's SVR; the continuation's own stages, whose steps are as short while
     they converge, are not cut."""
     import svmgpu.estimators.svc as svc_module
+    from svmgpu.solvers import exact
 
     X, y = make_regression(500, n_features=100, n_informative=50, noise=0.0, random_state=1)
     X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std() * 100.0
@@ -1791,7 +1852,8 @@ def test_an_exact_solve_of_short_steps_continues_from_wide_losses(monkeypatch, d
     assert got.solver_ == "exact" and got.converged_.all()
     assert_allclose(got.predict(to_device(X[300:], device)), sk.predict(X[300:]), rtol=0,
                     atol=1e-3 * np.std(y), device=device)
-    monkeypatch.setattr(svc_module, "EXACT_SHORT_STEPS", None)  # (the rule off: it crawls)
+    monkeypatch.setattr(svc_module, "EXACT_SHORT_STEPS", None)  # (the rule off, and SVR's
+    monkeypatch.setattr(exact, "_DAMPED_STEP", 0.0)  # corner start (session 39): it crawls)
     with pytest.warns(ConvergenceWarning):
         slow = SVR(max_iter=300, **kw).fit(to_device(X[:300], device),
                                            to_device(y[:300], device))

@@ -1355,8 +1355,10 @@ class _FrontDoor:
                 if rows_f64 is None or K.shape[0] > EXACT_FALLBACK_ROWS:
                     break
                 K, rows_f64 = self._float64_kernel(rows_f64)
-            loss = type(loss)(loss.task, **{**loss.params, "delta": loss.params["delta"] / 10})
-            res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]), **kw)
+            wide, loss = loss, type(loss)(loss.task, **{**loss.params,
+                                                         "delta": loss.params["delta"] / 10})
+            res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]),
+                               corners_of=wide, **kw)
             n_iter += res.n_iter
         if not res.converged and rows_f64 is not None and res.n_iter < max_iter and \
                 K.shape[0] <= EXACT_FALLBACK_ROWS:  # (it stalled, not at the step limit)
