@@ -1914,6 +1914,35 @@ def test_no_short_step_stall_in_the_hard_margin_regime_of_a_large_kernel(monkeyp
     assert np.mean(got.predict(X[600:]) == sk.predict(X[600:])) >= 0.99
 
 
+def test_the_hard_margin_regime_of_a_large_kernel_stops_on_its_own_scale(device):
+    """(Session 39.) (K, C) is the problem (K / k, C k): the 'poly' kernel at gamma=3 on 40
+    standardized features (k = max Kᵢᵢ ~ 10⁷) at C = 0.05 is a hard margin, its α ~ 10⁻⁷. The
+    stopping rule ``tol · min(C, 100)`` passed the corners' and the LS-SVM's starts at once,
+    5.3 % above the minimum; on the kernel's scale (``tol · min(C, 100 / k)``) they reach it
+    in 7–8 steps. SVC's first solve of such a problem that no presolve starts (here 600 rows)
+    starts from the corners: from α = 0 the support set grew a few rows a step (233)."""
+    X, y = make_classification(600, n_features=40, n_informative=8, n_redundant=0,
+                               class_sep=2.0, random_state=0)
+    X, y = StandardScaler().fit_transform(X), 2.0 * y - 1.0
+    K = (3.0 * X @ X.T) ** 3
+    Kd, yd = to_device(K, device), to_device(y, device)
+    loss = get_loss("huber_hinge", delta=0.1)
+    kw = dict(C=0.05, xp=device.xp, max_iter=2000)
+    F = _objective(K, y, loss, 0.05, np.ones(600), "classification")
+    ref = exact_newton(Kd, yd, loss, tol=1e-9, start="corners", **kw)
+    assert ref.converged
+    best = F(np.concatenate([host(ref.coef), [ref.info["intercept"]]]))
+    for start in ("corners", "ls_svm"):
+        res = exact_newton(Kd, yd, loss, tol=1e-3, start=start, **kw)
+        assert res.converged and res.n_iter >= 3
+        z = np.concatenate([host(res.coef), [res.info["intercept"]]])
+        assert F(z) == pytest.approx(best, rel=1e-6)
+    first = exact_newton(Kd, yd, loss, tol=1e-3, corner_start=True, **kw)
+    assert first.converged and first.info["corners"] and first.n_iter < 20
+    z = np.concatenate([host(first.coef), [first.info["intercept"]]])
+    assert F(z) == pytest.approx(best, rel=1e-6)
+
+
 def test_exact_newton_stalls_after_short_steps_only_when_asked():
     """exact_newton's ``short_steps``: that many steps in a row of at most SHORT_STEP end the
     iteration as stalled; without it the same iteration runs on."""
