@@ -1970,6 +1970,28 @@ def test_an_rbf_problem_near_the_hard_margin_starts_from_the_squared_hinge(devic
             assert first.info["n_presolve_iter"] == 0 and first.n_iter == plain.n_iter
 
 
+def test_grouped_pairs_near_the_hard_margin_start_from_the_squared_hinge(device):
+    """One-vs-one pairs solved as one grouped problem (SVC's small pairs) at C = 1,000: from the
+    squared hinge's minimum, 2 + 5 steps against 52, each group's own minimum."""
+    from scipy.linalg import block_diag
+
+    Ks, ys = [], []
+    for seed in (0, 1, 2):
+        X, y = make_classification(80, n_features=10, n_informative=5, random_state=seed)
+        Ks.append(rbf_kernel(StandardScaler().fit_transform(X), gamma=0.1))
+        ys.append(2.0 * y - 1.0)
+    Kd, yd = to_device(block_diag(*Ks), device), to_device(np.concatenate(ys), device)
+    kw = dict(C=1000.0, xp=device.xp, tol=1e-6, max_iter=3000,
+              groups=to_device(np.repeat(np.arange(3), 80), device))
+    loss = get_loss("huber_hinge", delta=0.1)
+    first = exact_newton(Kd, yd, loss, corner_start=True, **kw)
+    plain = exact_newton(Kd, yd, loss, **kw)
+    assert first.converged and plain.converged and first.info["n_presolve_iter"] > 0
+    assert first.n_iter + first.info["n_presolve_iter"] < 0.5 * plain.n_iter
+    np.testing.assert_allclose(first.objective_history[-1], plain.objective_history[-1],
+                               rtol=1e-9)
+
+
 def test_exact_newton_stalls_after_short_steps_only_when_asked():
     """exact_newton's ``short_steps``: that many steps in a row of at most SHORT_STEP end the
     iteration as stalled; without it the same iteration runs on."""

@@ -1627,8 +1627,9 @@ class _FrontDoor:
             xp.concat(blocks, axis=0), xp.concat([p[1] for p in pairs]), self._losses()[-1],
             C=self.C, xp=xp, task=self._task, tol=self.tol, max_iter=self._newton_steps(),
             sample_weight=xp.concat([p[2] for p in pairs]) if weighted else None,
-            start=None, groups=xp.concat([xp.full((n,), g, dtype=xp.int64, device=dev)
-                                          for g, n in enumerate(sizes)]))
+            start=None, corner_start=True,
+            groups=xp.concat([xp.full((n,), g, dtype=xp.int64, device=dev)
+                              for g, n in enumerate(sizes)]))
         if not res.converged:
             return None
         return [self._exact_model(res.coef[off:off + n], rows, b, res.n_iter, True,

@@ -780,11 +780,11 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         raise ValueError(f"start='corners' needs a classification loss with curvature at its "
                          f"kink, or the regression loss 'huber_epsilon_insensitive' (no "
                          f"groups); got {loss.name!r} for {task}")
-    if cls and corner_start and C * s_max * k_max > HARD_MARGIN_FIRST_C and groups is None \
-            and start is None and loss.name != HARD_MARGIN_FIRST:  # (the squared hinge first)
+    if cls and corner_start and C * s_max * k_max > HARD_MARGIN_FIRST_C and start is None \
+            and loss.name != HARD_MARGIN_FIRST:  # (the squared hinge first)
         first = _exact_newton(K, y, get_loss(HARD_MARGIN_FIRST), C=C, xp=xp, task=task,
                               sample_weight=sample_weight, tol=tol, max_iter=max_iter,
-                              start=None, presolve=presolve, groups=None)
+                              start=None, presolve=presolve, groups=groups)
         n_pre += first.n_iter + first.info["n_presolve_iter"]
         if not first.info["stalled"]:
             start = (first.coef, first.info["intercept"])
