@@ -1839,8 +1839,9 @@ class SVC(_FrontDoor, SVCBase):
     coef0 : float, default 0.0
         Constant term of the "poly" kernel.
     tol : float, default 1e-3
-        Stop each pair's Newton iteration when ``max |α − C s y ψ'(r)| ≤ tol · min(C, 100) ·
-        max(s)`` (the exact path; above C = 100, in the hard-margin regime, α is far below C).
+        Stop each pair's Newton iteration when ``max |α − C s y ψ'(r)| ≤ tol · min(C, 100 / k)
+        · max(s)``, k the larger of 1 and the kernel matrix's largest diagonal entry (the exact
+        path; above C k = 100, in the hard-margin regime, α is far below C).
     class_weight : None, "balanced" or dict, default None
         Per-class weights multiplying C (LIBSVM's ``-wi``); "balanced": ``n / (k · n_c)``.
     probability : bool, default False
