@@ -716,6 +716,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if not loss.piecewise_quadratic or not loss.convex:
         raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
                          f"{loss.name!r}")
+    if corners_of is not None:
+        _check_corners_of(corners_of, loss)
     t0 = time.perf_counter()
     f64 = xp.float64
     dev = _device(K)
@@ -749,10 +751,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     sig, tgt = (y, 1.0) if cls else (ones, y)
     s = None if sample_weight is None else xp.astype(sample_weight, f64)  # (None: unit)
     s_max = 1.0 if s is None else float(xp.max(s))
-    k_max = max(_max_diagonal(K, xp=xp), 1.0)  # (the kernel's scale, where above 1)
-    # the hard-margin regime at the kernel's scale: (K, C) is (K / k, C k), C k above
-    # _ARMIJO_MAX_C (α far below C; the stopping rule, the stall rule and the start read it)
-    hard = C * s_max * k_max > _ARMIJO_MAX_C
+    k_max = max(_max_diagonal(K, xp=xp), 1.0)  # (the kernel's scale, where above 1: (K, C)
+    # is the problem (K / k, C k))
     if groups is not None and tuple(groups.shape) != (m,):
         raise ValueError(f"groups must have shape ({m},), a problem number per row of K; got "
                          f"{tuple(groups.shape)}")
@@ -838,7 +838,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum
     sigma = _ARMIJO if C * s_max <= _ARMIJO_MAX_C else 0.0  # (the line search's decrease)
     stop = tol * min(C, _TOL_SCALE_MAX / k_max) * unit  # (_TOL_SCALE_MAX)
-    if short_steps is not None and (sigma == 0.0 or hard):
+    if short_steps is not None and (sigma == 0.0 or C * s_max * k_max > _ARMIJO_MAX_C):
         short_steps = None  # (no Armijo rule, or the hard-margin regime at the kernel's own
         # scale: see SHORT_STEP)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
@@ -848,6 +848,18 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     # (SVR from α = 0 whose first steps are damped: its corner start tried, kept where its
     # share says so; on small problems and the presolve's, where no presolve decides)
     svr_probe = corners == "svr" and start is None
+
+    def restart(point):
+        """The problem again from a probe's corner start ``point``, the steps so far
+        counted."""
+        res = _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
+                            tol=tol, max_iter=max_iter, start=point, presolve=False,
+                            groups=None, short_steps=short_steps)
+        res.n_iter += n_iter
+        res.info["n_presolve_iter"] += n_pre
+        res.info["corners"] = True
+        return res
+
     for n_iter in range(1, max_iter + 1):
         r = tgt - sig * (Ka + grp.spread(b)) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
@@ -962,14 +974,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             corner = None if max(steps) > _DAMPED_STEP else _svr_corner_probe(
                 K, y, loss, C * (ones if s is None else s), grp, s, xp=xp, dev=dev)
             if corner is not None:
-                res = _exact_newton(K, y, loss, C=C, xp=xp, task=task,
-                                    sample_weight=sample_weight, tol=tol, max_iter=max_iter,
-                                    start=corner, presolve=False, groups=None,
-                                    short_steps=short_steps)
-                res.n_iter += n_iter
-                res.info["n_presolve_iter"] += n_pre
-                res.info["corners"] = True
-                return res
+                return restart(corner)
         if probe and len(steps) == _DAMPED_STEPS:
             probe = False
             if max(steps) <= _DAMPED_STEP:  # (the regime of the corner start? the presolve
@@ -980,13 +985,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                 n_pre += more
                 _log.debug(fields(probe=share, steps=more, damped=steps))
                 if share >= CORNER_START_SHARE:
-                    res = _exact_newton(K, y, loss, C=C, xp=xp, task=task,
-                                        sample_weight=sample_weight, tol=tol,
-                                        max_iter=max_iter, start="corners", presolve=False,
-                                        groups=None, short_steps=short_steps)
-                    res.n_iter += n_iter
-                    res.info["n_presolve_iter"] += n_pre
-                    return res
+                    return restart("corners")
         alpha = alpha + step * d
         Ka = Ka + step * Kd
         b = [bo + step * t for bo, t in zip(b, db, strict=True)]
@@ -1138,7 +1137,7 @@ def _svr_corners(K, y, loss, Cs, grp, *, xp, low=False):
     eps, delta = float(loss.params["epsilon"]), float(loss.params["delta"])
     solve = _ls_svm_system(K, Cs * (0.5 / delta), grp, xp=xp, low=low)
     a0, _ = solve(y)
-    sgn = 1.0 - 2.0 * xp.astype(a0 < 0, xp.float64)  # (the residuals' signs, 0 as +)
+    sgn = _signs(a0, xp=xp)  # (the residuals' signs)
     alpha, b = solve(y - (eps - delta) * sgn)
     ta = sgn * alpha
     inside, rows = fetch_scalars(xp.sum(xp.astype((ta > 0) & (ta < Cs), xp.float64)),
@@ -1182,19 +1181,29 @@ def _svr_corner_probe(K, y, loss, Cs, grp, s, *, xp, dev):
     return (alpha, b[0]) if share >= CORNER_START_SHARE else None
 
 
-def _narrowed_corners(r, a, c, wide, loss, weighted, *, xp):
-    """``(a, c)`` of the first Newton step of a narrowing (``exact_newton(corners_of=)``):
-    the rows whose residuals ``r`` lie in the quadratic pieces of ``wide`` (``loss`` with wider
-    Huber corners: the ε-insensitive loss of the same ε, or the Huber loss) are placed in
-    ``loss``'s quadratic piece of the same sign, ``ψ'(r) = c (r ∓ (ε − δ))`` with
-    ``c = 1 / (2δ)`` (the Huber loss: ``ψ'(r) = r / δ``); the others keep ``(a, c)`` (their
-    pieces under ``loss``)."""
+def _check_corners_of(wide, loss):
+    """``exact_newton(corners_of=wide)``'s loss: ``loss`` itself ('huber' or
+    'huber_epsilon_insensitive') of the same ε, else a ValueError."""
     eps = float(loss.params.get("epsilon", 0.0))
     if wide.name != loss.name or loss.name not in ("huber", "huber_epsilon_insensitive") or \
             float(wide.params.get("epsilon", 0.0)) != eps:
         raise ValueError(f"corners_of must be the loss {loss.name!r} with the same epsilon "
                          f"and wider corners ('huber' or 'huber_epsilon_insensitive'); got "
                          f"{wide.name!r} {wide.params}")
+
+
+def _signs(v, *, xp):
+    """±1 (float64) by the sign of ``v``, 0 counted as +."""
+    return 1.0 - 2.0 * xp.astype(v < 0, xp.float64)
+
+
+def _narrowed_corners(r, a, c, wide, loss, weighted, *, xp):
+    """``(a, c)`` of the first Newton step of a narrowing (``exact_newton(corners_of=)``):
+    the rows whose residuals ``r`` lie in the quadratic pieces of ``wide`` (``loss`` with wider
+    Huber corners: the ε-insensitive loss of the same ε, or the Huber loss) are placed in
+    ``loss``'s quadratic piece of the same sign, ``ψ'(r) = c (r ∓ (ε − δ))`` with
+    ``c = 1 / (2δ)`` (the Huber loss: ``ψ'(r) = r / δ``); the others keep ``(a, c)`` (their
+    pieces under ``loss``; ``wide`` checked by :func:`_check_corners_of`)."""
     inside = wide.curvature(r, xp=xp) > 0
     if weighted is not None:
         inside = inside & (weighted > 0)
@@ -1202,7 +1211,7 @@ def _narrowed_corners(r, a, c, wide, loss, weighted, *, xp):
     if loss.name == "huber":
         return xp.where(inside, xp.zeros_like(a), a), \
             xp.where(inside, xp.full_like(c, 1.0 / delta), c)
-    sgn = 1.0 - 2.0 * xp.astype(r < 0, xp.float64)
+    eps, sgn = float(loss.params["epsilon"]), _signs(r, xp=xp)
     cq = 0.5 / delta
     return xp.where(inside, -cq * (eps - delta) * sgn, a), xp.where(inside, xp.full_like(c, cq), c)
 
