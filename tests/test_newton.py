@@ -294,6 +294,30 @@ def test_presolve_warm_start_reaches_the_same_optimum():
     assert_allclose(b.objective_history[-1], a.objective_history[-1], rtol=1e-12)
 
 
+def test_given_margins_of_the_start_replace_its_product(monkeypatch):
+    """``margins0 = P z0`` (a grown rank's start: the last rank's margins) gives the solve
+    from z0 without its product; the margins of the rows of positive weight; refused without
+    z0 or at another shape, never silently used."""
+    F, y, _, s = _problem(m=600, r=30)
+    s[::5] = 0
+    kw = dict(loss="huber_hinge", C=5.0, sample_weight=s, tol=1e-10, xp=NXP, **FIXED["huber_hinge"])
+    z0 = newton_reduced(F[:, :20], y, max_iter=2, **kw).coef  # (a smaller problem's point,
+    z0 = np.concatenate([z0, np.zeros(10)])  # its new coefficients 0)
+    calls = []
+    matvec = FeatureOperator.matvec
+    monkeypatch.setattr(FeatureOperator, "matvec",
+                        lambda self, v, **k: calls.append(1) or matvec(self, v, **k))
+    a = newton_reduced(F, y, z0=z0, **kw)
+    n_a, calls[:] = len(calls), []
+    b = newton_reduced(F, y, z0=z0, margins0=(F @ z0)[s > 0], **kw)
+    assert_allclose(b.coef, a.coef, rtol=1e-10, atol=1e-12)
+    assert b.n_iter == a.n_iter and len(calls) == n_a - 1  # (P z0's product saved)
+    with pytest.raises(ValueError, match="margins0 .* needs the start z0"):
+        newton_reduced(F, y, margins0=F @ z0, **kw)
+    with pytest.raises(ValueError, match=r"margins0 must have shape \(480,\)"):
+        newton_reduced(F, y, z0=z0, margins0=F @ z0, **kw)
+
+
 def test_zero_weights_drop_rows():
     F, y, _, s = _problem()
     s[::3] = 0

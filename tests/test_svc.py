@@ -1215,9 +1215,9 @@ def test_the_refinement_releases_the_features_before_its_solves(monkeypatch, n_c
     held, alive = [], []
     refine, solve = svc_module.SVC._refine, svc_module.SVC._exact_solve
 
-    def spy_refine(self, shared, *args):
+    def spy_refine(self, shared, *args, **kw):
         held.extend(weakref.ref(shared[k]) for k in ("P", "flat", "pair_buffer") if k in shared)
-        return refine(self, shared, *args)
+        return refine(self, shared, *args, **kw)
 
     def spy_solve(self, *args, **kw):
         alive.append(sum(r() is not None for r in held))
@@ -1592,8 +1592,8 @@ def test_probability_folds_of_a_refined_fit_refine_their_own(monkeypatch):
     refined = []
     refine = svc_module._FrontDoor._refine
 
-    def counted(self, *args):
-        models = refine(self, *args)
+    def counted(self, *args, **kw):
+        models = refine(self, *args, **kw)
         refined.append(models is not None)
         return models
 

@@ -246,11 +246,12 @@ class SVMBase(BaseEstimator):
     def _fit_problems(self, shared, problems, n_problems, starts=None, first=0):
         """The fitted model of each of the ``n_problems`` problems ``(rows or None, labels or
         targets, weights)`` that ``problems`` yields, one at a time: :meth:`_fit_binary` on the
-        shared features of ``_prepare_fit``, each a ``solve`` phase (from ``starts[k]``, passed
-        as ``start``, when given). ``first``: the number of the first problem, when
-        ``problems`` are those from there on (the phases' log lines count from it)."""
+        shared features of ``_prepare_fit``, each a ``solve`` phase (from ``starts[k]``, a dict
+        of ``_fit_binary``'s start keywords, when given). ``first``: the number of the first
+        problem, when ``problems`` are those from there on (the phases' log lines count from
+        it)."""
         return [self._phase("solve", self._fit_binary, shared, rows, y, w,
-                            **({} if starts is None else {"start": starts[k]}),
+                            **({} if starts is None else starts[k]),
                             detail={"problem": f"{first + k + 1}/{n_problems}"}
                             if n_problems > 1 else None)
                 for k, (rows, y, w) in enumerate(problems)]

@@ -838,6 +838,7 @@ class _FrontDoor:
         xp, ctx = self._ctx.xp, self._ctx
         m, r_max = X.shape[0], int(pool.shape[0])
         t0 = time.perf_counter()
+        margins = [mod.get("margins") for mod in models]  # (the next stage's starts)
         out = self._training_outputs(shared["P"], models)
         path = self.rank_path_
         stop = f"AUTO_RANK_MAX={AUTO_RANK_MAX} landmarks" if r_max == AUTO_RANK_MAX else \
@@ -897,8 +898,14 @@ class _FrontDoor:
             del kw  # (its views of the features would keep them past _refine's release)
             self._landmarks, self.rank_ = (J, Z), r_next
             zeros = xp.zeros((r_next - r,), dtype=xp.float64, device=ctx.native_device)
-            starts = [xp.concat([z[:r], zeros, z[r:]]) for z in map(self._model_coef, models)]
+            # (the new landmarks' coefficients 0: the last rank's margins, a pass over the
+            # features saved a stage. Not its ‖∇F(0)‖, which the new columns add to: the
+            # stricter gradient test took ijcnn1's stages at 354-709 landmarks one more step)
+            starts = [{"start": xp.concat([z[:r], zeros, z[r:]]),
+                       "margins": None if shared["P"].distributed else o}
+                      for z, o in zip(map(self._model_coef, models), margins)]
             models = super()._fit_problems(shared, problems, len(problems), starts=starts)
+            margins = [mod.get("margins") for mod in models]
             new = self._training_outputs(shared["P"], models)
             changed = self._output_change(out, new, problems)
             out = new
@@ -908,7 +915,8 @@ class _FrontDoor:
                 stop = f"{changed:.2%} of the training predictions changed <= " \
                        f"{name}={limit:.2%}"
                 break
-            refined = self._refine(shared, problems, models, X) \
+            refined = self._refine(shared, problems, models, X,
+                                   decisions=new if _sample_step(m) == 1 else None) \
                 if r_next >= REFINE_MIN_RANK else None
             if refined is not None:
                 models, stop = refined, f"{changed:.2%} of the training predictions changed " \
@@ -931,7 +939,7 @@ class _FrontDoor:
                 stacklevel=caller_stacklevel())
         return models
 
-    def _refine(self, shared, problems, models, X):
+    def _refine(self, shared, problems, models, X, decisions=None):
         """The exact problem of each binary problem solved on its candidate support vectors,
         where the rank's growth ended with the predictions still changing: the rows whose
         low-rank decision value leaves them near or beyond the margin
@@ -950,7 +958,11 @@ class _FrontDoor:
         t0 = time.perf_counter()
         P = shared["P"]
         W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
-        F = P.matvec(W)  # (n, problems), one-vs-one in P's rows' order (by class): then
+        # (n, problems): ``decisions``, :meth:`_training_outputs` of every row where the caller
+        # has them (the solver's margins leave out rows of weight 0); one-vs-one in P's rows'
+        # order (by class): then
+        F = decisions if decisions is not None and decisions.shape[0] == P.shape[0] else \
+            P.matvec(W)
         order = shared.get("order")  # back to X's (a gather of P's rows copied them whole)
         if order is not None:
             F = xp.take(F, xp.argsort(order, stable=False), axis=0)
@@ -1513,7 +1525,7 @@ class _FrontDoor:
                 "region_intercept": intercepts, "n_iter": n_iter, "converged": converged,
                 "objective_history": history}
 
-    def _fit_binary(self, shared, rows, y, sample_weight, start=None):
+    def _fit_binary(self, shared, rows, y, sample_weight, start=None, margins=None):
         xp = self._ctx.xp
         max_iter = self._newton_steps()
         if self._task == "classification":  # (every path: as scikit-learn's SVC)
@@ -1541,14 +1553,16 @@ class _FrontDoor:
                 P = P.take_ranges(ranges, runs, out=buf, at=at)
                 B = take_block(B, cols, cols, xp=xp)
                 start = None if start is None else xp.take(start, cols)
-            res = self._lowrank_solve(P, y, sample_weight, B, max_iter, start)
+            res = self._lowrank_solve(P, y, sample_weight, B, max_iter, start,
+                                      margins=None if rows is not None else margins)
             coef = xp.astype(res.coef, xp.float64)
             if rows is not None:  # (0 at the other classes' landmarks)
                 coef = set_rows(xp.zeros((r + 1,), dtype=xp.float64,
                                          device=self._ctx.native_device), cols, coef, xp=xp)
             model = {"alpha": coef[:r], "intercept": float(coef[r]), "n_iter": res.n_iter,
                      "converged": res.converged, "objective_history": res.objective_history}
-            if rows is None:  # (P z over every training row: :meth:`_training_outputs`)
+            if rows is None:  # (P z over every training row: :meth:`_training_outputs` and
+                # :meth:`_grow_rank`'s next start)
                 model["margins"] = res.info["margins"]
             return model
         K = shared["K"]
@@ -1980,15 +1994,15 @@ class SVC(_FrontDoor, SVCBase):
         widths = _CONTINUATION if continuation else (HINGE_SMOOTHING,)
         return [get_loss("huber_hinge", delta=d) for d in widths]
 
-    def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None):
+    def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None, *, margins=None):
         """Zhou 2013's reduced Newton method: from z = 0 with a presolve and the Huber
         continuation from :data:`LOWRANK_DELTA0`, or from ``start`` (a smaller rank's solution)
-        at the final corner, one step at least."""
+        at the final corner, one step at least; ``margins``: ``P start`` where known."""
         m, r = P.shape
         warm = start is not None
         return newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=B,
                               sample_weight=sample_weight, tol=float(self.tol),
-                              max_iter=max_iter, z0=start,
+                              max_iter=max_iter, z0=start, margins0=margins,
                               delta0=HINGE_SMOOTHING if warm else LOWRANK_DELTA0,
                               stage_tol=LOWRANK_STAGE_TOL, min_iter=int(warm),
                               delta_min=HINGE_SMOOTHING,
@@ -2161,13 +2175,14 @@ class SVR(_FrontDoor, SVRBase):
         reach = float(self.C) * loss.params["delta"] / 4 * float(inside)
         return reach > SVR_CORNER_GAP * abs(res.objective_history[-1])
 
-    def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None):
+    def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None, *, margins=None):
         xp = self._ctx.xp
         m, r = P.shape
         B = B + _RIDGE * xp.eye(r, dtype=B.dtype, device=self._ctx.native_device)
         return semismooth_newton(P, y, self._losses(), C=float(self.C), B=B, task="regression",
                                  sample_weight=sample_weight, verbose=self.verbose, xp=xp,
-                                 z0=start, options=NewtonOptions(
+                                 z0=start, margins0=margins,
+                                 options=NewtonOptions(
                                      tol=float(self.tol), max_iter=max_iter,
                                      min_iter=int(start is not None),
                                      presolve=_lowrank_presolve(m, r, start is not None)))

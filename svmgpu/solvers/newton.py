@@ -245,7 +245,8 @@ class NewtonOptions:
 
 @honours_verbose
 def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_weight=None,
-                      z0=None, options=None, verbose=0, label="newton", xp, **knobs):
+                      z0=None, margins0=None, options=None, verbose=0, label="newton", xp,
+                      **knobs):
     """The semi-smooth Newton method of the library: UniSVM's low-rank problem and Zhou 2013's
     reduced SVM (17) are both
 
@@ -282,6 +283,10 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     sample_weight : array of shape (m,), optional
     z0 : array of shape (r,), optional
         Start (default 0, or the presolve's solution).
+    margins0 : array of shape (m,), optional
+        ``P z0``, where the caller has it (a grown rank's start, whose new coefficients are 0,
+        has the last rank's margins): the pass over P that computes it is saved. Needs ``z0``;
+        rows in memory (not a distributed source).
     options : NewtonOptions, optional
         The method's knobs (default: ``NewtonOptions()``).
     verbose : int
@@ -315,8 +320,17 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     t_start = time.perf_counter()
     # the rows of the problem: here, or one NewtonRows per partition of a distributed source
     rows = as_operator(P).rows(NewtonRows, y, sample_weight, task=task, tau=opts.tau)
+    if margins0 is not None:
+        if z0 is None:
+            raise ValueError("margins0 (P z0) needs the start z0")
+        if rows.distributed:
+            raise ValueError("margins0 needs the rows in memory; a distributed source "
+                             "computes P z0 on its partitions: pass z0 alone")
+        if tuple(margins0.shape) != (rows.shape[0],):
+            raise ValueError(f"margins0 must have shape ({rows.shape[0]},), got "
+                             f"{tuple(margins0.shape)}")
     return _newton(rows, losses, C=C, B=B, z0=z0, opts=opts, label=label, xp=xp,
-                   t_start=t_start)
+                   t_start=t_start, margins0=margins0)
 
 
 def _presolve(rows, losses, *, C, B, opts, label, xp, nested):
@@ -380,7 +394,7 @@ def _direction(grad, c, *, active, H, allow_jitter, checked, iteration, xp):
     return -d, ok
 
 
-def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
+def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, margins0=None):
     """:func:`semismooth_newton` on its row object ``rows`` (a :class:`NewtonRows` or its Dask
     form; a presolve's rows are in memory)."""
     m, r = rows.shape
@@ -407,7 +421,10 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False):
     z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(z0, f64)
     if tuple(z.shape) != (r,):
         raise ValueError(f"the start must have shape ({r},), got {tuple(z.shape)}")
-    rows.start(z if z0 is not None else None)
+    if margins0 is None:
+        rows.start(z if z0 is not None else None)
+    else:  # (rows in memory: semismooth_newton)
+        rows.start(z, margins0)
 
     def Bmul(v):
         return v if B is None else matmul(B, v, xp=xp)  # (SciPy's BLAS on NumPy: _ops.matmul)
@@ -659,10 +676,11 @@ class NewtonRows:
                 None if self.s is None else xp.take(self.s, sub), total)
 
     @combine("none")
-    def start(self, z):
-        """Margins at ``z`` (``P z``; None: z = 0)."""
+    def start(self, z, margins=None):
+        """Margins at ``z`` (``P z``, or ``margins`` where the caller has them; None: z = 0)."""
         if z is not None:
-            self.o = self.P.matvec(z)
+            self.o = self.P.matvec(z) if margins is None else \
+                self.xp.astype(margins, self.xp.float64)
             self.res = self._residual(self.o)
 
     @combine("sum")

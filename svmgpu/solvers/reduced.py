@@ -139,7 +139,7 @@ def _schedule(loss, *, delta0, delta_min, p0, p_max):
 
 # ------------------------------------------------------------------ Zhou 2013's reduced SVM
 def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sample_weight=None,
-                   z0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
+                   z0=None, margins0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
                    armijo=1e-4, backtrack=0.5, max_backtracks=50, min_iter=0, memory_budget=None,
                    verbose=0, xp):
@@ -166,6 +166,9 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         Non-negative weights ``sᵢ`` of the losses; rows with weight 0 are dropped.
     z0 : array of shape (r,), optional
         Starting point (default 0, or a pre-solve, see ``presolve``).
+    margins0 : array, optional
+        ``P z0`` over the rows of positive weight, where the caller has it
+        (:func:`semismooth_newton`'s ``margins0``).
     tol : float
         Stop when ``‖g‖ <= tol · ‖g₀‖`` (g₀: the gradient at z = 0, ``−Σ sᵢ yᵢ Pᵢ`` for every
         loss in the paper's scaling; estimated on the subset after a pre-solve) in the final
@@ -271,7 +274,8 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         presolve=presolve, armijo=armijo, backtrack=backtrack, max_backtracks=max_backtracks,
         min_iter=min_iter)
     res = semismooth_newton(P, y, [registry_loss(loss, p) for p in params], C=C, B=B,
-                            sample_weight=s, z0=z0, options=options, verbose=verbose,
+                            sample_weight=s, z0=z0, margins0=margins0, options=options,
+                            verbose=verbose,
                             label=f"newton {loss}", xp=xp)
     info = res.info
     info["lambda"] = lam
