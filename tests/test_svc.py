@@ -1,6 +1,7 @@
 """svmgpu.SVC (the front door under scikit-learn's name) and its exact path, the primal Newton
 of Chapelle 2007 on the full kernel (svmgpu.solvers.exact)."""
 
+import math
 import warnings
 
 import numpy as np
@@ -1109,6 +1110,7 @@ def test_auto_rank_goes_to_its_cap_where_the_growth_is_far_from_ending(monkeypat
     times the limit, rank="auto" skips the stage between and solves at the cap: the path
     without that stage, the same cap and the same model there as the path through it."""
     svc_module = _grow(monkeypatch, start=20, top=75)  # (20, 28, 40, 57 → 75: 40 · 2 ≥ 75)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_SHRINK", 1e-300)  # (no jumps: the skip alone)
     X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.1,
                                random_state=2)
     X = StandardScaler().fit_transform(X)
@@ -1124,22 +1126,61 @@ def test_auto_rank_goes_to_its_cap_where_the_growth_is_far_from_ending(monkeypat
 
 
 def test_auto_rank_jumps_to_the_refinement_where_the_growth_is_far_from_ending(monkeypatch):
-    """From a stage whose change was above AUTO_RANK_JUMP times the limit, SVC's rank="auto"
-    goes straight to the first stage of at least REFINE_MIN_RANK landmarks, where the
-    refinement takes over: the path without the stages between, refined from the same
-    landmarks into the same model as the path through them."""
+    """From a stage whose change c was far above the limit L, SVC's rank="auto" goes straight
+    to the stage before the first that could end the growth (a stage's change at least
+    AUTO_RANK_SHRINK times the last one's), here the first stage of at least REFINE_MIN_RANK
+    landmarks, where the refinement takes over: the path without the stages between, whose
+    changes were all above the limit, refined from the same landmarks into the same model as
+    the path through them. AUTO_RANK_SHRINK near 0 (a change may vanish in a stage) jumps
+    nowhere."""
     svc_module = _grow(monkeypatch, top=200)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
     monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)  # (the first stage: 20)
     X, y = _unsettled()
     jumped = SVC(solver="lowrank", tol=1e-8).fit(X, y)
-    monkeypatch.setattr(svc_module, "AUTO_RANK_JUMP", np.inf)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_SHRINK", 1e-300)
     full = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    limit, q = svc_module.AUTO_RANK_CHANGE, 0.5
     assert [p["rank"] for p in full.rank_path_] == [20, 28, 40, 57, 81]
-    assert full.rank_path_[1]["changed"] > 10 * svc_module.AUTO_RANK_CHANGE
+    c = full.rank_path_[1]["changed"]
+    assert c * q ** 3 > limit  # (40, 57 and 81 cannot end it: straight to 81, capped there)
+    assert all(p["changed"] > limit for p in full.rank_path_[2:4])
     assert [p["rank"] for p in jumped.rank_path_] == [20, 28, 81]
     assert all(isinstance(f.rank_path_[-1]["refined"], dict) for f in (jumped, full))
     assert_allclose(jumped.decision_function(X), full.decision_function(X), atol=1e-4)
+
+
+def test_auto_rank_jumps_only_over_the_stages_that_cannot_end_the_growth(monkeypatch):
+    """From a stage whose change c (against the stage before it) is above the limit L, SVC's
+    rank="auto" skips exactly the stages j ahead with c · AUTO_RANK_SHRINK^j > L (none of them
+    could end the growth) but the last of those, and the cap; from a stage reached so it
+    grows by one stage (its change is against a stage further back). Here no stage before
+    the cap of 200 ends the growth: every path ends there, with the same model."""
+    svc_module = _grow(monkeypatch, top=200)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 10_000)  # (no refinement)
+    monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)
+    X, y = _unsettled()
+    limit, seq = svc_module.AUTO_RANK_CHANGE, [20]
+    while seq[-1] < 200:
+        seq.append(min(int(round(seq[-1] * math.sqrt(2.0))), 200))
+    monkeypatch.setattr(svc_module, "AUTO_RANK_SHRINK", 1e-300)  # (no jumps)
+    full = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    assert [p["rank"] for p in full.rank_path_] == [20, 28, 40, 57, 81, 115, 200]  # (a skip)
+    for q, expect in ((0.25, [20, 28, 57, 81, 163, 200]), (0.5, [20, 28, 163, 200])):
+        monkeypatch.setattr(svc_module, "AUTO_RANK_SHRINK", q)
+        fit = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+        path = fit.rank_path_
+        assert [p["rank"] for p in path] == expect
+        for k in range(1, len(path) - 1):
+            a, b = seq.index(path[k]["rank"]), seq.index(path[k + 1]["rank"])
+            jumped = seq.index(path[k - 1]["rank"]) + 1 < a
+            c = path[k]["changed"]
+            if jumped or b == len(seq) - 1:  # (one stage, or the cap)
+                assert b == a + 1 or b == len(seq) - 1
+            else:  # the stages skipped could not end it; the stage jumped to could be last
+                assert all(c * q ** j > limit for j in range(1, b - a + 1)), (q, k)
+                assert c * q ** (b - a + 1) <= limit or b + 1 == len(seq) - 1, (q, k)
+        assert_allclose(fit.decision_function(X), full.decision_function(X), atol=1e-4)
 
 
 def test_a_jump_past_the_memory_budget_takes_the_next_stage_instead(monkeypatch):
@@ -1701,7 +1742,8 @@ def test_auto_rank_grows_held_where_the_fixed_ranks_matrices_pass_the_budget(mon
     _grow(monkeypatch, start=20, top=400)
     X, y = make_classification(1000, n_features=10, random_state=2, flip_y=0.1)
     est = SVC(solver="lowrank", gamma=1.0, memory_budget=3_000_000).fit(X, y)  # (64·401² > 3 MB)
-    assert [p["rank"] for p in est.rank_path_][:3] == [20, 28, 40]
+    ranks = [p["rank"] for p in est.rank_path_]
+    assert ranks[:2] == [20, 28] and len(ranks) >= 3  # (grown, held: 28 → 57, a jump)
     assert "the memory budget (the features of" in est.rank_path_[-1]["stop"]
 
 

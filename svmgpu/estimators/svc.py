@@ -263,16 +263,21 @@ AUTO_RANK_CHANGE = 2e-3
 #: friedman1 (its change at 1,003 landmarks 0.18 % of the variance, under twice SVR's 0.1 %),
 #: friedman2 and friedman3 stop before and take the same stages.
 AUTO_RANK_SKIP = 2.0
-#: SVC's ``rank="auto"`` goes straight to the first stage of at least REFINE_MIN_RANK
-#: landmarks (of the same √2 sequence, where the refinement takes over) from a stage whose
-#: change was above this many times the limit: the changes shrink by 0.6–0.8 a stage, so from
-#: ten times the limit the stages between would not end the growth. ``make_classification``
-#: at 20,000 rows (4.8 % changed at 177 landmarks; 177 → 501 instead of 177, 250, 354, 501):
-#: 1.11 → 0.99 s (medians of seven, alternating), 95.26 → 95.24 % (the exact problem's
-#: 95.24 %); the image-like stand-in (3.4 % at 283; 200, 283, 566): 13.1 / 14.1 → 12.1 /
-#: 14.3 s, 99.0 % both, the harder one 48.5 → 43.4 s, 96.74 → 96.75 %. ijcnn1 (1.8 % at 177),
-#: Covtype and SVR do not jump.
-AUTO_RANK_JUMP = 10.0
+#: SVC's ``rank="auto"`` jumps over the stages that cannot end the growth: a stage's change
+#: (against the stage before it) is at least this share of the last one's (measured: 0.54–0.8;
+#: Covtype's 7 classes 0.86–0.93), so from a change c above the limit L the first stage that
+#: can end it is j = ⌈log(L / c) / log(AUTO_RANK_SHRINK)⌉ ahead, and the growth goes straight
+#: to the stage before that one (whose successor's change is then measured against it), not
+#: past the first stage of at least REFINE_MIN_RANK landmarks (where the refinement takes
+#: over). A stage reached so is grown from by one stage (its change is against a stage
+#: further back). Not SVR: its change, a share of the targets' variance, shrank by 0.19 a
+#: stage (friedman3 at 177 → 250 landmarks), and a jump there grew one stage further.
+#: ``make_classification`` at 20,000 rows (4.8 % changed at 177 landmarks, 23 times the
+#: limit: 177 → 501 instead of 177, 250, 354, 501): 1.11 → 0.99 s, 95.26 → 95.24 % (session
+#: 28, as ``AUTO_RANK_JUMP`` = 10 then); ijcnn1 (1.8 % at 177, nine times the limit: 177 →
+#: 501 instead of 177, 250, 354, 501, then 709 and 1,003 as before): the fastest of five
+#: fits 0.65–0.67 → 0.58 s in alternating processes, 97.93 → 97.92 %.
+AUTO_RANK_SHRINK = 0.5
 #: SVR's AUTO_RANK_CHANGE, on ``‖Δf‖² / ‖y − ȳ‖²`` (a share of the targets' variance, R²'s
 #: scale; it was measured on the predictions' variance, within 4 % of it on friedman1): the
 #: R² left to gain was 4–6 times the last stage's change (friedman1, noise 1: at 20,000 rows
@@ -825,8 +830,7 @@ class _FrontDoor:
     def _grow_rank(self, shared, problems, models, X, Xf, pool):
         """``rank="auto"``: the rank grown by :data:`AUTO_RANK_GROWTH` a stage (straight to the
         cap from the stage before it where the growth is far from ending, :data:`AUTO_RANK_SKIP`;
-        SVC: straight to the first stage of :data:`REFINE_MIN_RANK` landmarks or more from a
-        stage whose change was far above the limit, :data:`AUTO_RANK_JUMP`),
+        over the stages that cannot end it, :data:`AUTO_RANK_SHRINK`),
         the features of the new landmarks appended to the held ones and every problem solved
         again from its last solution (the new landmarks' coefficients 0), while the training
         predictions still change: more than :data:`AUTO_RANK_CHANGE` of them (SVC: the
@@ -846,18 +850,22 @@ class _FrontDoor:
         name, limit = self._rank_change_limit()
         itemsize = numpy_dtype(Xf.dtype).itemsize
         by_budget = False  # (whether the memory budget ended the growth)
+        jumped = False  # (whether the last stage came by a skip or jump: its change is against
+        # a stage further back, larger than a stage's own)
         while True:
             r = self.rank_
             step = min(int(round(r * AUTO_RANK_GROWTH)), r_max)
-            target, last = step, path[-1]["changed"]
+            target, last = step, None if jumped else path[-1]["changed"]
             if step * AUTO_RANK_GROWTH >= r_max and last is not None and \
                     last > AUTO_RANK_SKIP * limit:
                 target = r_max  # (the stage between would not end the growth: AUTO_RANK_SKIP)
-            elif self._refines and REFINE_MIN_RANK <= r_max and last is not None and \
-                    last > AUTO_RANK_JUMP * limit:
-                while target < REFINE_MIN_RANK:  # (the stages between would not end it)
-                    target = int(round(target * AUTO_RANK_GROWTH))
-                target = min(target, r_max)
+            elif self._refines and last is not None and last > limit:  # (AUTO_RANK_SHRINK)
+                ends = math.ceil(math.log(limit / last) / math.log(AUTO_RANK_SHRINK))
+                for _ in range(ends - 2):  # (to the stage before the first that can end it)
+                    nxt = int(round(target * AUTO_RANK_GROWTH))
+                    if nxt >= r_max or target >= REFINE_MIN_RANK:
+                        break
+                    target = nxt
             if step <= r:
                 break
             flat = shared.get("flat")  # (NumPy: the features widened in place)
@@ -876,6 +884,7 @@ class _FrontDoor:
                 stop = f"the memory budget (the features of {r_next:,} landmarks)"
                 by_budget = True
                 break
+            jumped = r_next != step
             buf = shared.get("pair_buffer")
             if buf is not None and int(buf.shape[0]) < m * (r_next + 1):
                 shared.pop("pair_buffer")  # (freed before the next features are built)
