@@ -924,8 +924,7 @@ class _FrontDoor:
                 stop = f"{changed:.2%} of the training predictions changed <= " \
                        f"{name}={limit:.2%}"
                 break
-            refined = self._refine(shared, problems, models, X,
-                                   decisions=new if _sample_step(m) == 1 else None) \
+            refined = self._refine(shared, problems, models, X, decisions=new) \
                 if r_next >= REFINE_MIN_RANK else None
             if refined is not None:
                 models, stop = refined, f"{changed:.2%} of the training predictions changed " \
@@ -967,9 +966,9 @@ class _FrontDoor:
         t0 = time.perf_counter()
         P = shared["P"]
         W = xp.stack([self._model_coef(mod) for mod in models], axis=1)
-        # (n, problems): ``decisions``, :meth:`_training_outputs` of every row where the caller
-        # has them (the solver's margins leave out rows of weight 0); one-vs-one in P's rows'
-        # order (by class): then
+        # (n, problems): ``decisions``, :meth:`_training_outputs`, where they cover every row
+        # (not a sample of the rows, nor the solver's margins without the rows of weight 0);
+        # one-vs-one in P's rows' order (by class): then
         F = decisions if decisions is not None and decisions.shape[0] == P.shape[0] else \
             P.matvec(W)
         order = shared.get("order")  # back to X's (a gather of P's rows copied them whole)
@@ -1562,8 +1561,7 @@ class _FrontDoor:
                 P = P.take_ranges(ranges, runs, out=buf, at=at)
                 B = take_block(B, cols, cols, xp=xp)
                 start = None if start is None else xp.take(start, cols)
-            res = self._lowrank_solve(P, y, sample_weight, B, max_iter, start,
-                                      margins=None if rows is not None else margins)
+            res = self._lowrank_solve(P, y, sample_weight, B, max_iter, start, margins=margins)
             coef = xp.astype(res.coef, xp.float64)
             if rows is not None:  # (0 at the other classes' landmarks)
                 coef = set_rows(xp.zeros((r + 1,), dtype=xp.float64,

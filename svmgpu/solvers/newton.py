@@ -421,10 +421,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
     z = xp.zeros((r,), dtype=f64, device=dev) if z0 is None else xp.astype(z0, f64)
     if tuple(z.shape) != (r,):
         raise ValueError(f"the start must have shape ({r},), got {tuple(z.shape)}")
-    if margins0 is None:
-        rows.start(z if z0 is not None else None)
-    else:  # (rows in memory: semismooth_newton)
-        rows.start(z, margins0)
+    rows.start(z if z0 is not None else None, margins0)
 
     def Bmul(v):
         return v if B is None else matmul(B, v, xp=xp)  # (SciPy's BLAS on NumPy: _ops.matmul)

@@ -275,8 +275,7 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         min_iter=min_iter)
     res = semismooth_newton(P, y, [registry_loss(loss, p) for p in params], C=C, B=B,
                             sample_weight=s, z0=z0, margins0=margins0, options=options,
-                            verbose=verbose,
-                            label=f"newton {loss}", xp=xp)
+                            verbose=verbose, label=f"newton {loss}", xp=xp)
     info = res.info
     info["lambda"] = lam
     info["stages"] = [{"param": params[st["loss"]], "C": st["C"], "n_iter": st["n_iter"]}
