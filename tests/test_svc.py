@@ -340,6 +340,51 @@ def test_front_door_exact_path_computes_kernel_rows_on_demand(Est, monkeypatch):
                     dense.decision_function(X) if Est is SVC else dense.predict(X), atol=1e-6)
 
 
+@pytest.mark.parametrize("weights", [None, "balanced"])
+def test_exact_pairs_compute_their_own_kernels_where_their_blocks_are_few(monkeypatch, device,
+                                                                          weights):
+    """The exact path's one-vs-one pairs each compute their own kernel matrix (the rows their
+    Newton steps read, a KernelRows, above PRESOLVE_MIN_ROWS rows in the pair; the block
+    below) where their blocks together hold at most WHOLE_KERNEL_SHARE times the whole
+    matrix's values, and copy their blocks from the whole matrix otherwise: the same model
+    either way, on every backend."""
+    import svmgpu.solvers.exact as exact_module
+    from svmgpu.estimators import svc as svc_module
+    from svmgpu.kernels import KernelRows
+
+    for module in (svc_module, exact_module):  # (the pairs' presolve too: few rows computed)
+        monkeypatch.setattr(module, "PRESOLVE_MIN_ROWS", 300)
+    rng = np.random.default_rng(5)
+    sizes = (300, 200, 100)  # (pairs of 500, 400 and 300 rows: blocks 1.39 times the whole)
+    y = np.repeat(np.arange(3), sizes)
+    X = rng.standard_normal((600, 4)) + 4.0 * np.eye(3, 4)[y]
+    assert not svc_module.SVC._whole_kernel([0, 300, 500, 600])
+    assert svc_module.SVC._whole_kernel([0, 100, 200, 300, 400, 500, 600])  # (1.67)
+    assert svc_module.SVC._whole_kernel([0, 150, 250, 300])  # (at most PRESOLVE_MIN_ROWS)
+    made = []
+    choose = svc_module._FrontDoor._kernel_matrix
+
+    def spy(self, rows):
+        made.append(choose(self, rows))
+        return made[-1]
+
+    monkeypatch.setattr(svc_module._FrontDoor, "_kernel_matrix", spy)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    own = SVC(tol=1e-8, class_weight=weights).fit(Xd, yd)
+    assert own.solver_ == "exact" and len(made) == 3
+    lazy = [K for K in made if isinstance(K, KernelRows)]
+    assert [K.shape[0] for K in lazy] == [500, 400]  # (the pair of 300 rows: its block)
+    assert all(0 < K.computed < K.shape[0] for K in lazy)
+    monkeypatch.setattr(svc_module, "WHOLE_KERNEL_SHARE", 1.0)
+    made.clear()
+    whole = SVC(tol=1e-8, class_weight=weights).fit(Xd, yd)
+    assert made == []  # (each pair's block copied from the whole matrix)
+    np.testing.assert_array_equal(host(own.support_), host(whole.support_))
+    assert_allclose(own.decision_function(Xd), whole.decision_function(Xd), atol=1e-8)
+    assert_allclose(own.dual_coef_, whole.dual_coef_, atol=1e-8)
+    assert_allclose(own.intercept_, whole.intercept_, atol=1e-8)
+
+
 def test_exact_presolve_also_starts_regression(device):
     """presolve="auto" presolves regression too (on 20,000 friedman2 rows SVR's solve from
     α = 0 took 35 s: halved steps while the pieces' system grew to 12,000 rows): the same
