@@ -1890,6 +1890,49 @@ def test_svr_at_a_large_c_narrows_its_corners_to_fit_the_whole_tube(C, device):
                     device=device)
 
 
+def test_narrow_corners_end_on_the_newton_systems_rounding(monkeypatch, device):
+    """SVR's narrowings on a rank-deficient kernel (the linear kernel on 10 features, noise-free
+    targets offset by 50, C = 100): at corners of half-width 2e-4 and 2e-5 (curvature up to
+    C / (2δ) = 2.5e6 on about ten rows) the Newton systems' rounding held the residual above
+    tol. One narrowing repeated the same full step, another crawled with F level; each ran
+    to max_iter (1,000 steps) and the fit warned that it had not converged. Full steps that
+    keep the active set with F level now end converged (``info["rounding"]``), shorter ones
+    stalled, and a narrowing that does not converge leaves the last solution: a hundred-odd
+    steps in all, no warning, scikit-learn's predictions to the corners' width."""
+    from sklearn.datasets import make_regression
+
+    import svmgpu.estimators.svc as svc_module
+
+    X, y = make_regression(600, n_features=10, n_informative=5, noise=0.0, random_state=1)
+    y = (y - y.mean()) / y.std() + 50.0
+    X = StandardScaler().fit_transform(X)
+    stages = []
+    solve = svc_module.exact_newton
+
+    def spy(K, yy, loss, **kw):
+        res = solve(K, yy, loss, **kw)
+        stages.append((loss.params["delta"], res))
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = SVR(C=100.0, kernel="linear", epsilon=0.1).fit(to_device(X[:300], device),
+                                                             to_device(y[:300], device))
+    assert int(host(got.n_iter_)[0]) < 250
+    deltas = [d for d, _ in stages]
+    assert deltas == pytest.approx([0.02, 0.002, 0.0002, 0.00002])
+    rounded = stages[2][1]  # (the same full step again: converged on the rounding rule)
+    assert rounded.converged and rounded.info["rounding"] and rounded.n_iter < 20
+    dropped = stages[3][1]  # (F level over shorter steps: stalled, its solution dropped)
+    assert not dropped.converged and dropped.info["stalled"] and dropped.n_iter < 50
+    assert_allclose(host(got.dual_coef_)[0], host(rounded.coef)[host(got.support_)],
+                    atol=1e-12)
+    sk = SklearnSVR(C=100.0, kernel="linear", epsilon=0.1, tol=1e-6).fit(X[:300], y[:300])
+    assert_allclose(got.predict(to_device(X[300:], device)), sk.predict(X[300:]), rtol=0,
+                    atol=5e-3, device=device)
+
+
 def test_svr_with_targets_far_wider_than_epsilon_continues_from_wide_huber_losses(
         monkeypatch, device):
     """Targets of spread ~100 with ε = 0.01 (corners of half-width 0.002): every row sits on a

@@ -1394,9 +1394,13 @@ class _FrontDoor:
                 K, rows_f64 = self._float64_kernel(rows_f64)
             wide, loss = loss, type(loss)(loss.task, **{**loss.params,
                                                          "delta": loss.params["delta"] / 10})
-            res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]),
-                               corners_of=wide, **kw)
+            last, res = res, exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]),
+                                          corners_of=wide, **kw)
             n_iter += res.n_iter
+            if not res.converged:  # (corners too narrow for float64's rounding: the last
+                # solution stays, at its wider corners)
+                res, loss = last, wide
+                break
         if not res.converged and rows_f64 is not None and res.n_iter < max_iter and \
                 K.shape[0] <= EXACT_FALLBACK_ROWS:  # (it stalled, not at the step limit)
             res, more = self._exact_fallback(rows_f64, y, sample_weight, max_iter)
