@@ -1365,6 +1365,37 @@ def test_the_refinement_adds_the_rows_outside_its_candidates_that_it_misclassifi
     assert np.mean(unchecked.predict(X) == exact.predict(X)) < 0.5
 
 
+def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, device):
+    """Where the refinement's first sample (REFINE_CHECK_ROWS) misclassifies too few rows to
+    decide but more than REFINE_CHECK_DOUBT of it violates the refined model's margin, a larger
+    sample decides (REFINE_CHECK_TOTAL rows over the problems): here every row outside, whose
+    misclassified rows then join the candidates with the others of nonzero loss gradient. They
+    outnumber the candidates, and the problem is solved again from the exact path's own start:
+    the exact SVM's predictions, on every backend. Without the larger sample the first one
+    passes, and the model is not the exact SVM."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.05)
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_ROWS", 5)
+    X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.05, random_state=4)
+    X = StandardScaler().fit_transform(X)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    exact = SVC(rank=None, tol=1e-8).fit(X, y)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    (first, second), = fit.rank_path_[-1]["refined"]["checks"]
+    assert first["violating"] > svc_module.REFINE_CHECK_DOUBT * 5
+    assert first["sampled"] == first["outside"] > 5  # (the larger sample: every row outside)
+    assert first["added"] > fit.rank_path_[-1]["refined"]["candidates"][0] - first["added"]
+    assert "added" not in second
+    np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
+    assert np.max(np.abs(host(fit.decision_function(Xd)) - exact.decision_function(X))) < 0.05
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_TOTAL", 0)
+    small = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    (only,), = small.rank_path_[-1]["refined"]["checks"]
+    assert only["sampled"] == 5 and "added" not in only
+    assert np.mean(small.predict(X) == exact.predict(X)) < 0.99
+
+
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):
     """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
     labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its
