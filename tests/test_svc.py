@@ -1964,6 +1964,31 @@ def test_narrow_corners_end_on_the_newton_systems_rounding(monkeypatch, device):
                     atol=5e-3, device=device)
 
 
+def test_a_low_rank_solve_of_the_roundings_steps_ends():
+    """The low-rank Newton solver ends a convex stage after _FLAT_STEPS accepted steps shorter
+    than _FLAT_STEP that leave F level: a fuzz case (SVR, 12,000 rows of 3 features,
+    ``gamma=0.003``: kernel values near 1 between all rows, float32 features; targets of spread
+    100, C = 0.05, ε = 0.01) took 1,000 steps of 1e-11 to 1e-8 at each of its two ranks (5.6 s,
+    a ConvergenceWarning) with its relative gradient at 0.014. It ends converged (within
+    √tol) after a few dozen steps, scikit-learn's R²."""
+    from sklearn.datasets import make_regression
+
+    import svmgpu.solvers.newton as newton_module
+
+    X, y = make_regression(14000, n_features=3, n_informative=1, noise=1.0, random_state=141996)
+    y = (y - y.mean()) / y.std() * 100.0
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = SVR(C=0.05, gamma=0.003, epsilon=0.01).fit(X[:12000], y[:12000])
+    assert got.solver_ == "lowrank" and got._kernel_float32
+    assert int(host(got.n_iter_)[0]) < 200
+    assert newton_module._FLAT_STEPS < 200
+    sk = SklearnSVR(C=0.05, gamma=0.003, epsilon=0.01).fit(X[:12000], y[:12000])
+    assert got.score(X[12000:], y[12000:]) == pytest.approx(sk.score(X[12000:], y[12000:]),
+                                                            abs=1e-4)
+
+
 def test_svr_with_targets_far_wider_than_epsilon_continues_from_wide_huber_losses(
         monkeypatch, device):
     """Targets of spread ~100 with ε = 0.01 (corners of half-width 0.002): every row sits on a
