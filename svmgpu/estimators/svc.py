@@ -1432,7 +1432,7 @@ class _FrontDoor:
             n_iter += res.n_iter
             if not res.converged:  # (corners too narrow for float64's rounding: the last
                 # solution stays, at its wider corners)
-                res, loss = last, wide
+                res = last
                 break
         if not res.converged and rows_f64 is not None and res.n_iter < max_iter and \
                 K.shape[0] <= EXACT_FALLBACK_ROWS:  # (it stalled, not at the step limit)
