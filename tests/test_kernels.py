@@ -621,3 +621,20 @@ def test_distance_range_problem_bounds():
     bound = np.sqrt(f32.max / 12.0)
     assert distance_range_problem(bound * 0.99, 3, f32) is None
     assert distance_range_problem(bound * 1.01, 3, f32) == "overflow"
+
+
+def test_feature_dimension_bounds_the_rank_of_kernel_matrices():
+    """``Kernel.feature_dimension``: 'linear' d, 'poly' the monomials (degree at most p with
+    coef0 != 0, exactly p with coef0 = 0), reached by the rank of a kernel matrix of many
+    random rows; None where the feature space is infinite."""
+    import math
+
+    from svmgpu.kernels import Linear, Polynomial, RBF
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4))
+    for kernel, dim in [(Linear(), 4), (Polynomial(3, 0.5, 0.0), math.comb(6, 3)),
+                        (Polynomial(2, 0.5, 1.0), math.comb(6, 2))]:
+        assert kernel.feature_dimension(4) == dim
+        assert np.linalg.matrix_rank(np.asarray(kernel.block(X, X))) == dim
+    assert RBF(1.0).feature_dimension(4) is None

@@ -2530,37 +2530,39 @@ def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatc
     assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-3)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
 @pytest.mark.parametrize("Est", [SVC, SVR])
-def test_a_linear_kernel_of_few_features_takes_the_exact_low_rank(monkeypatch, device, Est):
-    """``kernel="linear"`` on at least LINEAR_LOWRANK_ROWS rows a feature (from
-    LINEAR_LOWRANK_MIN_ROWS rows) takes the low-rank path: K = X Xᵀ has rank at most d, which
-    rank="auto"'s landmarks span, so its model is the exact path's (decision values to the
-    solvers' tolerance) and scikit-learn's predictions; more features than that keep the
-    exact path. On every backend."""
+def test_a_kernel_of_finite_rank_takes_the_exact_low_rank(monkeypatch, device, Est, kernel):
+    """A kernel whose feature space has dimension D (``feature_dimension``: 'linear' d,
+    'poly' its monomials) on at least FINITE_RANK_ROWS rows a dimension (from
+    FINITE_RANK_MIN_ROWS rows) takes the low-rank path: every kernel matrix has rank at most
+    D, which rank="auto"'s landmarks span, so its model is the exact path's (decision values
+    to the solvers' tolerance) and scikit-learn's predictions; more features than that keep
+    the exact path. On every backend."""
     from svmgpu.estimators import svc as svc_module
 
-    monkeypatch.setattr(svc_module, "LINEAR_LOWRANK_MIN_ROWS", 300)
+    monkeypatch.setattr(svc_module, "FINITE_RANK_MIN_ROWS", 300)
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((400, 4))
+    d = 4 if kernel == "linear" else 2  # (poly: C(2 + 2, 3) = 4 monomials of degree 3)
+    X = rng.standard_normal((400, d))
+    w = np.array([1.0, -2.0, 0.5, 0.0])[:d]
     if Est is SVC:
-        y = (X @ [1.0, -2.0, 0.5, 0.0] + 0.3 * rng.standard_normal(400) > 0).astype(int)
+        y = (X @ w + 0.3 * rng.standard_normal(400) > 0).astype(int)
         y[:100] += 2 * (X[:100, 0] > 0.5)  # (three classes: one-vs-one pairs)
-        peer = SklearnSVC(kernel="linear").fit(X, y)
+        peer = SklearnSVC(kernel=kernel).fit(X, y)
     else:
-        y = X @ [1.0, -2.0, 0.5, 0.0] + 0.3 * rng.standard_normal(400) + 20.0
-        peer = SklearnSVR(kernel="linear").fit(X, y)
+        y = X @ w + 0.3 * rng.standard_normal(400) + 20.0
+        peer = SklearnSVR(kernel=kernel).fit(X, y)
     Xd, yd = to_device(X, device), to_device(y, device)
-    low = Est(kernel="linear", tol=1e-8).fit(Xd, yd)
-    assert low.solver_ == "lowrank" and low.rank_ >= X.shape[1]
-    exact = Est(kernel="linear", tol=1e-8, solver="exact").fit(Xd, yd)
-    scale = float(np.max(np.abs(host(exact.decision_function(Xd) if Est is SVC else
-                                     exact.predict(Xd)))))
+    low = Est(kernel=kernel, tol=1e-8).fit(Xd, yd)
+    assert low.solver_ == "lowrank" and low.rank_ >= low.kernel_.feature_dimension(d)
+    exact = Est(kernel=kernel, tol=1e-8, solver="exact").fit(Xd, yd)
+    out = (lambda e: e.decision_function(Xd)) if Est is SVC else (lambda e: e.predict(Xd))
+    scale = float(np.max(np.abs(host(out(exact)))))
+    assert_allclose(out(low), out(exact), atol=1e-4 * scale)
     if Est is SVC:
-        assert_allclose(low.decision_function(Xd), exact.decision_function(Xd),
-                        atol=1e-4 * scale)
         assert np.mean(host(low.predict(Xd)) == peer.predict(X)) >= 0.99
     else:
-        assert_allclose(low.predict(Xd), exact.predict(Xd), atol=1e-4 * scale)
-        assert float(np.max(np.abs(host(low.predict(Xd)) - peer.predict(X)))) < 0.05
-    wide = rng.standard_normal((400, 10))  # (400 rows < 50 a feature: the exact path)
-    assert Est(kernel="linear").fit(to_device(wide, device), yd).solver_ == "exact"
+        assert float(np.max(np.abs(host(low.predict(Xd)) - peer.predict(X)))) < 0.05 * scale
+    wide = rng.standard_normal((400, 10))  # (400 rows < 50 a dimension: the exact path)
+    assert Est(kernel=kernel).fit(to_device(wide, device), yd).solver_ == "exact"

@@ -34,9 +34,9 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     prediction, Hsieh, Si and Dhillon 2014; docs/partition.md): for a local kernel, where rows
     of different regions barely interact.
 
-``solver="auto"`` takes the low-rank path when ``rank`` is an int, or for ``kernel="linear"``
-on at least :data:`LINEAR_LOWRANK_ROWS` rows a feature (its kernel's rank is at most the
-features'); with ``rank="auto"`` the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, else the
+``solver="auto"`` takes the low-rank path when ``rank`` is an int, or for a kernel of finite
+rank (``"linear"``, ``"poly"``) on at least :data:`FINITE_RANK_ROWS` rows a dimension of its
+feature space; with ``rank="auto"`` the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, else the
 partitioned one when the kernel is local (the median kernel value between random rows below
 :data:`LOCAL_KERNEL_LEVEL`), else the low-rank one, whose rank ``"auto"`` grows with the data:
 from :data:`AUTO_RANK_START` landmarks by :data:`AUTO_RANK_GROWTH` a stage, each stage started
@@ -190,22 +190,29 @@ FLOAT32_RBF_ROUNDING = 1e-4
 #: Covtype's 7 classes at 20,000 rows 12.1 s against 1.46 s (73.38 against 73.25 %), ijcnn1's
 #: first 20,000 rows 4.17 s against 0.14 s (95.37 against 95.27 %). It was 20,000 until then.
 EXACT_MAX_ROWS = 10_000
-#: ``solver="auto"`` takes the low-rank path for ``kernel="linear"`` from this many rows where
-#: they are at least :data:`LINEAR_LOWRANK_ROWS` per feature (d): K = X Xᵀ has rank at most d,
-#: so ``rank="auto"``'s landmarks (from 125, more than d features need) span it, and the
-#: growth ends a stage later with the predictions unchanged. The low-rank Newton steps cost
-#: m r² where the exact path's cost m |Q| and the exact path crawls where most rows sit on the
-#: hinge's linear piece (a rank-d kernel moves them together). Session 42 (2-core CPU, default
-#: ``tol``, the same test accuracy / R² to 0.001 on every set): classification at 6,000 rows
-#: and 40 features 2.39 → 0.023 s at C = 1 and 1.28 → 0.021 s at C = 100, 2,500 rows and 3
-#: features at C = 100 0.28 → 0.011 s; regression at 6,000 rows 0.10–0.48 → 0.03–0.24 s; a
-#: fuzz SVR (6,000 rows, 40 features, targets of spread 100) 3.9 → 0.2 s. Below: at 600 rows
-#: both take milliseconds (the exact path 2–3× fewer), and 200 features at 600–2,500 rows were
-#: up to 10× slower on the low-rank path (SVR at C = 100: 0.86 → 3.2 s).
-LINEAR_LOWRANK_MIN_ROWS = 2000
-#: Rows a feature from which ``kernel="linear"`` takes the low-rank path
-#: (:data:`LINEAR_LOWRANK_MIN_ROWS`).
-LINEAR_LOWRANK_ROWS = 50
+#: ``solver="auto"`` takes the low-rank path from this many rows for a kernel whose feature
+#: space has finite dimension D (``Kernel.feature_dimension``: ``kernel="linear"``'s d
+#: features, ``"poly"``'s monomials, C(d + 2, 3) at degree 3 and coef0 = 0) where the rows are
+#: at least :data:`FINITE_RANK_ROWS` per dimension: every kernel matrix has rank at most D, so
+#: ``rank="auto"``'s landmarks (from 125) span it where D is below that, and the growth ends a
+#: stage later with the predictions unchanged (else it grows as for any kernel). The low-rank
+#: Newton steps cost m r² where the exact path's cost m |Q|, and the exact path crawls where
+#: most rows sit on the hinge's linear piece (a low-rank kernel moves them together). Session
+#: 42 (2-core CPU, default ``tol``; the same test accuracy / R² to 0.001):
+#:
+#: - linear, classification, 6,000 rows of 40 features: 2.39 → 0.023 s at C = 1, 1.28 →
+#:   0.021 s at C = 100; 2,500 rows of 3 features at C = 100: 0.28 → 0.011 s; regression at
+#:   6,000 rows 0.10–0.48 → 0.03–0.24 s; a fuzz SVR (6,000 rows, 40 features, targets of
+#:   spread 100) 3.9 → 0.2 s;
+#: - poly, degree 3 (five fuzz sets of 2,500–6,000 rows of 1–3 features, C = 0.05–10,
+#:   ``gamma`` 3 or "scale"): 0.55–2.4 s → 0.05–0.13 s (scikit-learn 0.02–15 s).
+#:
+#: Below: at 600 rows both take milliseconds (the exact path 2–3× fewer), and 200 features at
+#: 600–2,500 rows were up to 10× slower on the low-rank path (SVR at C = 100: 0.86 → 3.2 s).
+FINITE_RANK_MIN_ROWS = 2000
+#: Rows a dimension of the kernel's feature space from which ``solver="auto"`` takes the
+#: low-rank path (:data:`FINITE_RANK_MIN_ROWS`).
+FINITE_RANK_ROWS = 50
 #: The partitioned path's largest region (an exact problem): a region of more rows, or whose
 #: kernel matrix would pass the memory budget, is split by 2-means.
 REGION_MAX_ROWS = 20_000
@@ -648,12 +655,12 @@ class _FrontDoor:
             return "exact", "rank=None"
         if self.rank != "auto":  # a rank asks for landmarks: never silently the exact path
             return "lowrank", f"rank={self.rank}"
-        d = int(X.shape[1])
-        if self.kernel_.name == "linear" and m >= LINEAR_LOWRANK_MIN_ROWS and \
-                d * LINEAR_LOWRANK_ROWS <= m:
-            return "lowrank", (f"kernel='linear' on {d:,} features: K = X Xᵀ has rank at most "
-                               f"{d:,}, which landmarks hold exactly ({m:,} rows ≥ "
-                               f"LINEAR_LOWRANK_ROWS={LINEAR_LOWRANK_ROWS} a feature)")
+        dim = self.kernel_.feature_dimension(int(X.shape[1]))
+        if dim is not None and m >= FINITE_RANK_MIN_ROWS and dim * FINITE_RANK_ROWS <= m:
+            return "lowrank", (f"the {self.kernel_.name!r} kernel on {X.shape[1]:,} features has "
+                               f"rank at most {dim:,} (its feature space), which landmarks hold "
+                               f"exactly ({m:,} rows ≥ FINITE_RANK_ROWS={FINITE_RANK_ROWS} a "
+                               "dimension)")
         name, top = self._exact_max_rows()
         if m <= top and exact_bytes <= budget:
             return "exact", f"{m:,} rows, and the kernel matrix fits the budget"

@@ -183,6 +183,12 @@ class Kernel:
         """``k(x_i, x_i)`` for each row, array of shape (n,)."""
         raise NotImplementedError  # pragma: no cover - every concrete kernel overrides it
 
+    def feature_dimension(self, n_features):
+        """The dimension of the kernel's feature space on ``n_features`` features, where it is
+        finite: an upper bound on the rank of every kernel matrix of such rows (None: no finite
+        bound, as for the RBF and Laplacian kernels)."""
+        return None
+
     def negligible_distance(self, threshold):
         """A distance ``r`` with ``|k(x, z)| <= threshold`` whenever ``‖x − z‖₂ >= r``.
 
@@ -231,6 +237,10 @@ class Linear(Kernel):
     def diag(self, X):
         return row_sq_norms(X, xp=get_namespace(X))
 
+    def feature_dimension(self, n_features):
+        """``n_features``: the features themselves."""
+        return int(n_features)
+
 
 class Polynomial(Kernel):
     """Polynomial kernel ``k(x, z) = (γ xᵀz + coef0)^degree``."""
@@ -262,6 +272,13 @@ class Polynomial(Kernel):
 
     def diag(self, X):
         return (self.gamma * row_sq_norms(X, xp=get_namespace(X)) + self.coef0) ** self.degree
+
+    def feature_dimension(self, n_features):
+        """The monomials of the features: ``C(d + degree, degree)`` of degree at most
+        ``degree`` where ``coef0 != 0``, ``C(d + degree − 1, degree)`` of degree ``degree``
+        exactly where ``coef0 == 0``."""
+        d = int(n_features)
+        return math.comb(d + self.degree - (self.coef0 == 0.0), self.degree)
 
 
 class RBF(Kernel):
