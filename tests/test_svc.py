@@ -2564,5 +2564,5 @@ def test_a_kernel_of_finite_rank_takes_the_exact_low_rank(monkeypatch, device, E
         assert np.mean(host(low.predict(Xd)) == peer.predict(X)) >= 0.99
     else:
         assert float(np.max(np.abs(host(low.predict(Xd)) - peer.predict(X)))) < 0.05 * scale
-    wide = rng.standard_normal((400, 10))  # (400 rows < 50 a dimension: the exact path)
+    wide = rng.standard_normal((400, 20))  # (400 rows < 25 a dimension: the exact path)
     assert Est(kernel=kernel).fit(to_device(wide, device), yd).solver_ == "exact"

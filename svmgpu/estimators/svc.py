@@ -207,12 +207,17 @@ EXACT_MAX_ROWS = 10_000
 #: - poly, degree 3 (five fuzz sets of 2,500–6,000 rows of 1–3 features, C = 0.05–10,
 #:   ``gamma`` 3 or "scale"): 0.55–2.4 s → 0.05–0.13 s (scikit-learn 0.02–15 s).
 #:
-#: Below: at 600 rows both take milliseconds (the exact path 2–3× fewer), and 200 features at
-#: 600–2,500 rows were up to 10× slower on the low-rank path (SVR at C = 100: 0.86 → 3.2 s).
+#: - at 25–40 rows a dimension (classification and regression at C = 1 and 100): linear
+#:   4,000 × 100 0.45–0.87 → 0.03–0.54 s, 8,000 × 200 2.6–6.2 → 0.55–2.3 s; poly 2,000 × 6,
+#:   3,000 × 8, 6,000 × 10 and 8,000 × 10 (56–220 dimensions) 0.28–9.0 → 0.04–1.7 s.
+#:
+#: Below: at 600 rows both take milliseconds (the exact path 2–3× fewer); at 20 rows a
+#: dimension SVR's low-rank path was slower (linear, 4,000 × 200 at C = 100: 1.16 → 3.1 s),
+#: at 3–12 up to 10× (600 × 200).
 FINITE_RANK_MIN_ROWS = 2000
 #: Rows a dimension of the kernel's feature space from which ``solver="auto"`` takes the
 #: low-rank path (:data:`FINITE_RANK_MIN_ROWS`).
-FINITE_RANK_ROWS = 50
+FINITE_RANK_ROWS = 25
 #: The partitioned path's largest region (an exact problem): a region of more rows, or whose
 #: kernel matrix would pass the memory budget, is split by 2-means.
 REGION_MAX_ROWS = 20_000
