@@ -629,7 +629,7 @@ def test_feature_dimension_bounds_the_rank_of_kernel_matrices():
     random rows; None where the feature space is infinite."""
     import math
 
-    from svmgpu.kernels import Linear, Polynomial, RBF
+    from svmgpu.kernels import RBF, Linear, Polynomial
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 4))
