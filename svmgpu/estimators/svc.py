@@ -34,14 +34,14 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
     prediction, Hsieh, Si and Dhillon 2014; docs/partition.md): for a local kernel, where rows
     of different regions barely interact.
 
-``solver="auto"`` takes the low-rank path when ``rank`` is an int, or for a kernel of finite
-rank (``"linear"``, ``"poly"``) on at least :data:`FINITE_RANK_ROWS` rows a dimension of its
-feature space; with ``rank="auto"`` the exact path up to :data:`EXACT_MAX_ROWS` rows when the
-kernel matrix fits the memory budget, else the partitioned one when the kernel is local (the median kernel value between random rows below
-:data:`LOCAL_KERNEL_LEVEL`), else the low-rank one, whose rank ``"auto"`` grows with the data:
-from :data:`AUTO_RANK_START` landmarks by :data:`AUTO_RANK_GROWTH` a stage, each stage started
-from the last one's solution, while more than :data:`AUTO_RANK_CHANGE` of the training
-predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget (``rank_path_``). The
+``solver="auto"`` takes the low-rank path when ``rank`` is an int, or for a kernel of finite rank
+(``"linear"``, ``"poly"``) on at least :data:`FINITE_RANK_ROWS` rows a dimension of its feature
+space; with ``rank="auto"`` the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix
+fits the memory budget, else the partitioned one when the kernel is local (the median kernel value
+between random rows below :data:`LOCAL_KERNEL_LEVEL`), else the low-rank one, whose rank ``"auto"``
+grows with the data: from :data:`AUTO_RANK_START` landmarks by :data:`AUTO_RANK_GROWTH` a stage,
+each stage started from the last one's solution, while more than :data:`AUTO_RANK_CHANGE` of the
+training predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget (``rank_path_``). The
 choices and their reasons are logged at ``verbose=1``.
 """
 
