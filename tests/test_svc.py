@@ -2566,3 +2566,34 @@ def test_a_kernel_of_finite_rank_takes_the_exact_low_rank(monkeypatch, device, E
         assert float(np.max(np.abs(host(low.predict(Xd)) - peer.predict(X)))) < 0.05 * scale
     wide = rng.standard_normal((400, 20))  # (400 rows < 25 a dimension: the exact path)
     assert Est(kernel=kernel).fit(to_device(wide, device), yd).solver_ == "exact"
+
+
+def test_the_ls_svm_start_of_a_float32_kernel_is_factored_in_float32(monkeypatch, device):
+    """The exact path's LS-SVM start (the continuation's first stage) factors a float32 K of
+    at least MIXED_MIN_ORDER rows in float32, its solves refined in float64, as its Newton
+    systems are (it had copied K to float64 first): the same solution as from the float64
+    kernel matrix, to the solver's tolerance."""
+    import svmgpu.solvers.exact as exact_module
+    from svmgpu.losses import get_loss
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((600, 5))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(600) > 0, 1.0, -1.0)
+    K = rbf_kernel(X, gamma=0.2)
+    lows = []
+    system = exact_module._ls_svm_system
+
+    def spy(K, w, grp, *, xp, low=False):
+        lows.append(low)
+        return system(K, w, grp, xp=xp, low=low)
+
+    monkeypatch.setattr(exact_module, "_ls_svm_system", spy)
+    loss = get_loss("huber_hinge", delta=0.1)
+    kw = dict(C=10.0, task="classification", tol=1e-5, xp=device.xp, start="ls_svm",
+              presolve=False)  # (a float32 K's rounding: tol 1e-8 is the float64 kernel's)
+    low = exact_newton(to_device(K.astype(np.float32), device), to_device(y, device), loss, **kw)
+    high = exact_newton(to_device(K, device), to_device(y, device), loss, **kw)
+    assert lows == [True, False] and high.converged  # (a float32 K's solve may end by its
+    # rounding rule short of tol, unconverged: SVC then finishes on the float64 kernel)
+    assert_allclose(low.coef, high.coef, atol=1e-3 * 10.0)
+    assert abs(low.info["intercept"] - high.info["intercept"]) < 1e-3
