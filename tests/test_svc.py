@@ -2597,3 +2597,40 @@ def test_the_ls_svm_start_of_a_float32_kernel_is_factored_in_float32(monkeypatch
     # rounding rule short of tol, unconverged: SVC then finishes on the float64 kernel)
     assert_allclose(low.coef, high.coef, atol=1e-3 * 10.0)
     assert abs(low.info["intercept"] - high.info["intercept"]) < 1e-3
+
+
+def test_a_refinement_start_that_stalls_is_solved_from_the_exact_paths_own_start(monkeypatch,
+                                                                                 device):
+    """A given start (the refinement's last solution with the rows its check added) whose
+    solve stalls is solved again from the exact path's own start (presolve, corner start)
+    before any continuation from the LS-SVM start: a fuzz refinement of session 42 (11,000
+    rows, C = 10, 1,053 rows added to 5,791) had stalled in two steps from F = 10⁷ and taken
+    17 continuation steps on systems of 6,000 rows, 8.0 s against 5.7 s a fit."""
+    from svmgpu.estimators import svc as svc_module
+
+    monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", 200)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((400, 4))
+    y = np.where(X[:, 0] + 0.4 * rng.standard_normal(400) > 0, 1.0, -1.0)
+    Kd, yd = to_device(rbf_kernel(X, gamma=0.25), device), to_device(y, device)
+    solve, starts = svc_module.exact_newton, []
+
+    def spy(K, yy, loss, *, start=None, **kw):
+        res = solve(K, yy, loss, start=start, **kw)
+        starts.append(start if start is None or isinstance(start, str) else "given")
+        if isinstance(start, tuple):  # (the given start stalls)
+            res.info["stalled"] = True
+        return res
+
+    est = SVC(C=10.0, tol=1e-6).fit(to_device(X, device), yd)  # (its fit's context)
+    cold = solve(Kd, yd, est._losses()[-1], C=10.0, xp=device.xp, tol=1e-6,
+                 task="classification", corner_start=True)
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    start = (to_device(np.where(rng.random(400) < 0.5, 10.0 * y, 0.0), device), 0.0)
+    res, _ = est._exact_solve_on(Kd, yd, None, 1000, None, start=start)
+    assert starts[:2] == ["given", None] and "ls_svm" not in starts
+    assert_allclose(res.coef, cold.coef, atol=1e-4)
+    monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", 400)  # (below it: the continuation)
+    starts.clear()
+    est._exact_solve_on(Kd, yd, None, 1000, None, start=start)
+    assert starts[:2] == ["given", "ls_svm"]
