@@ -2021,7 +2021,9 @@ class SVC(_FrontDoor, SVCBase):
         The path (``solver_``; see the module notes): "auto" takes the exact one up to
         :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget, above that
         the partitioned one when the kernel is local (:data:`LOCAL_KERNEL_LEVEL`), else the
-        low-rank one.
+        low-rank one; and the low-rank one for a kernel of finite rank ("linear", "poly")
+        from :data:`FINITE_RANK_MIN_ROWS` rows, at least :data:`FINITE_RANK_ROWS` a
+        dimension of its feature space (whose landmarks then hold it exactly).
     region_rows : "auto" or int, default "auto"
         The partitioned path's mean region size: k-means into ``ceil(m / region_rows)``
         regions ("auto": :data:`PARTITION_ROWS`); a region is split by 2-means only when its
