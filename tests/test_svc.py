@@ -2574,7 +2574,6 @@ def test_the_ls_svm_start_of_a_float32_kernel_is_factored_in_float32(monkeypatch
     systems are (it had copied K to float64 first): the same solution as from the float64
     kernel matrix, to the solver's tolerance."""
     import svmgpu.solvers.exact as exact_module
-    from svmgpu.losses import get_loss
 
     rng = np.random.default_rng(2)
     X = rng.standard_normal((600, 5))

@@ -205,8 +205,7 @@ EXACT_MAX_ROWS = 10_000
 #:   6,000 rows 0.10–0.48 → 0.03–0.24 s; a fuzz SVR (6,000 rows, 40 features, targets of
 #:   spread 100) 3.9 → 0.2 s;
 #: - poly, degree 3 (five fuzz sets of 2,500–6,000 rows of 1–3 features, C = 0.05–10,
-#:   ``gamma`` 3 or "scale"): 0.55–2.4 s → 0.05–0.13 s (scikit-learn 0.02–15 s).
-#:
+#:   ``gamma`` 3 or "scale"): 0.55–2.4 s → 0.05–0.13 s (scikit-learn 0.02–15 s);
 #: - at 25–40 rows a dimension (classification and regression at C = 1 and 100): linear
 #:   4,000 × 100 0.45–0.87 → 0.03–0.54 s, 8,000 × 200 2.6–6.2 → 0.55–2.3 s; poly 2,000 × 6,
 #:   3,000 × 8, 6,000 × 10 and 8,000 × 10 (56–220 dimensions) 0.28–9.0 → 0.04–1.7 s.
@@ -1434,18 +1433,20 @@ class _FrontDoor:
                   max_iter=max_iter, task=self._task)
         if start is None:
             start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
-        res = exact_newton(K, y, self._losses()[-1], start=start, corner_start=True,
-                           short_steps=EXACT_SHORT_STEPS, **kw)
-        n_iter = res.n_iter + res.info["n_presolve_iter"]
-        if res.info["stalled"] and isinstance(start, tuple) and K.shape[0] > PRESOLVE_MIN_ROWS:
-            # a given start (the refinement's last solution and the rows its check added, α
-            # at their bound) that stalls: the problem from the exact path's own start
-            # (presolve, corner start) before a continuation from the LS-SVM start. Medium
-            # fuzz sets of session 42 (C = 10–100, 1,053–3,454 rows added to 5,194–7,174):
-            # 8.0 → 5.7–6.4 s, 22.6 → 15.8–16.2 s, 33.8 → 30.9 s, the same models
-            res = exact_newton(K, y, self._losses()[-1], start=None, corner_start=True,
+        # a given start (the refinement's last solution and the rows its check added, α at
+        # their bound) that stalls: the problem again from the exact path's own start
+        # (presolve, corner start) before a continuation from the LS-SVM start. Medium fuzz
+        # sets of session 42 (C = 10–100, 1,053–3,454 rows added to 5,194–7,174): 8.0 →
+        # 5.7–6.4 s, 22.6 → 15.8–16.2 s, 33.8 → 30.9 s, the same models
+        starts = [start, None] if isinstance(start, tuple) and \
+            K.shape[0] > PRESOLVE_MIN_ROWS else [start]
+        n_iter = 0
+        for first in starts:
+            res = exact_newton(K, y, self._losses()[-1], start=first, corner_start=True,
                                short_steps=EXACT_SHORT_STEPS, **kw)
             n_iter += res.n_iter + res.info["n_presolve_iter"]
+            if not res.info["stalled"]:
+                break
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
             res = None
             for loss in self._losses(continuation=True, targets=y):
