@@ -4,7 +4,8 @@ Each trial draws a ``make_classification`` (or, with ``--regression``'s share, a
 ``make_regression``) set, standardizes it, and fits both estimators with the same ``C``,
 ``kernel``, ``gamma``, ``class_weight`` / ``epsilon``, optionally sparse rows (entries below 0.7
 in magnitude zeroed; svmgpu gets CSR) and sample weights. scikit-learn's fit is abandoned after
-``--sklearn-seconds`` (the trial skipped), svmgpu's after ``max(60, 30 × scikit-learn's)``
+``--sklearn-seconds`` (the trial skipped; each scikit-learn fit runs in a forked child process,
+killed there), svmgpu's after ``max(60, 30 × scikit-learn's)``
 (recorded as a timeout). A trial is flagged ``accuracy`` where svmgpu's test accuracy is more
 than ``--acc-gap`` (0.01) below scikit-learn's (R² 0.02 below), ``slow`` where its fit takes
 more than ``--slow`` (10) times scikit-learn's and over a second. The records (parameters,
@@ -42,6 +43,38 @@ class _Timeout(Exception):
 
 def _alarm(_signum, _frame):
     raise _Timeout
+
+
+def _sklearn_fit(est, X, y, w, X_test):
+    """``(fit seconds, test predictions)`` of a scikit-learn estimator."""
+    t0 = time.perf_counter()
+    est.fit(X, y, sample_weight=w)
+    return time.perf_counter() - t0, est.predict(X_test)
+
+
+def _in_child(fn, seconds):
+    """``fn()`` run in a forked child process, its result sent back; None where it runs past
+    ``seconds`` (the child killed). LIBSVM's C loop does not return to Python for an alarm:
+    a trial of seed 606 (the polynomial kernel at ``gamma=3``) kept the sweep waiting for
+    minutes past its 90 s alarm."""
+    import multiprocessing as mp  # noqa: PLC0415
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child():
+        send.send(fn())
+        send.close()
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    got = recv.recv() if recv.poll(seconds) else None
+    proc.join(None if got is not None else 0)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    return got
 
 
 def draw(rng, profile):
@@ -120,16 +153,12 @@ def run_trial(t, data, args):
     params = {"C": t["C"], "kernel": t["kernel"], "gamma": t["gamma"]}
     params.update({"epsilon": t["epsilon"]} if reg else {"class_weight": t["class_weight"]})
     rec = dict(t)
-    signal.alarm(int(args.sklearn_seconds))
-    try:
-        t0 = time.perf_counter()
-        sk = (SkSVR if reg else SkSVC)(**params).fit(Xtr, ytr, sample_weight=w)
-        rec["sklearn_seconds"] = time.perf_counter() - t0
-    except _Timeout:
+    got = _in_child(lambda: _sklearn_fit((SkSVR if reg else SkSVC)(**params), Xtr, ytr, w, Xte),
+                    args.sklearn_seconds)
+    if got is None:
         rec["status"] = f"skipped: scikit-learn took over {args.sklearn_seconds} s"
         return rec
-    finally:
-        signal.alarm(0)
+    rec["sklearn_seconds"], ps = got
     Xg, Xgt = (sp.csr_matrix(Xtr), sp.csr_matrix(Xte)) if t["sparse"] else (Xtr, Xte)
     signal.alarm(max(60, int(30 * rec["sklearn_seconds"]) + 30))
     try:
@@ -147,7 +176,7 @@ def run_trial(t, data, args):
         return rec
     finally:
         signal.alarm(0)
-    ps, pg = sk.predict(Xte), est.predict(Xgt)
+    pg = est.predict(Xgt)
     if reg:
         rec["sklearn_score"] = float(r2_score(yte, ps))
         rec["svmgpu_score"] = float(r2_score(yte, pg))
