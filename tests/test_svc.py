@@ -213,6 +213,34 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
                      start="corners", **kw)
 
 
+def test_svr_steps_of_a_thousandth_take_the_corner_start(device):
+    """(Fuzz seed 606, session 43.) The 'poly' kernel at gamma=3 on 100 sparse standardized
+    features: a diagonal of 10⁶–10⁸ far above the off-diagonal entries, so that near the hard
+    margin (C = 1, ε = 1 for targets of spread 1) each row takes its own α, and none reaches
+    its bound. From α = 0 the first Newton steps are shorter than 2⁻¹⁰ and the support set
+    grows a few rows a step; the corner start's share (the rows it places inside their corner,
+    a third here: the others go inside the tube) would refuse it. Steps that short take the
+    corner start whatever its share: the same minimum in a few steps."""
+    from sklearn.datasets import make_regression
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    X, y = make_regression(400, n_features=100, n_informative=50, noise=20.0, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    X[np.abs(X) < 0.7] = 0.0
+    y = (y - y.mean()) / y.std()
+    K = polynomial_kernel(X, degree=3, gamma=3.0, coef0=0.0)
+    loss = get_loss("huber_epsilon_insensitive", task="regression", epsilon=1.0, delta=0.1)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    kw = dict(C=1.0, tol=1e-6, xp=device.xp, task="regression", max_iter=1000)
+    res = exact_newton(Kd, yd, loss, corner_start=True, **kw)
+    ref = exact_newton(Kd, yd, loss, **kw)
+    assert res.converged and ref.converged and res.info["corners"] and not ref.info["corners"]
+    assert res.n_iter <= 8 < 40 <= ref.n_iter
+    F = _objective(K, y, loss, 1.0, np.ones(400), "regression")
+    z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (res, ref))
+    assert F(z) == pytest.approx(F(z_ref), rel=1e-6)
+
+
 def test_svr_corner_start_and_narrowing(device, monkeypatch):
     """(Fuzz, session 39.) Noise-free targets of spread 1, ε = 0.01, C = 10: most rows end
     as free support vectors on the tube's edges (in the corners), and from α = 0 the Newton
