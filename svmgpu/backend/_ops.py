@@ -88,10 +88,22 @@ _EXP_FLOOR = {"d": -700.0, "f": -86.0, "e": -9.7}
 
 
 def power_inplace(z, exponent: int, *, xp):
-    """``z ** exponent`` (a positive integer), in place on NumPy; returns the result."""
+    """``z ** exponent`` (a positive integer), in place on NumPy; returns the result.
+
+    On NumPy the exponents up to 4 are products (``np.power`` with an integer exponent calls
+    ``pow`` per element: the cube of 6,000 × 177 float64 values took 2.9 ms against 0.5 ms
+    as ``z · z · z``; the 'poly' kernel's default degree is 3), within an ulp or two of
+    ``pow``'s rounding."""
     if is_numpy(xp):
         import numpy as np  # noqa: PLC0415
 
+        if exponent == 1:
+            return z
+        if exponent in (2, 4):
+            np.multiply(z, z, out=z)
+            return np.multiply(z, z, out=z) if exponent == 4 else z
+        if exponent == 3:
+            return np.multiply(z, np.multiply(z, z), out=z)
         return np.power(z, exponent, out=z)
     return z**exponent
 
