@@ -505,7 +505,8 @@ LOCAL_KERNEL_LEVEL = 1e-2
 _LOCALITY_SAMPLE = 256
 
 #: The penalty ``½ ε b²`` of the low-rank path's intercept: small enough to leave b free, large
-#: enough to keep the Newton system positive definite.
+#: enough to keep the Newton system positive definite (SVR's centred on the targets' median:
+#: :meth:`SVR._intercept_anchor`).
 _INTERCEPT_PENALTY = 1e-8
 
 #: The ridge added to the low-rank path's RKHS penalty ``K_JJ`` (as the reduced SVM's): keeps
