@@ -505,8 +505,8 @@ LOCAL_KERNEL_LEVEL = 1e-2
 _LOCALITY_SAMPLE = 256
 
 #: The penalty ``½ ε b²`` of the low-rank path's intercept: small enough to leave b free, large
-#: enough to keep the Newton system positive definite (SVR's centred on the targets' median:
-#: :meth:`SVR._intercept_anchor`).
+#: enough to keep the Newton system positive definite (:meth:`SVC._exact_fallback`'s centred
+#: on :meth:`SVR._intercept_anchor`, the targets' median).
 _INTERCEPT_PENALTY = 1e-8
 
 #: The ridge added to the low-rank path's RKHS penalty ``K_JJ`` (as the reduced SVM's): keeps
@@ -1525,13 +1525,30 @@ class _FrontDoor:
         P = reduced_kernel_features(rows, self.kernel_, Z, intercept=True, in_memory=True)
         B = rkhs_matrix(self.kernel_, Z, xp=xp, intercept=True,
                         intercept_penalty=_INTERCEPT_PENALTY)
-        res = self._lowrank_solve(P, y, sample_weight, B, max_iter)
+        # (the intercept's penalty ½ ε (b − b₀)² centred on b₀ (:meth:`_intercept_anchor`):
+        # the targets less b₀ solved, b₀ added back. Where the exact path stalls, near the
+        # hard margin, a diagonal-dominant K makes the objective nearly flat along (b, α), each
+        # row's own α absorbing any b at a cost of (y − b)² / (2 Kᵢᵢ), and a penalty centred
+        # on 0 pulled b there: a fuzz case of seed 808, 50 rows of 200 features, the 'poly'
+        # kernel at gamma=3 (a diagonal of 1.3–4.9 · 10⁸), C = 10, targets 49.9 ± 0.9, ε = 1,
+        # ended at b = 45.4 with every training residual inside the tube, every test
+        # prediction near 45.4: R² −21 against scikit-learn's −0.019. Centred, b = 50.05 and
+        # R² 0.0005. Not on the low-rank path itself, whose start and stopping rule it would
+        # change: there a fuzz set of seed 202 went from 0.44 to 4.2 s, its presolve from the
+        # median's constant model crawling 1,000 steps of 10⁻⁹)
+        b0 = self._intercept_anchor(y, sample_weight)
+        res = self._lowrank_solve(P, y - b0 if b0 else y, sample_weight, B, max_iter)
         coef = xp.astype(res.coef, xp.float64)
-        info = {"intercept": float(coef[r]), "stalled": False, "n_presolve_iter": 0,
+        info = {"intercept": float(coef[r]) + b0, "stalled": False, "n_presolve_iter": 0,
                 "rounding": False, "fallback": True}
         alpha = set_rows(xp.zeros((m,), dtype=xp.float64, device=dev), J, coef[:r], xp=xp)
         return SolverResult(coef=alpha, n_iter=res.n_iter, converged=res.converged,
                             objective_history=res.objective_history, info=info), res.n_iter
+
+    def _intercept_anchor(self, y, sample_weight):
+        """The centre b₀ of :meth:`_exact_fallback`'s intercept penalty ``½ ε (b − b₀)²``
+        (:data:`_INTERCEPT_PENALTY`): 0 for labels ±1 (SVR: the targets' median)."""
+        return 0.0
 
     def _solve_region(self, Xj, y, sample_weight, max_iter):
         """The exact path on one region's rows: ``(α at its support vectors, their positions
@@ -2314,47 +2331,21 @@ class SVR(_FrontDoor, SVRBase):
         return reach > SVR_CORNER_GAP * abs(res.objective_history[-1])
 
     def _lowrank_solve(self, P, y, sample_weight, B, max_iter, start=None, *, margins=None):
-        """SVR's low-rank solve, its intercept's penalty ``½ ε (b − b₀)²`` centred on the
-        targets' median b₀ (:meth:`_intercept_anchor`) instead of 0: the targets less b₀ are
-        solved (b₀ taken from the start's and the margins' b, added back to the solution's),
-        so that targets shifted by c give the same model with b + c."""
         xp = self._ctx.xp
         m, r = P.shape
         B = B + _RIDGE * xp.eye(r, dtype=B.dtype, device=self._ctx.native_device)
-        b0 = self._intercept_anchor(y, sample_weight)
-        shift = b0 * xp.astype(xp.arange(r, device=self._ctx.native_device) == r - 1,
-                               xp.float64)  # (b₀ on the intercept's coefficient)
-        res = semismooth_newton(P, y - b0, self._losses(), C=float(self.C), B=B,
-                                task="regression", sample_weight=sample_weight,
-                                verbose=self.verbose, xp=xp,
-                                z0=None if start is None else start - shift,
-                                margins0=None if margins is None else margins - b0,
-                                options=NewtonOptions(
-                                    tol=float(self.tol), max_iter=max_iter,
-                                    min_iter=int(start is not None),
-                                    presolve=_lowrank_presolve(m, r, start is not None)))
-        res.coef = res.coef + shift
-        if res.info.get("margins") is not None:
-            res.info["margins"] = res.info["margins"] + b0
-        return res
+        return semismooth_newton(P, y, self._losses(), C=float(self.C), B=B, task="regression",
+                                 sample_weight=sample_weight, verbose=self.verbose, xp=xp,
+                                 z0=start, margins0=margins,
+                                 options=NewtonOptions(
+                                     tol=float(self.tol), max_iter=max_iter,
+                                     min_iter=int(start is not None),
+                                     presolve=_lowrank_presolve(m, r, start is not None)))
 
     def _intercept_anchor(self, y, sample_weight):
-        """The centre b₀ of the low-rank path's intercept penalty ``½ ε (b − b₀)²``
-        (:data:`_INTERCEPT_PENALTY`): the median of the targets of positive weight (the best
-        constant model of the ε-insensitive loss, near enough). The penalty keeps the Newton
-        systems positive definite where no row lies in a quadratic piece, and is negligible
-        where the loss is not; but near the hard margin with a diagonal-dominant kernel the
-        objective is nearly flat along (b, α) (each row's own α absorbs any b at a cost of
-        ``(y − b)² / (2 Kᵢᵢ)``), and a penalty centred on 0 pulled b there: a fuzz case of
-        seed 808 (50 rows of 200 features, the 'poly' kernel at gamma=3, diagonal 10⁸, C = 10,
-        targets 49.9 ± 0.9, ε = 1; solved by :meth:`_exact_fallback`) ended at b = 45.4, every
-        test prediction near 45.4, R² −21 against scikit-learn's −0.019 (b = 49.86).
-
-        The gradient test's scale ``‖∇F(0)‖`` is then the constant model b₀'s rather than 0's:
-        the test is the same for targets shifted by any c. Targets far from 0 had made it
-        loose (every residual of one sign: ``C ‖Pᵀ1‖``); friedman1 at 20,000 rows (targets of
-        mean 14) takes 6–9 Newton steps a stage instead of 3–6, the fit 1.0 → 1.5 s, R² 0.94137
-        → 0.94147, as it did with its targets centred."""
+        """SVR: the median of the targets of positive weight (the best constant model of the
+        ε-insensitive loss, near enough), the centre of :meth:`_exact_fallback`'s intercept
+        penalty."""
         xp = self._ctx.xp
         t = y if sample_weight is None else xp.take(y, xp.nonzero(sample_weight > 0)[0])
         if int(t.shape[0]) == 0:
