@@ -2210,6 +2210,26 @@ def test_an_rbf_problem_near_the_hard_margin_starts_from_the_squared_hinge(devic
             assert first.info["n_presolve_iter"] == 0 and first.n_iter == plain.n_iter
 
 
+def test_a_plateau_at_the_margin_does_not_start_from_the_squared_hinge(device):
+    """HARD_MARGIN_FIRST's minimum does not start the Huber hinge's problem where it leaves
+    most rows within δ of the kink (``_plateau``): two separable clusters wider than the RBF
+    kernel's reach (one feature's worth of structure, ``gamma=3``, C = 100) put 2,276 of 2,500
+    rows in the first Newton system from the squared hinge's minimum; from the presolve's
+    start 158, and the same minimum as from α = 0."""
+    X, y = make_classification(2500, n_features=2, n_informative=2, n_redundant=0,
+                               n_clusters_per_class=1, class_sep=2.0, flip_y=0.0,
+                               random_state=3)
+    X, y = StandardScaler().fit_transform(X), 2.0 * y - 1.0
+    Kd, yd = to_device(rbf_kernel(X, gamma=3.0), device), to_device(y, device)
+    loss = get_loss("huber_hinge", delta=0.1)
+    kw = dict(C=100.0, xp=device.xp, tol=1e-6, max_iter=3000)
+    res = exact_newton(Kd, yd, loss, corner_start=True, **kw)
+    plain = exact_newton(Kd, yd, loss, presolve=False, **kw)
+    assert res.converged and plain.converged and res.info["n_presolve_iter"] > 0
+    assert res.info["active"][0] < 0.2 * 2500
+    assert res.objective_history[-1] == pytest.approx(plain.objective_history[-1], rel=1e-9)
+
+
 def test_grouped_pairs_near_the_hard_margin_start_from_the_squared_hinge(device):
     """One-vs-one pairs solved as one grouped problem (SVC's small pairs) at C = 1,000: from the
     squared hinge's minimum, 2 + 5 steps against 52, each group's own minimum."""

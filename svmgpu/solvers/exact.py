@@ -380,7 +380,9 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         whatever its share. Classification near the hard margin (``C · max(s) ·
         k`` above :data:`HARD_MARGIN_FIRST_C`, k = max(1, max Kᵢᵢ)) with ``start=None``:
         from the minimum of :data:`HARD_MARGIN_FIRST` (the squared hinge, with its presolve;
-        its steps counted in ``info["n_presolve_iter"]``).
+        its steps counted in ``info["n_presolve_iter"]``), unless that minimum leaves
+        :data:`CORNER_START_SHARE` of the rows within the loss's quadratic pieces
+        (:func:`_plateau`: then the presolve's start, as without it).
     corners_of : Loss, optional
         A narrowing's wider loss (``huber_epsilon_insensitive`` of the same ε, or ``huber``,
         with wider corners; its solution the ``start``): the first Newton step keeps the rows
@@ -407,6 +409,26 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
                              tol=tol, max_iter=max_iter, start=start, presolve=presolve,
                              groups=groups, corner_start=corner_start, short_steps=short_steps,
                              corners_of=corners_of)
+
+
+def _plateau(first, y, loss, m, *, xp):
+    """Whether the solution ``first`` of :data:`HARD_MARGIN_FIRST` (classification, labels
+    ``y``) leaves at least :data:`CORNER_START_SHARE` of the rows in ``loss``'s quadratic
+    pieces, on a problem of more than :data:`PRESOLVE_MIN_ROWS` rows: then it does not start
+    ``loss``'s problem, whose first Newton system would hold those rows (the presolve's start
+    and its own corner rule instead). The squared hinge's support vectors each take an α in
+    proportion to their violation, and where the decision function plateaus at the margin
+    (separable clusters wider than the kernel's reach) most rows sit a hair past it: a fuzz
+    case of seed 909 (6,000 rows of one informative feature, ``gamma=3``, C = 100, balanced
+    class weights) left 5,596 rows within δ of the Huber hinge's kink, whose float64
+    factorization took 0.60 s of a 1.25 s fit (76 Newton steps); from the presolve 0.13 s,
+    68 steps, 63 support vectors against 62 (the same test accuracy, 1.0; scikit-learn
+    0.02 s)."""
+    if m <= PRESOLVE_MIN_ROWS:
+        return False
+    r = 1.0 - y * first.info["margins"]
+    (n,) = fetch_scalars(xp.count_nonzero(loss.curvature(r, xp=xp) > 0), xp=xp)
+    return n >= CORNER_START_SHARE * m
 
 
 def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_start=False):
@@ -798,12 +820,13 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                               sample_weight=sample_weight, tol=tol, max_iter=max_iter,
                               start=None, presolve=presolve, groups=groups)
         n_pre += first.n_iter + first.info["n_presolve_iter"]
-        if not first.info["stalled"]:
+        if not first.info["stalled"] and not _plateau(first, y, loss, m, xp=xp):
             start = (first.coef, first.info["intercept"])
     if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None:
-        start, n_pre, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
-                                        sample_weight=sample_weight, tol=tol,
-                                        max_iter=max_iter, corner_start=corner_start)
+        start, more, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
+                                       sample_weight=sample_weight, tol=tol,
+                                       max_iter=max_iter, corner_start=corner_start)
+        n_pre += more
         if corners is not None and share >= CORNER_START_SHARE:
             start = "corners"
     # (the LS-SVM starts' systems: a float32 K's factored in float32, its solves refined in
