@@ -2230,6 +2230,36 @@ def test_a_plateau_at_the_margin_does_not_start_from_the_squared_hinge(device):
     assert res.objective_history[-1] == pytest.approx(plain.objective_history[-1], rel=1e-9)
 
 
+def test_noisy_labels_near_the_hard_margin_skip_the_squared_hinge(device, monkeypatch):
+    """HARD_MARGIN_MAX_SHARE: where many rows of the squared hinge's presolve (the probe,
+    every fourth row) lie past the margin beyond the Huber hinge's corner, the squared hinge
+    is not solved on the whole problem (its Newton systems would hold those rows: 20 % of the
+    labels flipped, a smooth kernel at C = 100, 87 % of the probe's rows past δ); the Huber
+    hinge's minimum is the same as without the squared hinge."""
+    import svmgpu.solvers.exact as exact_module
+
+    X, y = make_classification(1600, n_features=3, n_informative=3, n_redundant=0,
+                               class_sep=0.5, flip_y=0.2, n_clusters_per_class=1,
+                               random_state=0)
+    X, y = StandardScaler().fit_transform(X), 2.0 * y - 1.0
+    Kd, yd = to_device(rbf_kernel(X, gamma=0.003), device), to_device(y, device)
+    loss = get_loss("huber_hinge", delta=0.1)
+    solves = []  # (loss, rows) of every exact solve
+    inner = exact_module._exact_newton
+
+    def spy(K, y, loss, **kw):
+        solves.append((loss.name, int(K.shape[0])))
+        return inner(K, y, loss, **kw)
+
+    monkeypatch.setattr(exact_module, "_exact_newton", spy)
+    kw = dict(C=100.0, xp=device.xp, tol=1e-6, max_iter=3000)
+    res = exact_newton(Kd, yd, loss, corner_start=True, **kw)
+    assert ("squared_hinge", 400) in solves and ("squared_hinge", 1600) not in solves
+    plain = exact_newton(Kd, yd, loss, **kw)
+    assert res.converged and plain.converged and res.info["n_presolve_iter"] > 0
+    assert res.objective_history[-1] == pytest.approx(plain.objective_history[-1], rel=1e-9)
+
+
 def test_grouped_pairs_near_the_hard_margin_start_from_the_squared_hinge(device):
     """One-vs-one pairs solved as one grouped problem (SVC's small pairs) at C = 1,000: from the
     squared hinge's minimum, 2 + 5 steps against 52, each group's own minimum."""

@@ -122,6 +122,32 @@ _DAMPED_STEP = 0.25
 #: and 5 of the Huber hinge, 1.6 s, against 146 (8) and 11.5 s from the presolve's solution;
 #: the same minimum. On 600 such rows 5 + 2 steps against 239 from α = 0.
 HARD_MARGIN_FIRST = "squared_hinge"
+#: Rows above which the squared hinge's presolve (every fourth row) is solved first, as a
+#: probe (and its solution starts the squared hinge's problem, as the presolve does above
+#: :data:`PRESOLVE_MIN_ROWS`): where at least :data:`HARD_MARGIN_MAX_SHARE` of its rows lie
+#: past the margin beyond the Huber hinge's corner (r > δ) at its minimum, the squared hinge
+#: does not start the problem. It pays near the hard margin, where its violators sit a hair
+#: past the margin (in the Huber hinge's corners, where that loss's steps crawl); where many
+#: rows violate the margin by more, the labels are noisy for C: the Huber hinge puts those
+#: rows at the bound, out of its Newton systems, while the squared hinge's systems hold them
+#: and its minimum saves the Huber hinge a few steps of small systems. Session 45, each
+#: problem captured and solved alone (the squared hinge first / the Huber hinge alone / the
+#: probe's choice, seconds): a fuzz case of seed 1010 (trial 27: six classes of 1,000 rows,
+#: 3 features, 10 % of the labels flipped, ``gamma=0.003``, C = 100), its pairs' probes
+#: 0.76–0.81 past δ (0.06–0.08 in the corners), 0.09–0.17 / 0.012–0.017 / 0.023–0.034, the
+#: fit 2.9 → 0.51 s, the same model (scikit-learn 0.58 s); fuzz seed 77's trial 9 (regions
+#: of 1,385 and 1,818 rows at ``gamma=3``, C = 100) 0.43 and 0.63 past δ, 0.17 / 0.11 / 0.13
+#: and 0.41 / 0.17 / 0.18. Kept, at 0.00–0.09 past δ: ``make_classification`` 5,000 rows at
+#: C = 100 and 1,000 (0.71 / 1.08 / 0.73, 0.48 / 1.75 / 0.48), 1,500 rows at C = 1,000 (0.099
+#: / 0.123 / 0.063: from the probe's solution instead of α = 0), fuzz seed 77's trial 5
+#: (0.58 / 2.47 / 0.58), its trial 21 (the refinement's problems of 6,444 and 6,844 rows,
+#: 78–85 % of the probe's rows violating the margin, all within δ: 1.17 / 3.43 / 1.28),
+#: its trial 28 (regions of 1,116 and 1,313 rows, every row violating within δ: 0.02–0.03 /
+#: 0.12–0.15 / 0.02–0.03) and trial 9's regions of 1,017 and 1,116 rows (the Huber hinge
+#: alone stalled on the first). Not below: a problem that small pays little for the squared
+#: hinge's systems, and the probe's rows would be too few to say.
+HARD_MARGIN_PROBE_ROWS = 1000
+HARD_MARGIN_MAX_SHARE = 0.25
 #: ``C · max(s) · k`` above which :data:`HARD_MARGIN_FIRST` starts the problem (k = max(1,
 #: max Kᵢᵢ)). RBF kernels count too (session 39, medians of three or five fits, the same
 #: accuracies): ``make_classification`` 5,000 rows at C = 100 1.14 → 0.73 s, C = 300
@@ -380,9 +406,11 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         whatever its share. Classification near the hard margin (``C · max(s) ·
         k`` above :data:`HARD_MARGIN_FIRST_C`, k = max(1, max Kᵢᵢ)) with ``start=None``:
         from the minimum of :data:`HARD_MARGIN_FIRST` (the squared hinge, with its presolve;
-        its steps counted in ``info["n_presolve_iter"]``), unless that minimum leaves
+        its steps counted in ``info["n_presolve_iter"]``), unless its presolve (the probe,
+        above :data:`HARD_MARGIN_PROBE_ROWS` rows) leaves :data:`HARD_MARGIN_MAX_SHARE` of
+        its rows past the margin beyond the loss's corners, or its minimum leaves
         :data:`CORNER_START_SHARE` of the rows within the loss's quadratic pieces
-        (:func:`_plateau`: then the presolve's start, as without it).
+        (:func:`_plateau`): then the presolve's start, as without it.
     corners_of : Loss, optional
         A narrowing's wider loss (``huber_epsilon_insensitive`` of the same ε, or ``huber``,
         with wider corners; its solution the ``start``): the first Newton step keeps the rows
@@ -431,11 +459,14 @@ def _plateau(first, y, loss, m, *, xp):
     return n >= CORNER_START_SHARE * m
 
 
-def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_start=False):
+def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_start=False,
+              past=None):
     """``((alpha, b), steps, share)``: the solution on every fourth row (every second from
     :data:`PRESOLVE_HALF_ROWS`), scattered into the rows (zero elsewhere; ``Σ alpha = 0``
     holds), or None when it stalled; ``share`` the share of its rows in its last Newton
-    system (0 where it had none)."""
+    system (0 where it had none), or with ``past`` (a classification loss) the share of its
+    rows past the margin beyond ``past``'s corners (r > 0 where ``past`` has no curvature) at
+    its solution."""
     m = K.shape[0]
     dev = _device(K)
     stride = _presolve_stride(m)
@@ -448,6 +479,11 @@ def _presolve(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, corner_s
     steps = res.n_iter + res.info["n_presolve_iter"]
     active = res.info["active"]
     share = active[-1] / int(sub.shape[0]) if active else 0.0
+    if past is not None:
+        r = 1.0 - xp.astype(xp.take(y, sub), xp.float64) * res.info["margins"]
+        (n,) = fetch_scalars(xp.count_nonzero((r > 0) & (past.curvature(r, xp=xp) == 0)),
+                             xp=xp)
+        share = n / int(sub.shape[0])
     if res.info["stalled"]:
         return None, steps, share
     alpha = _scatter(sub, xp.astype(res.coef, xp.float64), m, xp=xp, dev=dev)
@@ -816,12 +852,22 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                          f"groups); got {loss.name!r} for {task}")
     if cls and corner_start and C * s_max * k_max > HARD_MARGIN_FIRST_C and start is None \
             and loss.name != HARD_MARGIN_FIRST:  # (the squared hinge first)
-        first = _exact_newton(K, y, get_loss(HARD_MARGIN_FIRST), C=C, xp=xp, task=task,
-                              sample_weight=sample_weight, tol=tol, max_iter=max_iter,
-                              start=None, presolve=presolve, groups=groups)
-        n_pre += first.n_iter + first.info["n_presolve_iter"]
-        if not first.info["stalled"] and not _plateau(first, y, loss, m, xp=xp):
-            start = (first.coef, first.info["intercept"])
+        hard, first_start, first_presolve, share = get_loss(HARD_MARGIN_FIRST), None, \
+            presolve, 0.0
+        if m > HARD_MARGIN_PROBE_ROWS and groups is None and presolve:  # (its presolve
+            # first: the probe of its violators' share)
+            first_start, more, share = _presolve(K, y, hard, C=C, xp=xp, task=task,
+                                                 sample_weight=sample_weight, tol=tol,
+                                                 max_iter=max_iter, past=loss)
+            n_pre += more
+            first_presolve = False
+        if share < HARD_MARGIN_MAX_SHARE:
+            first = _exact_newton(K, y, hard, C=C, xp=xp, task=task,
+                                  sample_weight=sample_weight, tol=tol, max_iter=max_iter,
+                                  start=first_start, presolve=first_presolve, groups=groups)
+            n_pre += first.n_iter + first.info["n_presolve_iter"]
+            if not first.info["stalled"] and not _plateau(first, y, loss, m, xp=xp):
+                start = (first.coef, first.info["intercept"])
     if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None:
         start, more, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                        sample_weight=sample_weight, tol=tol,
