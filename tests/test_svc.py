@@ -1914,6 +1914,29 @@ def test_svr_reaches_scikit_learns_r2_targets_with_an_offset_too(name, offset):
                     rtol=1e-10, atol=1e-9)
 
 
+def test_svr_low_rank_path_is_translation_equivariant(device):
+    """(Fuzz seed 1111, trial 22, session 45.) The low-rank path solves the targets less their
+    median: its gradient test is relative to the gradient at z = 0, which for targets 50 ± 1
+    was the constant model 0's, every row far outside the tube, so loose that a point with
+    every row inside the tube and twice the minimum's norm passed it (12,000 rows, C = 100,
+    ε = 1: R² 0.26 against scikit-learn's 0.91). Targets shifted by 50 now give the same
+    rank and predictions shifted by 50 (on the old code the rank grew to 2,000, R² 0.899
+    against 0.901)."""
+    from sklearn.datasets import make_regression
+
+    X, y = make_regression(3000, n_features=10, n_informative=5, noise=1.0, random_state=0)
+    X, y = StandardScaler().fit_transform(X), y / y.std()
+    kw = dict(C=100.0, gamma=0.003, epsilon=1.0, solver="lowrank")
+    Xd, Xt = to_device(X[:2000], device), to_device(X[2000:], device)
+    fits = [SVR(**kw).fit(Xd, to_device(y[:2000] + c, device)) for c in (0.0, 50.0)]
+    assert fits[0].rank_ == fits[1].rank_
+    assert_allclose(host(fits[1].predict(Xt)) - 50.0, host(fits[0].predict(Xt)), rtol=0,
+                    atol=1e-6)
+    ref = SklearnSVR(C=100.0, gamma=0.003, epsilon=1.0).fit(X[:2000], y[:2000] + 50.0)
+    assert fits[1].score(Xt, to_device(y[2000:] + 50.0, device)) >= \
+        ref.score(X[2000:], y[2000:] + 50.0) - 0.01
+
+
 def test_svr_is_translation_equivariant_near_the_hard_margin(device):
     """(Fuzz seed 808, session 43.) Targets shifted by c give the same α and b + c. Near the
     hard margin with a diagonal-dominant kernel (the 'poly' kernel at gamma=3 on 200
