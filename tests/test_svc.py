@@ -1937,6 +1937,35 @@ def test_svr_low_rank_path_is_translation_equivariant(device):
         ref.score(X[2000:], y[2000:] + 50.0) - 0.01
 
 
+def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
+    """LOWRANK_MIN_CAPTURE (fuzz seed 1111, trial 4, session 45): the polynomial kernel at
+    gamma="scale" on 200 features (kernel values ~3e-4 between rows, 1 on the diagonal) leaves
+    the first stage's landmarks a few per cent of the kernel's diagonal. SVC then solves the
+    exact problem on its candidates at once (the exact solver's predictions); SVR, which has
+    no refinement, warns where its growth ends with little held (on 12,000 such rows at 177
+    landmarks, R² 0 either way). On the old code trial 4's 12,000 rows ended at 177 landmarks
+    predicting one class (31.95 % against scikit-learn's 56.65 %), and SVR did not warn."""
+    from sklearn.datasets import make_regression
+
+    from svmgpu.estimators.svc import LOWRANK_MIN_CAPTURE
+
+    X, y = make_classification(2500, n_features=200, n_informative=8, n_redundant=0,
+                               n_classes=3, class_sep=0.5, flip_y=0.1,
+                               n_clusters_per_class=1, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    low = SVC(kernel="poly", solver="lowrank").fit(X[:2000], y[:2000])
+    first = low.rank_path_[0]
+    assert first["captured"] < LOWRANK_MIN_CAPTURE and low.rank_ == first["rank"]
+    assert "LOWRANK_MIN_CAPTURE" in first["stop"] and isinstance(first["refined"], dict)
+    exact = SVC(kernel="poly", solver="exact").fit(X[:2000], y[:2000])
+    assert np.mean(low.predict(X[2000:]) == exact.predict(X[2000:])) >= 0.99
+    X, y = make_regression(12000, n_features=200, n_informative=100, noise=1.0,
+                           random_state=0)
+    X = StandardScaler().fit_transform(X)
+    with pytest.warns(UserWarning, match="of the kernel's diagonal"):
+        SVR(kernel="poly", epsilon=0.01).fit(X, 100.0 * y / y.std())
+
+
 def test_svr_is_translation_equivariant_near_the_hard_margin(device):
     """(Fuzz seed 808, session 43.) Targets shifted by c give the same α and b + c. Near the
     hard margin with a diagonal-dominant kernel (the 'poly' kernel at gamma=3 on 200

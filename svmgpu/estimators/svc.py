@@ -71,6 +71,7 @@ from svmgpu.backend import (
     host_array,
     is_numpy,
     is_sparse,
+    jittered_cholesky,
     map_threads,
     numpy_dtype,
     random_subset,
@@ -79,6 +80,7 @@ from svmgpu.backend import (
     row_extent,
     seed_from,
     set_rows,
+    solve_triangular,
     sorted_unique,
     take_block,
     take_rows,
@@ -330,6 +332,25 @@ SVR_AUTO_RANK_CHANGE = 1e-3
 #: one's (evenly strided): the comparison costs rows × rank × problems, and 0.2 % of 50,000
 #: rows is 100 of them.
 AUTO_RANK_SAMPLE = 50_000
+
+#: ``rank="auto"``: where the first stage's landmarks hold less than this share of the kernel's
+#: diagonal (their Nyström approximation's ``Σ k_Zᵢᵀ K_ZZ⁻¹ k_Zᵢ`` against ``Σ k(xᵢ, xᵢ)``,
+#: :meth:`_FrontDoor._landmarks_capture`), a low-rank model cannot say what the exact one
+#: would: SVC refines at once (the exact problem on the candidates, :meth:`_FrontDoor._refine`),
+#: and a fit that cannot (SVR, or past the refinement's bounds) ends with a warning where its
+#: last stage still holds less. The polynomial kernel at ``gamma="scale"`` on 200 features
+#: (degree 3: a feature space of 1.4 million dimensions, kernel values 3e-4 between random
+#: rows against 1 on the diagonal): fuzz seed 1111's trial 4 (12,000 rows, three classes, 10 %
+#: of the labels flipped, C = 1) held 1.0 % at 125 landmarks and predicted one class for every
+#: row, 31.95 % against scikit-learn's 56.65 %, its growth ended at 177 landmarks because
+#: those predictions did not change; refined at once, 56.60 % in 18 s (scikit-learn 23 s).
+#: Seed 909's SVR trial 1 (the same kernel, 12,000 rows) held 1.2 %, R² 0 (scikit-learn's
+#: 0.022). At 125 landmarks (session 45): ``make_classification`` at 20,000 rows 54 %, ijcnn1
+#: 92 %, Covtype's 7 classes on 50,000 rows 94 %, friedman1 69 %, friedman2 and friedman3
+#: 98 %, fuzz seed 1111's SVR trial 36 (200 features, ``gamma=0.003``) 41 %.
+LOWRANK_MIN_CAPTURE = 0.1
+#: Rows at most on which :meth:`_FrontDoor._landmarks_capture` measures (evenly strided).
+_CAPTURE_ROWS = 2000
 
 #: ``rank="auto"`` whose growth has not ended (the predictions still change by more than the
 #: limit at :data:`REFINE_MIN_RANK` landmarks or more): SVC then solves each problem's exact
@@ -913,6 +934,15 @@ class _FrontDoor:
         margins = [mod.get("margins") for mod in models]  # (the next stage's starts)
         out = self._training_outputs(shared["P"], models)
         path = self.rank_path_
+        captured = path[0]["captured"] = self._landmarks_capture(shared, Xf)
+        if captured is not None and captured < LOWRANK_MIN_CAPTURE and self._refines:
+            refined = self._refine(shared, problems, models, X, decisions=out)
+            if refined is not None:  # (a low-rank model cannot tell where the exact one's
+                # support vectors are: LOWRANK_MIN_CAPTURE)
+                path[-1]["stop"] = f"the landmarks hold {captured:.1%} of the kernel's " \
+                    f"diagonal < LOWRANK_MIN_CAPTURE={LOWRANK_MIN_CAPTURE:.0%}: refined"
+                self._log.info("rank %d: %s", self.rank_, path[-1]["stop"])
+                return refined
         stop = f"AUTO_RANK_MAX={AUTO_RANK_MAX} landmarks" if r_max == AUTO_RANK_MAX else \
             f"all {r_max:,} rows of positive weight"
         name, limit = self._rank_change_limit()
@@ -1002,6 +1032,18 @@ class _FrontDoor:
         self._log.info("rank %d: %s (%.2f s of growth)", self.rank_, stop,
                        time.perf_counter() - t0)
         last = path[-1]["changed"]
+        if captured is not None and captured < LOWRANK_MIN_CAPTURE and \
+                not isinstance(path[-1].get("refined"), dict):
+            captured = path[-1]["captured"] = self._landmarks_capture(shared, Xf)
+            if captured is not None and captured < LOWRANK_MIN_CAPTURE:
+                warnings.warn(
+                    f"{type(self).__name__}: the {self.rank_:,} landmarks of rank='auto' hold "
+                    f"{captured:.1%} of the kernel's diagonal (< LOWRANK_MIN_CAPTURE="
+                    f"{LOWRANK_MIN_CAPTURE:.0%}): the kernel's values between rows are too "
+                    "small for a low-rank model, which is then likely far less accurate than "
+                    "the exact SVM's; pass solver='exact' (its kernel matrix holds m² "
+                    "values), or a kernel or gamma whose values between rows are larger",
+                    UserWarning, stacklevel=caller_stacklevel())
         if by_budget and (last is None or last > limit):
             # (a model the budget cut short, silently less accurate than the policy's:
             # make_classification at 20,000 rows, memory_budget="20MB": 125 landmarks, 87.9 %
@@ -1014,6 +1056,25 @@ class _FrontDoor:
                 "memory_budget, or pass rank= to fix the landmarks", UserWarning,
                 stacklevel=caller_stacklevel())
         return models
+
+    def _landmarks_capture(self, shared, Xf):
+        """The share of the kernel's diagonal that the landmarks' Nyström approximation holds,
+        ``Σ k_Zᵢᵀ K_ZZ⁻¹ k_Zᵢ / Σ k(xᵢ, xᵢ)`` over every k-th row of the features (at most
+        :data:`_CAPTURE_ROWS`; ``Xf`` the features' rows, in their order), or None where
+        ``K_ZZ`` does not factor (:data:`LOWRANK_MIN_CAPTURE`)."""
+        xp = self._ctx.xp
+        P, B = shared["P"], shared["B"]
+        m, r = int(P.shape[0]), int(B.shape[0]) - 1
+        rows = xp.arange(0, m, -(-m // min(m, _CAPTURE_ROWS)), device=self._ctx.native_device)
+        try:
+            L, _ = jittered_cholesky(B[:r, :r], xp=xp)
+        except LinAlgError:
+            return None
+        W = solve_triangular(L, xp.matrix_transpose(
+            xp.astype(P.take(rows).to_array()[:, :r], xp.float64)), lower=True, xp=xp)
+        held, total = fetch_scalars(xp.sum(W * W), xp.sum(xp.astype(
+            self.kernel_.diag(take_rows(Xf, rows, xp=xp)), xp.float64)), xp=xp)
+        return float(held / total) if total > 0 else None
 
     def _refine(self, shared, problems, models, X, decisions=None):
         """The exact problem of each binary problem solved on its candidate support vectors,
