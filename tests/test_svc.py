@@ -2262,17 +2262,22 @@ def test_an_rbf_problem_near_the_hard_margin_starts_from_the_squared_hinge(devic
             assert first.info["n_presolve_iter"] == 0 and first.n_iter == plain.n_iter
 
 
+def _rbf_problem(device, gamma, m, **kw):
+    """``(K, y)`` on ``device``: the RBF kernel matrix of ``make_classification(m, **kw)``'s
+    standardized rows (one cluster a class, no redundant features) and its labels ±1."""
+    X, y = make_classification(m, n_redundant=0, n_clusters_per_class=1, **kw)
+    X, y = StandardScaler().fit_transform(X), 2.0 * y - 1.0
+    return to_device(rbf_kernel(X, gamma=gamma), device), to_device(y, device)
+
+
 def test_a_plateau_at_the_margin_does_not_start_from_the_squared_hinge(device):
     """HARD_MARGIN_FIRST's minimum does not start the Huber hinge's problem where it leaves
     most rows within δ of the kink (``_plateau``): two separable clusters wider than the RBF
     kernel's reach (one feature's worth of structure, ``gamma=3``, C = 100) put 2,276 of 2,500
     rows in the first Newton system from the squared hinge's minimum; from the presolve's
     start 158, and the same minimum as from α = 0."""
-    X, y = make_classification(2500, n_features=2, n_informative=2, n_redundant=0,
-                               n_clusters_per_class=1, class_sep=2.0, flip_y=0.0,
-                               random_state=3)
-    X, y = StandardScaler().fit_transform(X), 2.0 * y - 1.0
-    Kd, yd = to_device(rbf_kernel(X, gamma=3.0), device), to_device(y, device)
+    Kd, yd = _rbf_problem(device, 3.0, 2500, n_features=2, n_informative=2, class_sep=2.0,
+                          flip_y=0.0, random_state=3)
     loss = get_loss("huber_hinge", delta=0.1)
     kw = dict(C=100.0, xp=device.xp, tol=1e-6, max_iter=3000)
     res = exact_newton(Kd, yd, loss, corner_start=True, **kw)
@@ -2290,11 +2295,8 @@ def test_noisy_labels_near_the_hard_margin_skip_the_squared_hinge(device, monkey
     hinge's minimum is the same as without the squared hinge."""
     import svmgpu.solvers.exact as exact_module
 
-    X, y = make_classification(1600, n_features=3, n_informative=3, n_redundant=0,
-                               class_sep=0.5, flip_y=0.2, n_clusters_per_class=1,
-                               random_state=0)
-    X, y = StandardScaler().fit_transform(X), 2.0 * y - 1.0
-    Kd, yd = to_device(rbf_kernel(X, gamma=0.003), device), to_device(y, device)
+    Kd, yd = _rbf_problem(device, 0.003, 1600, n_features=3, n_informative=3, class_sep=0.5,
+                          flip_y=0.2, random_state=0)
     loss = get_loss("huber_hinge", delta=0.1)
     solves = []  # (loss, rows) of every exact solve
     inner = exact_module._exact_newton
