@@ -2178,8 +2178,11 @@ class SVC(_FrontDoor, SVCBase):
         The landmarks of the low-rank path (None on the exact path).
     rank_path_ : list of dict or None
         The low-rank path's stages: ``rank``, ``changed`` (the fraction of training rows whose
-        predicted class changed from the stage before; None for the first), ``seconds``, and
-        in the last stage of a grown rank, ``stop`` (why it stopped) and, where it was tried,
+        predicted class changed from the stage before; None for the first), ``seconds``, in
+        the first stage of a grown rank ``captured`` (the share of the kernel's diagonal its
+        landmarks hold: :data:`LOWRANK_MIN_CAPTURE`; in the last stage too where that share
+        was below it and the fit warned), and in the last stage of a grown rank, ``stop``
+        (why it stopped) and, where it was tried,
         ``refined``: a dict (``candidates``, the rows of each problem's exact problem, and
         ``seconds``) where the growth ended in the exact problem on the candidate support
         vectors (:data:`REFINE_MIN_RANK`; docs/svc.md), or a string saying why not. One
