@@ -1978,8 +1978,9 @@ def test_a_growth_capped_with_the_predictions_still_changing_warns(monkeypatch):
     X, y = make_classification(3000, n_features=40, n_informative=20, flip_y=0.3,
                                random_state=0)
     X = StandardScaler().fit_transform(X)
-    with pytest.warns(UserWarning, match="AUTO_RANK_MAX=250 landmarks while the training "
-                                         "predictions still changed"):
+    with pytest.warns(UserWarning, match="stopped at 250 landmarks: AUTO_RANK_MAX=250 "
+                                         "landmarks, while the training predictions still "
+                                         "changed"):
         est = SVC(solver="lowrank").fit(X, y)
     assert est.rank_ == 250
     assert est.rank_path_[-1]["changed"] > svc_module.AUTO_RANK_WARN_FACTOR * \

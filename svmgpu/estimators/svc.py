@@ -945,13 +945,13 @@ class _FrontDoor:
         path = self.rank_path_
         captured = path[0]["captured"] = self._landmarks_capture(shared, Xf)
         if captured is not None and captured < LOWRANK_MIN_CAPTURE and self._refines:
-            refined = self._refine(shared, problems, models, X, decisions=out)
-            if refined is not None:  # (a low-rank model cannot tell where the exact one's
+            exact = self._refine(shared, problems, models, X, decisions=out)
+            if exact is not None:  # (a low-rank model cannot tell where the exact one's
                 # support vectors are: LOWRANK_MIN_CAPTURE)
                 path[-1]["stop"] = f"the landmarks hold {captured:.1%} of the kernel's " \
                     f"diagonal < LOWRANK_MIN_CAPTURE={LOWRANK_MIN_CAPTURE:.0%}: refined"
                 self._log.info("rank %d: %s", self.rank_, path[-1]["stop"])
-                return refined
+                return exact
         stop = f"AUTO_RANK_MAX={AUTO_RANK_MAX} landmarks" if r_max == AUTO_RANK_MAX else \
             f"all {r_max:,} rows of positive weight"
         name, limit = self._rank_change_limit()
@@ -1041,11 +1041,13 @@ class _FrontDoor:
         self._log.info("rank %d: %s (%.2f s of growth)", self.rank_, stop,
                        time.perf_counter() - t0)
         last = path[-1]["changed"]
-        refined = isinstance(path[-1].get("refined"), dict)
-        if captured is not None and captured < LOWRANK_MIN_CAPTURE and not refined:
+        refined = path[-1].get("refined")  # (a dict where refined, a string saying why not)
+        warned = False
+        if captured is not None and captured < LOWRANK_MIN_CAPTURE and \
+                not isinstance(refined, dict):
             captured = path[-1]["captured"] = self._landmarks_capture(shared, Xf)
-            if captured is not None and captured < LOWRANK_MIN_CAPTURE:
-                refined = True  # (said: not said again below)
+            warned = captured is not None and captured < LOWRANK_MIN_CAPTURE
+            if warned:
                 warnings.warn(
                     f"{type(self).__name__}: the {self.rank_:,} landmarks of rank='auto' hold "
                     f"{captured:.1%} of the kernel's diagonal (< LOWRANK_MIN_CAPTURE="
@@ -1054,28 +1056,24 @@ class _FrontDoor:
                     "the exact SVM's; pass solver='exact' (its kernel matrix holds m² "
                     "values), or a kernel or gamma whose values between rows are larger",
                     UserWarning, stacklevel=caller_stacklevel())
-        if by_budget and (last is None or last > limit):
-            # (a model the budget cut short, silently less accurate than the policy's:
-            # make_classification at 20,000 rows, memory_budget="20MB": 125 landmarks, 87.9 %
-            # against 95.2 % unbounded)
+        # a growth cut short while the predictions still change: by the memory budget
+        # (make_classification at 20,000 rows, memory_budget="20MB": 125 landmarks, 87.9 %
+        # against 95.2 % unbounded), or at AUTO_RANK_MAX unrefined, changing by more than
+        # AUTO_RANK_WARN_FACTOR times the limit
+        capped = r_max == AUTO_RANK_MAX == self.rank_ and last is not None and \
+            last > AUTO_RANK_WARN_FACTOR * limit and not isinstance(refined, dict) and \
+            not warned
+        if by_budget and (last is None or last > limit) or capped:
             warnings.warn(
                 f"{type(self).__name__}: rank='auto' stopped at {self.rank_:,} landmarks: "
                 f"{stop}, while the training predictions still changed ("
                 + ("one stage only" if last is None else f"{last:.2%} > {name}={limit:.2%}")
-                + "): the model is likely less accurate than the rank policy's; raise "
-                "memory_budget, or pass rank= to fix the landmarks", UserWarning,
-                stacklevel=caller_stacklevel())
-        if r_max == AUTO_RANK_MAX == self.rank_ and last is not None and \
-                last > AUTO_RANK_WARN_FACTOR * limit and not refined:  # (AUTO_RANK_WARN_FACTOR)
-            why = path[-1].get("refined")
-            warnings.warn(
-                f"{type(self).__name__}: rank='auto' stopped at AUTO_RANK_MAX="
-                f"{AUTO_RANK_MAX:,} landmarks while the training predictions still changed "
-                f"({last:.2%} > {name}={limit:.2%})"
-                + (f", and the exact problem was not refined ({why[4:]})" if isinstance(
-                    why, str) and why.startswith("no: ") else "")
-                + ": the model is likely less accurate than the exact SVM's; pass "
-                "solver='exact' (its kernel matrix holds m² values) to solve it exactly",
+                + ")" + (f", and the exact problem was not refined ({refined[4:]})"
+                         if isinstance(refined, str) and refined.startswith("no: ") else "")
+                + (": the model is likely less accurate than the rank policy's; raise "
+                   "memory_budget, or pass rank= to fix the landmarks" if by_budget else
+                   ": the model is likely less accurate than the exact SVM's; pass "
+                   "solver='exact' (its kernel matrix holds m² values) to solve it exactly"),
                 UserWarning, stacklevel=caller_stacklevel())
         return models
 
