@@ -390,15 +390,16 @@ def take_block_times(a, rows, cols, v, *, xp, dtype, out=None):
         prod = np.empty((n,), dtype=np.float64)
         vv = np.asarray(v, dtype=a.dtype)
         cast = None if block.dtype == a.dtype else np.empty((0, k), dtype=a.dtype)
-        for s, e, chunk in _row_chunks(a, rows, xp=xp):
-            prod[s:e] = matmul(chunk, vv, xp=xp)
-            if cast is None:
-                np.take(chunk, cols, axis=1, out=block[s:e], mode="clip")
-                continue
-            if cast.shape[0] < e - s:  # (the first chunk is the largest)
-                cast = np.empty((e - s, k), dtype=a.dtype)
-            np.take(chunk, cols, axis=1, out=cast[:e - s], mode="clip")
-            block[s:e] = cast[:e - s]
+        with serial_blas(xp=xp):  # (each chunk's product between gathers: symmetric_matvec)
+            for s, e, chunk in _row_chunks(a, rows, xp=xp):
+                prod[s:e] = matmul(chunk, vv, xp=xp)
+                if cast is None:
+                    np.take(chunk, cols, axis=1, out=block[s:e], mode="clip")
+                    continue
+                if cast.shape[0] < e - s:  # (the first chunk is the largest)
+                    cast = np.empty((e - s, k), dtype=a.dtype)
+                np.take(chunk, cols, axis=1, out=cast[:e - s], mode="clip")
+                block[s:e] = cast[:e - s]
         return prod, block
     A = xp.take(a, rows, axis=0)
     return matvec_in_dtype(A, v, xp=xp), xp.astype(xp.take(A, cols, axis=1), dtype)
