@@ -163,7 +163,8 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
     against 16 here). Where it holds fewer (clean labels) nothing changes. From a given start
     (here α = 0) whose first _DAMPED_STEPS steps are halved to _DAMPED_STEP or less, the
     presolve is solved as a probe, and the problem restarts from the corners where its share
-    says so: the same minimum; else it goes on as without the probe."""
+    says so, else from the presolve's solution (the probe's solve, not thrown away): the
+    same minimum either way."""
     from svmgpu.solvers import exact
     from svmgpu.solvers.exact import CORNER_START_SHARE
 
@@ -189,9 +190,9 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
         z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (res, ref))
         assert F(z) == pytest.approx(F(z_ref), rel=rel)
         np.testing.assert_array_equal(host(res.coef) != 0, host(ref.coef) != 0)
-        _, _, share = exact._presolve(Kd, yd, loss, C=10.0, xp=device.xp,
-                                      task="classification", sample_weight=None, tol=tol,
-                                      max_iter=200)
+        pre, _, share = exact._presolve(Kd, yd, loss, C=10.0, xp=device.xp,
+                                        task="classification", sample_weight=None, tol=tol,
+                                        max_iter=200)
         assert (share >= CORNER_START_SHARE) is corners
         if corners:
             assert res.n_iter < 0.6 * ref.n_iter
@@ -206,8 +207,11 @@ def test_the_corner_start_changes_only_the_start(device, dtype, monkeypatch):
         assert F(z) == pytest.approx(F(z_ref), rel=rel)
         if corners:
             assert given.n_iter < 0.6 * plain.n_iter
-        else:
-            assert given.info["active"] == plain.info["active"]
+        else:  # (the presolve's solution's path, after the given start's damped steps)
+            from_pre = exact_newton(Kd, yd, loss, start=pre, presolve=False, **kw)
+            assert given.info["active"] == from_pre.info["active"]
+            assert given.n_iter == from_pre.n_iter + exact._DAMPED_STEPS
+            assert given.info["active"] != plain.info["active"]
     with pytest.raises(ValueError, match="start='corners' needs a classification loss"):
         exact_newton(Kd, yd, get_loss("huber", task="regression"), task="regression",
                      start="corners", **kw)
