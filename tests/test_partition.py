@@ -159,21 +159,23 @@ def test_model_file_sparse_input_and_multiclass_predict(tmp_path):
 
 def test_auto_takes_the_partition_for_a_local_kernel_only(monkeypatch):
     """Above EXACT_MAX_ROWS, solver="auto" takes the partitioned path when the median kernel
-    value between random rows is below LOCAL_KERNEL_LEVEL (the exact path up to
-    LOCAL_EXACT_MAX_ROWS: the exact SVM's answer, which the regions' intercepts change), the
-    low-rank path otherwise."""
+    value between random rows is below LOCAL_KERNEL_LEVEL (SVC's above LOCAL_REFINE_MAX_ROWS
+    only: below, the low-rank path, refined into the exact SVM's answer, which the regions'
+    intercepts change), the low-rank path otherwise."""
     from sklearn.svm import SVC as SklearnSVC
 
     monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 100)
     rng = np.random.default_rng(6)
     X, y = _blobs(100, FAR, rng)  # (300 rows)
-    monkeypatch.setattr(svc_module, "LOCAL_EXACT_MAX_ROWS", 300)
-    exact = SVC(gamma=4.0, region_rows=100).fit(X, y)
-    assert exact.solver_ == "exact"
+    monkeypatch.setattr(svc_module, "LOCAL_REFINE_MAX_ROWS", 300)
+    below = SVC(gamma=4.0, region_rows=100).fit(X, y)
+    assert below.solver_ == "lowrank"
     Xt, _ = _blobs(50, FAR, np.random.default_rng(16))
-    agree = np.mean(exact.predict(Xt) == SklearnSVC(gamma=4.0).fit(X, y).predict(Xt))
+    agree = np.mean(below.predict(Xt) == SklearnSVC(gamma=4.0).fit(X, y).predict(Xt))
     assert agree >= 0.99
-    monkeypatch.setattr(svc_module, "LOCAL_EXACT_MAX_ROWS", 299)
+    monkeypatch.setattr(svc_module, "SVR_EXACT_MAX_ROWS", 100)  # (SVR has no refinement)
+    assert SVR(gamma=4.0).fit(X, y.astype(float)).solver_ == "partition"
+    monkeypatch.setattr(svc_module, "LOCAL_REFINE_MAX_ROWS", 299)
     local = SVC(gamma=4.0, region_rows=100).fit(X, y)
     assert local.solver_ == "partition"
     smooth = SVC(gamma=1e-4, rank=50).fit(X, y)  # an explicit rank: the landmarks

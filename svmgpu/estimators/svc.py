@@ -37,9 +37,9 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
 ``solver="auto"`` takes the low-rank path when ``rank`` is an int, or for a kernel of finite rank
 (``"linear"``, ``"poly"``) on at least :data:`FINITE_RANK_ROWS` rows a dimension of its feature
 space; with ``rank="auto"`` the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix
-fits the memory budget (up to :data:`LOCAL_EXACT_MAX_ROWS` for a local kernel: the median kernel
-value between random rows below :data:`LOCAL_KERNEL_LEVEL`), else the partitioned one when the
-kernel is local, else the low-rank one, whose rank ``"auto"``
+fits the memory budget, else the partitioned one when the kernel is local (the median kernel value
+between random rows below :data:`LOCAL_KERNEL_LEVEL`; SVC's above :data:`LOCAL_REFINE_MAX_ROWS` rows
+only), else the low-rank one, whose rank ``"auto"``
 grows with the data: from :data:`AUTO_RANK_START` landmarks by :data:`AUTO_RANK_GROWTH` a stage,
 each stage started from the last one's solution, while more than :data:`AUTO_RANK_CHANGE` of the
 training predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget (``rank_path_``). The
@@ -532,21 +532,23 @@ PARTITION_THREADS = 2
 #: better (ijcnn1 at C = 1: 97.95 % against the partition's 96.3 %).
 LOCAL_KERNEL_LEVEL = 1e-2
 
-#: ``solver="auto"`` takes the exact path for a local kernel (:data:`LOCAL_KERNEL_LEVEL`) up to
-#: this many rows where the kernel matrix fits the budget (its rows computed as the Newton
-#: steps read them), and the partitioned path above. The partition's regions fit a model of
-#: their own, each with its own intercept, where the exact SVM has one: on the medium fuzz
-#: sets of 11,000–14,000 rows at ``gamma=1`` it was 10–40 times faster but 2.5–11 points
-#: below the exact SVM's accuracy on three (seed 1717's trial 6, 10 features, C = 0.1: 69.45
-#: against 80.90 % in 0.96 s, scikit-learn 80.75 % in 2.5 s; seed 1515's trial 10: 83.9
-#: against 86.30 % in 11.3 s, scikit-learn 5.2 s; seed 1313's trial 23: 71.05 against
-#: 73.55 % in 1.2 s) and far above it on three whose kernel values between rows are all
-#: below 1e-20 (seed 1313's trial 18 and seed 1515's trials 20 and 23: 81.5 / 60.4 / 96.0
-#: against the exact SVM's 48.6 / 19.5 / 50.3 % in 2.9–12.8 s, scikit-learn's the same in
-#: 8.0–15 s), where each test row's prediction is its region's intercept. The exact path
-#: gives the SVM's answer where it is affordable; Covtype (381,012 rows at γ = 32) and
-#: tuned ijcnn1 (49,990 rows at γ = 2) stay on the partition.
-LOCAL_EXACT_MAX_ROWS = 15_000
+#: SVC's ``solver="auto"`` takes the low-rank path for a local kernel (:data:`LOCAL_KERNEL_LEVEL`)
+#: up to this many rows, as for any other: its growth and refinement solve the exact problem
+#: on the candidate support vectors (:data:`REFINE_MIN_RANK`), where the regions of the
+#: partitioned path (above) fit a model of their own, each with its own intercept. On the
+#: medium fuzz sets of 11,000–14,000 rows at ``gamma=1`` the partition was 10–40 times faster
+#: than the exact SVM but 2.5–11 points below its accuracy on three (seed 1717's trial 6, 10
+#: features, C = 0.1: 69.45 against 80.90 %, scikit-learn 80.75 % in 2.5 s; seed 1515's
+#: trial 10: 83.9 against 86.30 %; seed 1313's trial 23: 71.05 against 73.55 %) and far above
+#: it on three whose kernel values between rows are all below 1e-20 (seed 1313's trial 18
+#: and seed 1515's trials 20 and 23: 81.5 / 60.4 / 96.0 against 48.6 / 19.5 / 50.3 %,
+#: scikit-learn's), where each test row's prediction is its region's intercept. The low-rank
+#: path gave the exact SVM's accuracy on all six in 0.15–7.9 s (the exact path 0.9–12.8 s;
+#: scikit-learn 2.5–15 s) and on seed 1818's trial 16 (12,000 rows of one feature, three
+#: classes, ``gamma=3``, C = 0.05) 92.15 % in 0.13 s (the exact path 7.3 s, the partition
+#: 92.00 % in 1.06 s, scikit-learn 0.60 s). Covtype (381,012 rows at γ = 32) and tuned ijcnn1
+#: (49,990 rows at γ = 2) keep the partition; SVR, which has no refinement, too.
+LOCAL_REFINE_MAX_ROWS = 15_000
 
 #: Rows sampled for the locality test.
 _LOCALITY_SAMPLE = 256
@@ -723,11 +725,11 @@ class _FrontDoor:
         if level is not None and level < LOCAL_KERNEL_LEVEL:
             local = (f"the kernel is local (median kernel value {level:.2g} between random "
                      f"rows < {LOCAL_KERNEL_LEVEL:g})")
-            if m <= max(top, LOCAL_EXACT_MAX_ROWS) and exact_bytes <= budget and \
-                    not self._dask_fit:
-                return "exact", (f"{m:,} rows ≤ LOCAL_EXACT_MAX_ROWS={LOCAL_EXACT_MAX_ROWS:,} "
-                                 f"and {local}, and the kernel matrix fits the budget")
-            return "partition", f"{big}, and {local}"
+            if not (self._refines and m <= LOCAL_REFINE_MAX_ROWS and not self._dask_fit):
+                return "partition", f"{big}, and {local}"
+            return "lowrank", (f"{big}, and {local}, but {m:,} rows ≤ LOCAL_REFINE_MAX_ROWS="
+                               f"{LOCAL_REFINE_MAX_ROWS:,}: landmarks refined into the exact "
+                               "problem")
         return "lowrank", big if level is None else \
             f"{big}, and the kernel is not local (median value {level:.2g} between random rows)"
 
@@ -2490,5 +2492,5 @@ class SVR(_FrontDoor, SVRBase):
             self.dual_coef_ = self._ctx.xp.reshape(self.pair_coef_[:, 0], (1, -1))
 
 
-__all__ = ["FLOAT32_RBF_ROUNDING", "HINGE_SMOOTHING", "LOCAL_EXACT_MAX_ROWS", "LOCAL_KERNEL_LEVEL",
+__all__ = ["FLOAT32_RBF_ROUNDING", "HINGE_SMOOTHING", "LOCAL_KERNEL_LEVEL", "LOCAL_REFINE_MAX_ROWS",
            "PARTITION_ROWS", "SVC", "SVR", "SVR_CORNER"]
