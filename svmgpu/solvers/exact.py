@@ -1089,8 +1089,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                 return restart(corner)
         if probe and len(steps) == _DAMPED_STEPS:
             probe = False
-            if max(steps) <= _DAMPED_STEP:  # (the regime of the corner start? the presolve
-                # tells: solved as a probe, its solution not used)
+            if max(steps) <= _DAMPED_STEP:  # (a poor start: the presolve, solved as a
+                # probe, says whether the corners or its own solution start the problem again)
                 pre_start, more, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                                    sample_weight=sample_weight, tol=tol,
                                                    max_iter=max_iter, corner_start=True)
