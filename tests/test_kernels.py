@@ -561,28 +561,6 @@ def test_kernel_features_split_large_blocks_between_the_cores(monkeypatch):
     assert_allclose(f_split, f_one, rtol=1e-10, atol=1e-12)
 
 
-def test_kernel_rows_split_many_rows_between_the_cores(monkeypatch):
-    """KernelRows computes many rows at once in one thread per core from
-    THREADED_MATVEC_VALUES kernel values (map_kernel_blocks, X's side prepared once for all
-    its computes): each part written into the store's next rows, in the order asked for, the
-    values K(X, X)'s; a later compute of rows it holds and rows it does not appends the new
-    ones only."""
-    parts = _three_cores(monkeypatch)
-    rng = np.random.default_rng(4)
-    X = rng.standard_normal((400, 6))
-    K = rbf_kernel(X, X, gamma=0.2)
-    R = KernelRows(RBF(0.2), X)
-    rows = rng.permutation(400)[:301]
-    assert_array_equal(R.compute(rows), np.arange(301))
-    assert sorted(parts) == [100, 100, 101]
-    assert_allclose(R.store[:301], K[rows], rtol=0, atol=1e-12)
-    parts[:] = []
-    more = np.concatenate([rows[:5], np.setdiff1d(np.arange(400), rows)[:7]])
-    assert_array_equal(R.compute(more), np.r_[0:5, 301:308])
-    assert sorted(parts) == [2, 2, 3] and R.computed == 308
-    assert_allclose(R.store[301:308], K[more[5:]], rtol=0, atol=1e-12)
-
-
 def test_matmul_on_one_blas_thread_releases_the_gil(monkeypatch):
     """Under one BLAS thread (serial_blas, a map_threads task) backend.matmul multiplies by
     np.matmul, which releases the GIL, never by SciPy's f2py BLAS, which holds it; outside,

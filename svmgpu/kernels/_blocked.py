@@ -249,13 +249,11 @@ class KernelRows:
                     # again each time took 2.7 s of a 17 s fit of the image-like stand-in)
                     self._columns = self.kernel.against(
                         self.kernel.prepare(self.X, self.center, xp=xp), xp=xp)
-                # (each block written into the store's next rows; many rows at once in one
-                # thread per core: the first rows of make_classification's 20,000-row
-                # refinement, 7,116 × 8,732 values, took 78 ms in one thread, 92 → 53 ms in
-                # a measurement of that shape alone, NumPy's exp running on one core)
-                map_kernel_blocks(self.kernel, xp.take(self.X, miss, axis=0), self.X,
-                                  lambda s, e, K: None, center=self.center,
-                                  out=self.store[c:c + n, ...], columns=self._columns)
+                blocks = iter_kernel_blocks(self.kernel, xp.take(self.X, miss, axis=0), self.X,
+                                            center=self.center, out=self.store[c:c + n, ...],
+                                            columns=self._columns)
+                for _ in blocks:  # (each block is written into the store's next rows)
+                    pass
                 self._slot = set_rows(self._slot, miss, xp.arange(
                     c, c + n, dtype=xp.int64, device=native_device(self.X)), xp=xp)
                 self.computed = c + n
@@ -341,7 +339,7 @@ def kernel_matvec(kernel, X, Z, v, *, memory_budget=None, prune=False):
 
 
 def map_kernel_blocks(kernel, X, Z, fn, *, memory_budget=None, center=None, out=None,
-                      progress=None, columns=None):
+                      progress=None):
     """``fn(start, stop, K[start:stop])`` for every row block of ``K(X, Z)`` of the blocked
     loop (:func:`iter_kernel_blocks`, written into ``out``'s rows when given), in one thread
     per core where that pays: NumPy, at least :data:`THREADED_MATVEC_VALUES` kernel values,
@@ -352,9 +350,7 @@ def map_kernel_blocks(kernel, X, Z, fn, *, memory_budget=None, center=None, out=
     product, whose inner dimension is the number of features, gains little from BLAS threads:
     1,954 products of (512 × 4) and (4 × 300) took 0.44 s on SciPy's two BLAS threads and
     0.19 s on one (this 2-core AVX2 VM, session 37). The features (:func:`kernel_columns`,
-    Nyström's), the products (:func:`kernel_matvec`) and the exact path's kernel rows
-    (:class:`KernelRows`, whose ``columns`` are Z's side prepared once: see
-    :func:`iter_kernel_blocks`) of the library all run here."""
+    Nyström's) and the products (:func:`kernel_matvec`) of the library all run here."""
     xp = get_namespace(X, Z)
     n = X.shape[0]
     cores = os.cpu_count() or 1
@@ -362,14 +358,13 @@ def map_kernel_blocks(kernel, X, Z, fn, *, memory_budget=None, center=None, out=
         n >= 2 * cores and (is_sparse(X) or X.shape[1] <= THREADED_MATVEC_MAX_FEATURES) else 1
     if parts == 1:
         for s, e, K in iter_kernel_blocks(kernel, X, Z, memory_budget=memory_budget,
-                                          center=center, out=out, progress=progress,
-                                          columns=columns):
+                                          center=center, out=out, progress=progress):
             fn(s, e, K)
         return
     budget = resolve_budget(memory_budget, array_device(X)) // parts
     center = kernel.center_of(Z, xp=xp) if center is None else center
-    if columns is None and not is_sparse(X):  # (Z's side once for all)
-        columns = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)
+    columns = None if is_sparse(X) else \
+        kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # (Z's side once for all)
     bar = None if progress is None else _progress(progress, total=n, unit="row")
 
     def rows(span):
