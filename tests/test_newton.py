@@ -318,6 +318,35 @@ def test_given_margins_of_the_start_replace_its_product(monkeypatch):
         newton_reduced(F, y, z0=z0, margins0=F @ z0, **kw)
 
 
+def test_the_point_that_ends_the_iteration_forms_no_direction(monkeypatch):
+    """The stopping test is read before the Newton direction: each step forms one direction
+    (its Hessian, factor and trial product P d), and the point where the gradient test, the
+    active set's test or the step limit ends the iteration forms none (from z = 0, and from
+    the minimum itself, where a given start with min_iter=1 takes one step and stays)."""
+    from svmgpu.solvers.newton import NewtonRows
+
+    F, y, _, s = _problem(m=600, r=30)
+    trials = []
+    real = NewtonRows.trial
+    monkeypatch.setattr(NewtonRows, "trial",
+                        lambda self, *a, **k: trials.append(1) or real(self, *a, **k))
+    kw = dict(loss="huber_hinge", C=5.0, sample_weight=s, xp=NXP, presolve=None,
+              **FIXED["huber_hinge"])
+    a = newton_reduced(F, y, tol=1e-2, **kw)
+    assert a.converged and a.info["stop"] == "gradient" and a.n_iter >= 3
+    assert len(trials) == a.n_iter  # (a direction a step, none at the last point)
+    trials[:] = []
+    exact = newton_reduced(F, y, tol=1e-12, **kw)  # (to the minimum: the active set's stop)
+    assert exact.info["stop"] == "active_set" and len(trials) == exact.n_iter
+    trials[:] = []
+    b = newton_reduced(F, y, tol=1e-2, max_iter=2, **kw)
+    assert not b.converged and b.n_iter == 2 and len(trials) == 2
+    trials[:] = []
+    c = newton_reduced(F, y, tol=1e-2, z0=exact.coef, min_iter=1, **kw)  # (a step at least)
+    assert c.converged and c.n_iter == 1 and len(trials) == 1
+    assert_allclose(c.coef, exact.coef, rtol=1e-9, atol=1e-10)
+
+
 def test_zero_weights_drop_rows():
     F, y, _, s = _problem()
     s[::3] = 0

@@ -319,8 +319,8 @@ class CurvatureGram:
         """Make ``M`` the Gram matrix for the weights ``kappa`` (shape (m,), >= 0); returns it.
 
         ``changed``/``active`` (``kappa ≠ self.kappa``, ``kappa ≠ 0``) and their counts may be
-        passed by a caller that has already read them (in one batched read with others, so a
-        Newton iteration keeps its two synchronisations); otherwise they are computed here (one
+        passed by a caller that has already read them (in one batched read with others: a
+        Newton iteration's first synchronisation); otherwise they are computed here (one
         read). ``mode``: "auto", "incremental" (after the first build) or "recompute".
         """
         xp = self.xp

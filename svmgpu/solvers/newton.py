@@ -276,8 +276,9 @@ def semismooth_newton(P, y, losses, *, C, B=None, task="classification", sample_
     ``B = I`` and fewer active rows than r, by the SMW identity (28). The step length comes from
     a backtracking Armijo search along d (margins are linear in the step).
 
-    Two device→host reads per iteration (row counts, then the stopping test, slope and the full
-    step's objective); one more per backtrack.
+    Three device→host reads per iteration (row counts; the stopping test, before the direction
+    is formed: a point that ends the iteration forms none; the slope and the full step's
+    objective); one more per backtrack.
 
     Parameters
     ----------
@@ -483,44 +484,12 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
         grad = Bz - v
         tm["rhs"] += time.perf_counter() - t0
         use_smw = B is None and (opts.smw == "always" or (opts.smw == "auto" and n_act < r))
-        if stable:  # the exact stationary point: only its gradient norm is still read
-            gn, bn, vn = fetch_scalars(vector_norm(grad, xp=xp), vector_norm(Bz, xp=xp),
-                                       vector_norm(v, xp=xp), xp=xp)
-        else:
-            # ---- Newton direction: SMW (28) or Cholesky of B + C·PᵀΛP
-            t0 = time.perf_counter()
-            if use_smw:
-                U, kap_act = rows.active_rows(n_act)
-            else:
-                M = rows.curvature(mode=opts.hessian_update if piecewise or leveled else "recompute",
-                                   n_changed=n_ch, n_active=n_act)
-                H = (eye if B is None else B) + c * M
-            tm["hessian"] += time.perf_counter() - t0
-            checked = False  # the factor's check joins read 2 (solved again, checked, if it failed)
-            while True:
-                t0 = time.perf_counter()
-                d, ok = _direction(grad, c, active=(U, kap_act) if use_smw else None,
-                                   H=None if use_smw else H, allow_jitter=B is not None,
-                                   checked=checked, iteration=n_iter + 1, xp=xp)
-                tm["solve"] += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                L_full = rows.trial(d, psi, c, derivatives=exact_search)
-                Bd = Bmul(d)
-                tm["matvec"] += time.perf_counter() - t0
-                vals = fetch_scalars(  # read 2
-                    vector_norm(grad, xp=xp), vector_norm(Bz, xp=xp),
-                    vector_norm(v, xp=xp), vecdot(grad, d, xp=xp), vecdot(z, Bd, xp=xp),
-                    vecdot(d, Bd, xp=xp), *(L_full if exact_search else (L_full,)),
-                    *(() if ok is None else (ok,)), xp=xp)
-                if ok is None or vals[-1]:
-                    break
-                checked = True
-            gn, bn, vn, slope, zBd, dBd, L_full = vals[:7]
-            F_full = 0.5 * (zBz + 2.0 * zBd + dBd) + L_full
-            # F' along the step from its margins' products (P d) must agree with ∇F·d: with
-            # float32 features of a wide kernel their roundings differed by 30–100 % of it
-            exact_ok = exact_search and abs(zBd + vals[9] - slope) <= _SLOPE_AGREEMENT * abs(slope)
-            first = (F_full, zBd + dBd + vals[7], dBd + vals[8]) if exact_ok else None
+        # ---- the gradient test first (read 2), and the Newton direction only where it goes
+        # on: a direction formed before the test (its Hessian, factor and P d in one read with
+        # the gradient's norm) was thrown away at every stage's last point; on ijcnn1's
+        # growth (ranks 125–1,003, a step or two a stage) 80–100 ms of a 0.55 s fit
+        gn, bn, vn = fetch_scalars(vector_norm(grad, xp=xp), vector_norm(Bz, xp=xp),
+                                   vector_norm(v, xp=xp), xp=xp)
         kkt = gn / max(gscale if opts.stop == "gradient" else max(bn, vn), 1e-300)
         if new_point:
             gnorms.append(gn)
@@ -538,6 +507,39 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
         if n_iter >= opts.max_iter:
             stage_log.append({"loss": k_loss, "C": c, "n_iter": n_stage})
             break
+        # ---- Newton direction: SMW (28) or Cholesky of B + C·PᵀΛP
+        t0 = time.perf_counter()
+        if use_smw:
+            U, kap_act = rows.active_rows(n_act)
+        else:
+            M = rows.curvature(mode=opts.hessian_update if piecewise or leveled else "recompute",
+                               n_changed=n_ch, n_active=n_act)
+            H = (eye if B is None else B) + c * M
+        tm["hessian"] += time.perf_counter() - t0
+        checked = False  # the factor's check joins read 3 (solved again, checked, if it failed)
+        while True:
+            t0 = time.perf_counter()
+            d, ok = _direction(grad, c, active=(U, kap_act) if use_smw else None,
+                               H=None if use_smw else H, allow_jitter=B is not None,
+                               checked=checked, iteration=n_iter + 1, xp=xp)
+            tm["solve"] += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            L_full = rows.trial(d, psi, c, derivatives=exact_search)
+            Bd = Bmul(d)
+            tm["matvec"] += time.perf_counter() - t0
+            vals = fetch_scalars(  # read 3
+                vecdot(grad, d, xp=xp), vecdot(z, Bd, xp=xp), vecdot(d, Bd, xp=xp),
+                *(L_full if exact_search else (L_full,)), *(() if ok is None else (ok,)),
+                xp=xp)
+            if ok is None or vals[-1]:
+                break
+            checked = True
+        slope, zBd, dBd, L_full = vals[:4]
+        F_full = 0.5 * (zBz + 2.0 * zBd + dBd) + L_full
+        # F' along the step from its margins' products (P d) must agree with ∇F·d: with
+        # float32 features of a wide kernel their roundings differed by 30–100 % of it
+        exact_ok = exact_search and abs(zBd + vals[6] - slope) <= _SLOPE_AGREEMENT * abs(slope)
+        first = (F_full, zBd + dBd + vals[4], dBd + vals[5]) if exact_ok else None
         if not math.isfinite(slope):
             raise FloatingPointError(
                 f"the Newton step is not finite at iteration {n_iter + 1} (C={c:g} at this "
