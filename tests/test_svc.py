@@ -1456,18 +1456,27 @@ def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch
 
 
 def test_refinement_is_skipped_where_a_problem_has_too_many_candidates(monkeypatch, capsys):
-    """More than REFINE_MAX_ROWS candidates in one problem: no refinement (said in
-    rank_path_ and at verbose=1), the growth goes on to its cap, the low-rank model is
-    kept."""
+    """More than REFINE_MAX_ROWS candidates in one problem of more than REFINE_WHOLE_MAX_ROWS
+    rows: no refinement (said in rank_path_ and at verbose=1), the growth goes on to its cap,
+    the low-rank model is kept. A problem of at most REFINE_WHOLE_MAX_ROWS rows is refined
+    on however many candidates it has: the exact SVM's predictions."""
     svc_module = _grow(monkeypatch)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
     monkeypatch.setattr(svc_module, "REFINE_MAX_ROWS", 100)
-    X, y = _unsettled()
+    monkeypatch.setattr(svc_module, "REFINE_WHOLE_MAX_ROWS", 599)
+    X, y = _unsettled(n_classes=2)
     fit = SVC(solver="lowrank", verbose=1).fit(X, y)
     assert fit.rank_ == 80 and fit.support_vectors_.shape[0] == 80
     assert fit.rank_path_[-1]["refined"].startswith("no: problem 1 has ")
     assert "AUTO_RANK_MAX" in fit.rank_path_[-1]["stop"]
-    assert "> REFINE_MAX_ROWS=100" in capsys.readouterr().err
+    assert "> REFINE_MAX_ROWS=100 (of 600 rows > REFINE_WHOLE_MAX_ROWS=599)" in \
+        capsys.readouterr().err
+    monkeypatch.setattr(svc_module, "REFINE_WHOLE_MAX_ROWS", 600)
+    whole = SVC(solver="lowrank").fit(X, y)
+    (n_cand,) = whole.rank_path_[-1]["refined"]["candidates"]
+    assert n_cand > 100  # (refined, past REFINE_MAX_ROWS)
+    exact = SVC(rank=None).fit(X, y)
+    assert np.mean(whole.predict(X) == exact.predict(X)) >= 0.995
 
 
 def test_refinement_is_skipped_where_the_candidates_cannot_make_a_problem(monkeypatch):
@@ -2553,6 +2562,56 @@ def test_an_updated_newton_system_solves_as_a_fresh_factor(device, dtype):
     Qd = to_device(Q, device)
     assert base.update(Qd, to_device(d[Q], device), to_device(K[np.ix_(Q, Q)], device), Kd, Qd,
                        xp=xp) is None
+
+
+def test_a_diagonally_dominant_newton_system_is_solved_by_conjugate_gradients(device,
+                                                                             monkeypatch):
+    """A Newton system ``K + diag(d)`` of at least CG_MIN_ORDER rows whose sampled rows are
+    diagonally dominant (a kernel far narrower than the rows' spacing) is solved by conjugate
+    gradients preconditioned by its diagonal, not factored: np.linalg.solve's solution, for
+    one and two right-hand sides, float64 and float32 K (K only read); a coupled system is
+    factored; where the iterations do not converge (CG_MAX_ITER 0) the system is factored at
+    its first solve, with the same solution. exact_newton on such a kernel: the minimum of
+    the factored path."""
+    from svmgpu.solvers import exact
+
+    xp = device.xp
+    monkeypatch.setattr(exact, "CG_MIN_ORDER", 200)
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((400, 20))
+    K = rbf_kernel(X, gamma=0.5)  # (off-diagonal row sums 0.1 at most, 0.003 at the median)
+    d = rng.uniform(0.01, 0.1, 400)
+    B = rng.standard_normal((400, 2))
+    for dtype in (np.float64, np.float32):
+        Kd = to_device(K.astype(dtype), device)
+        want = np.linalg.solve(K.astype(dtype).astype(np.float64) + np.diag(d), B)
+        f = exact._Factor(Kd, to_device(d, device), low=dtype == np.float32, xp=xp)
+        assert f.iterative
+        # (to CG_TOL = 1e-8 of the residual's norm: 20 here)
+        assert_allclose(host(f.solve(to_device(B, device))), want, rtol=0, atol=1e-7)
+        assert_allclose(host(f.solve(to_device(B[:, 1], device))), want[:, 1], rtol=0,
+                        atol=1e-7)
+        assert_array_equal(Kd, K.astype(dtype), device=device)
+    coupled = rbf_kernel(X, gamma=0.2)  # (row sums up to 5.9)
+    f = exact._Factor(to_device(coupled, device), to_device(d, device), low=False, xp=xp)
+    assert not f.iterative
+    monkeypatch.setattr(exact, "CG_MAX_ITER", 0)
+    want = np.linalg.solve(K + np.diag(d), B)
+    f = exact._Factor(to_device(K.copy(), device), to_device(d, device), low=False, xp=xp)
+    assert f.iterative  # (a float64 K is the factor's to overwrite, as a factored one's)
+    assert_allclose(host(f.solve(to_device(B, device))), want, rtol=1e-9, atol=1e-12)
+    assert not f.iterative  # (factored at its first solve)
+    monkeypatch.setattr(exact, "CG_MAX_ITER", 40)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    loss = get_loss("huber_hinge", delta=0.1)
+    F = _objective(K, y, loss, 10.0, np.ones(400), "classification")
+    kw = dict(C=10.0, tol=1e-9, xp=xp)
+    cg = exact_newton(to_device(K, device), to_device(y, device), loss, **kw)
+    monkeypatch.setattr(exact, "CG_MAX_DOMINANCE", -1.0)
+    chol = exact_newton(to_device(K, device), to_device(y, device), loss, **kw)
+    assert cg.converged and chol.converged and max(cg.info["active"]) >= 200
+    z, z_ref = (np.concatenate([host(r.coef), [r.info["intercept"]]]) for r in (cg, chol))
+    assert F(z) == pytest.approx(F(z_ref), rel=1e-10)
 
 
 def test_newton_steps_from_an_updated_factor_reach_the_same_minimum(device, monkeypatch):

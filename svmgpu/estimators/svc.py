@@ -406,6 +406,16 @@ REFINE_MIN_RANK = 500
 #: 79.13 → 79.53 %, 22 s both (79.33 %, 6.8 s); four imbalanced classes of 15,000 rows
 #: (:data:`REFINE_ALL_SHARE`): 57.2 % in 31.8 s → 58.23 % in 26.7 s (58.4 %, 24.2 s).
 REFINE_MAX_ROWS = 12_000
+#: A problem of at most this many rows is refined on however many candidates it has (past
+#: :data:`REFINE_MAX_ROWS`; every row where they are :data:`REFINE_ALL_SHARE` of them): its
+#: exact SVM, at the exact path's cost on so many rows, as SVR's exact path goes
+#: (:data:`SVR_EXACT_MAX_ROWS`). Larger problems keep the bound on their candidates (ijcnn1:
+#: 14,534 of 49,990 rows, not refined). Medium fuzz sweeps of session 47 (binary, 14,000 rows,
+#: C = 0.1, nearly every row a candidate, the growth then ended unrefined at 2,000 landmarks
+#: with a warning): seed 2020's trial 18 (10 features, ``gamma=1``) 68.7 % against
+#: scikit-learn's 80.5 %, trial 2 (80 features, ``gamma=0.01``) 78.85 % against 79.9 %, seed
+#: 1515's trial 17 66.35 % against 67.95 %.
+REFINE_WHOLE_MAX_ROWS = 15_000
 #: Where a problem's candidates number at least this share of its rows (of positive weight)
 #: and those rows at most :data:`REFINE_MAX_ROWS`, the refinement solves the problem on all of
 #: them: its exact SVM, for at most 1 / 0.7 = 1.43 times the candidates' kernel values. There
@@ -548,7 +558,7 @@ LOCAL_KERNEL_LEVEL = 1e-2
 #: classes, ``gamma=3``, C = 0.05) 92.15 % in 0.13 s (the exact path 7.3 s, the partition
 #: 92.00 % in 1.06 s, scikit-learn 0.60 s). Covtype (381,012 rows at γ = 32) and tuned ijcnn1
 #: (49,990 rows at γ = 2) keep the partition; SVR, which has no refinement, too.
-LOCAL_REFINE_MAX_ROWS = 15_000
+LOCAL_REFINE_MAX_ROWS = REFINE_WHOLE_MAX_ROWS  # (every such problem can be refined whole)
 
 #: Rows sampled for the locality test.
 _LOCALITY_SAMPLE = 256
@@ -1155,7 +1165,7 @@ class _FrontDoor:
             cand = self._refine_rows(f, y, w)
             if cand is None:
                 return None
-            why = self._refine_limit(int(cand.shape[0]), held) or \
+            why = self._refine_limit(int(cand.shape[0]), held, rows=int(y.shape[0])) or \
                 ("candidate support vectors of one class or none"
                  if self._task == "classification" and
                  not has_two_classes(xp.take(y, cand), None, xp=xp) else None)
@@ -1232,12 +1242,14 @@ class _FrontDoor:
         self._X_fit = X  # (the support vectors' rows: _after_fit)
         return out
 
-    def _refine_limit(self, n, held=0):
-        """Why n candidate rows cannot be refined, or None: more than :data:`REFINE_MAX_ROWS`,
-        or their kernel matrix beside ``held`` bytes (the features) passes the memory
+    def _refine_limit(self, n, held=0, *, rows):
+        """Why n candidate rows of a problem of ``rows`` rows cannot be refined, or None: more
+        than :data:`REFINE_MAX_ROWS` in a problem of more than :data:`REFINE_WHOLE_MAX_ROWS`
+        rows, or their kernel matrix beside ``held`` bytes (the features) passes the memory
         budget."""
-        if n > REFINE_MAX_ROWS:
-            return f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,}"
+        if n > REFINE_MAX_ROWS and rows > REFINE_WHOLE_MAX_ROWS:
+            return f"{n:,} candidate support vectors > REFINE_MAX_ROWS={REFINE_MAX_ROWS:,} " \
+                f"(of {rows:,} rows > REFINE_WHOLE_MAX_ROWS={REFINE_WHOLE_MAX_ROWS:,})"
         need = held + self._exact_bytes(n)
         if need > self._ctx.budget_bytes:
             return f"{n:,} candidate support vectors, whose kernel matrix beside the features " \
@@ -1298,7 +1310,7 @@ class _FrontDoor:
         if not last:
             r = residuals(outside)
             bad = xp.nonzero(loss.grad(r, xp=xp) > 0)[0]
-            limit = self._refine_limit(int(cand.shape[0]) + int(bad.shape[0]))
+            limit = self._refine_limit(int(cand.shape[0]) + int(bad.shape[0]), rows=m)
             if limit is None:
                 self._log.info("%s: %d rows outside of nonzero loss join them", why,
                                int(bad.shape[0]))
@@ -2268,7 +2280,7 @@ class SVC(_FrontDoor, SVCBase):
     def _refine_rows(self, f, y, w):
         """The rows of positive weight whose margin ``y f`` is below ``1 + REFINE_MARGIN``, or
         all of them where those are at least :data:`REFINE_ALL_SHARE` of them (and at most
-        :data:`REFINE_MAX_ROWS`)."""
+        :data:`REFINE_WHOLE_MAX_ROWS`)."""
         xp = self._ctx.xp
         near = y * f < 1.0 + REFINE_MARGIN
         if w is not None:
@@ -2276,7 +2288,7 @@ class SVC(_FrontDoor, SVCBase):
         n_near, n_rows = fetch_scalars(xp.sum(xp.astype(near, xp.float64)),
                                        y.shape[0] if w is None else
                                        xp.sum(xp.astype(w > 0, xp.float64)), xp=xp)
-        if REFINE_ALL_SHARE * n_rows <= n_near and n_rows <= REFINE_MAX_ROWS:  # (the whole
+        if REFINE_ALL_SHARE * n_rows <= n_near and n_rows <= REFINE_WHOLE_MAX_ROWS:  # (the whole
             # problem: its exact SVM)
             return xp.arange(y.shape[0], device=self._ctx.native_device) if w is None else \
                 xp.nonzero(w > 0)[0]
