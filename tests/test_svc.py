@@ -2614,6 +2614,28 @@ def test_a_diagonally_dominant_newton_system_is_solved_by_conjugate_gradients(de
     assert F(z) == pytest.approx(F(z_ref), rel=1e-10)
 
 
+def test_a_given_start_whose_newton_systems_stay_empty_stalls(device):
+    """From a given start whose steps leave no row in a quadratic piece (_EMPTY_STEPS in a
+    row: every α set by the pieces, at the hard margin of a 'poly' kernel's scale) the
+    iteration counts as stalled, and the caller solves again from its own start, which
+    converges; from its own start the rule is off."""
+    from svmgpu.solvers import exact
+
+    xp = device.xp
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 10))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(300) > 0, 1.0, -1.0)
+    K = to_device((3.0 * X @ X.T) ** 3, device)  # (diagonal entries near 3·10⁴)
+    yd = to_device(y, device)
+    loss = get_loss("huber_hinge", delta=0.1)
+    given = exact_newton(K, yd, loss, C=1.0, xp=xp, max_iter=300,
+                         start=(to_device(y, device), 0.0))  # (every α at its bound)
+    assert given.info["stalled"] and not given.converged
+    assert given.info["active"] == [0] * exact._EMPTY_STEPS
+    own = exact_newton(K, yd, loss, C=1.0, xp=xp, max_iter=300)
+    assert own.converged and not own.info["stalled"]
+
+
 def test_newton_steps_from_an_updated_factor_reach_the_same_minimum(device, monkeypatch):
     """exact_newton solves a step's system from the last factored one where few rows changed
     (_Updated): the steps of the fresh factorizations (the same active sets), the same minimum
