@@ -417,7 +417,8 @@ REFINE_MAX_ROWS = 12_000
 #: 1515's trial 17 66.35 % against 67.95 %.
 REFINE_WHOLE_MAX_ROWS = 15_000
 #: Where a problem's candidates number at least this share of its rows (of positive weight)
-#: and those rows at most :data:`REFINE_MAX_ROWS`, the refinement solves the problem on all of
+#: and those rows at most :data:`REFINE_WHOLE_MAX_ROWS` (:data:`REFINE_MAX_ROWS` until session
+#: 47), the refinement solves the problem on all of
 #: them: its exact SVM, for at most 1 / 0.7 = 1.43 times the candidates' kernel values. There
 #: the low-rank model leaves most rows near its margin (noisy labels) and is far from the
 #: exact one, and rows outside the candidates violate the margin of the refined model. A fuzz

@@ -660,10 +660,9 @@ def _dominance(K, d, *, xp):
     if n < CG_MIN_ORDER:
         return math.inf
     rows = xp.arange(0, n, max(1, n // _DOMINANCE_ROWS), device=_device(d))
-    block = xp.astype(xp.take(K, rows, axis=0), xp.float64)  # (k × n: row i is K's rows[i])
-    diag = xp.take(xp.reshape(block, (-1,)),
-                   xp.arange(rows.shape[0], device=_device(d)) * n + rows)
-    off = xp.sum(xp.abs(block), axis=1) - xp.abs(diag)
+    diag = xp.astype(xp.take(xp.linalg.diagonal(K), rows), xp.float64)
+    off = xp.sum(xp.abs(xp.astype(xp.take(K, rows, axis=0), xp.float64)), axis=1) - \
+        xp.abs(diag)
     (rho,) = fetch_scalars(xp.max(off / (diag + xp.take(d, rows))), xp=xp)
     return rho if rho == rho else math.inf  # (NaN: not dominant)
 
@@ -689,15 +688,16 @@ def _conjugate_gradients(K, d, B, *, xp):
     def fast(V):
         return matvec_in_dtype(K, V, xp=xp) + D * V
 
+    if not low:
+        X = _cg(exact, inv, B, CG_TOL, xp=xp)
+        return X if X is None or not vec else X[:, 0]
     stop = CG_TOL * xp.sqrt(xp.sum(B * B, axis=0))
     X, R = None, B
-    for _ in range(_CG_ROUNDS if low else 1):
-        dX = _cg(fast if low else exact, inv, R, CG_LOW_TOL if low else CG_TOL, xp=xp)
+    for _ in range(_CG_ROUNDS):
+        dX = _cg(fast, inv, R, CG_LOW_TOL, xp=xp)
         if dX is None:
             return None
         X = dX if X is None else X + dX
-        if not low:
-            return X[:, 0] if vec else X
         R = B - exact(X)
         (done,) = fetch_scalars(xp.all(xp.sqrt(xp.sum(R * R, axis=0)) <= stop), xp=xp)
         if done:
