@@ -1,0 +1,160 @@
+"""SMO on the exact path's dual (svmgpu.solvers.smo): the exact Newton iteration's minimum for
+the same Huber loss, LIBSVM's model as the corners vanish, and the crawl it takes over."""
+
+import logging
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_regression
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
+from sklearn.svm import SVC as SklearnSVC
+from sklearn.svm import SVR as SklearnSVR
+
+from svmgpu import SVR
+from svmgpu.backend import to_device
+from svmgpu.estimators import svc
+from svmgpu.losses import get_loss
+from svmgpu.solvers.exact import exact_newton
+from svmgpu.solvers.smo import smo
+from svmgpu.testing import assert_allclose, host
+
+
+def _problem(task, n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    if task == "classification":
+        y = np.where(X[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    else:
+        y = np.sin(2 * X[:, 0]) + 0.2 * rng.standard_normal(n) + 3.0
+    return rbf_kernel(X, gamma=0.5), y, rng.uniform(0.3, 2.0, n)
+
+
+def _loss(task, delta):
+    if task == "classification":
+        return get_loss("huber_hinge", delta=delta)
+    return get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.1, delta=delta)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("C", [1.0, 30.0])
+def test_smo_reaches_the_minimum_of_the_exact_newton_iteration(task, weighted, C, device):
+    """The dual of the Huber hinge (Huber ε-insensitive loss) with its corners' diagonal, solved
+    by SMO, is the primal problem's minimum: the exact Newton iteration's F, α and b, with and
+    without sample weights; the margins returned are K α + b."""
+    K, y, w = _problem(task)
+    loss = _loss(task, 0.05)
+    s = to_device(w, device) if weighted else None
+    Kd, yd = to_device(K, device), to_device(y, device)
+    dual = smo(Kd, yd, loss, C=C, xp=device.xp, task=task, sample_weight=s, tol=1e-8)
+    primal = exact_newton(Kd, yd, loss, C=C, xp=device.xp, task=task, sample_weight=s,
+                          tol=1e-10)
+    assert dual.converged and primal.converged
+    assert dual.objective_history[-1] == pytest.approx(primal.objective_history[-1], rel=1e-9)
+    assert_allclose(host(dual.coef), host(primal.coef), rtol=0, atol=1e-6 * C)
+    assert dual.info["intercept"] == pytest.approx(primal.info["intercept"], abs=1e-6)
+    assert_allclose(host(dual.info["margins"]), K @ host(dual.coef) + dual.info["intercept"],
+                    rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_smo_with_vanishing_corners_is_libsvm(task):
+    """As the corners vanish the dual is LIBSVM's (C-SVC, ε-SVR): scikit-learn's dual
+    coefficients and intercept on the precomputed kernel, with sample weights."""
+    K, y, w = _problem(task, n=120, seed=3)
+    C = 3.0
+    res = smo(K, y, _loss(task, 1e-12), C=C, xp=np, task=task, sample_weight=w, tol=1e-6)
+    ref = (SklearnSVC if task == "classification" else SklearnSVR)(
+        kernel="precomputed", C=C, tol=1e-6,
+        **({} if task == "classification" else {"epsilon": 0.1})).fit(K, y, sample_weight=w)
+    alpha = np.zeros(len(y))
+    alpha[ref.support_] = ref.dual_coef_[0]
+    # (scikit-learn's binary dual coefficients are yᵢ αᵢ, its decision function positive
+    # for the class +1: the signed α of f = K α + b)
+    assert_allclose(host(res.coef), alpha, rtol=0, atol=1e-4 * C)
+    assert res.info["intercept"] == pytest.approx(ref.intercept_[0], abs=1e-4)
+
+
+def test_smo_keeps_rows_of_zero_weight_out_and_refuses_other_losses():
+    """A row of weight 0 keeps α = 0 (its bound C·0) and the others solve the problem without
+    it; a loss other than the task's Huber loss, or an unknown task, is refused by name."""
+    K, y, w = _problem("classification", n=60, seed=5)
+    w[:10] = 0.0
+    loss = _loss("classification", 0.1)
+    res = smo(K, y, loss, C=2.0, xp=np, task="classification", sample_weight=w, tol=1e-8)
+    assert np.all(res.coef[:10] == 0.0)
+    rest = smo(K[10:, 10:], y[10:], loss, C=2.0, xp=np, task="classification",
+               sample_weight=w[10:], tol=1e-8)
+    assert_allclose(res.coef[10:], rest.coef, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="huber_hinge"):
+        smo(K, y, get_loss("squared_hinge"), C=1.0, xp=np, task="classification")
+    with pytest.raises(ValueError, match="task must be"):
+        smo(K, y, loss, C=1.0, xp=np, task="ranking")
+
+
+def _crawl_case(m=300):
+    """A linear target under the homogeneous cubic kernel at C = 100, ε = 0.01 (mixed fuzz seed
+    2121's trial 43, smaller): nearly every row on the tube's edge at the minimum."""
+    X, y = make_regression(m + 200, n_features=40, n_informative=20, noise=0.0,
+                           random_state=1)
+    return X[:m], y[:m] + 50.0, X[m:], y[m:] + 50.0
+
+
+def test_a_newton_crawl_in_the_hard_margin_regime_stalls_where_asked(device):
+    """exact_newton in the hard-margin regime (C max Kᵢᵢ above 100), where ``short_steps`` is
+    off: ``hard_short_steps`` short steps in a row end it as stalled and ``info["crawled"]``
+    says so; without it, no limit there."""
+    X, y, _, _ = _crawl_case()
+    K = polynomial_kernel(X, degree=3, gamma=1 / 40, coef0=0)
+    loss = get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.01,
+                    delta=0.002)
+    kw = dict(C=100.0, xp=device.xp, task="regression", short_steps=10, max_iter=60)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    res = exact_newton(Kd, yd, loss, hard_short_steps=10, **kw)
+    assert res.info["stalled"] and res.info["crawled"] and not res.converged
+    free = exact_newton(Kd, yd, loss, **kw)
+    assert not free.info["crawled"] and free.n_iter > res.n_iter
+
+
+def test_svr_solves_a_newton_crawl_by_smo_with_scikit_learns_model(caplog):
+    """SVR's exact path hands a crawl in the hard-margin regime (SMO_MAX_ROWS rows at most)
+    to SMO on its dual: scikit-learn's predictions (its corners narrowed as the exact path's,
+    SVR_NARROWINGS), where the Newton iteration alone stopped at max_iter with R² 0.247
+    against 0.258; above SMO_MAX_ROWS the Newton iteration goes on; where SMO does not
+    converge in SMO_ITERATIONS a row, Newton's method goes on from its last point."""
+    X, y, Xt, yt = _crawl_case()
+    kw = dict(kernel="poly", gamma="auto", C=100.0, epsilon=0.01)
+    with caplog.at_level(logging.INFO, logger="svmgpu"):
+        est = SVR(**kw).fit(X, y)
+    assert "its dual by SMO" in caplog.text
+    ref = SklearnSVR(**kw).fit(X, y)
+    assert_allclose(est.predict(Xt), ref.predict(Xt), rtol=0, atol=1e-2 * np.std(yt))
+    assert est.score(Xt, yt) == pytest.approx(ref.score(Xt, yt), abs=1e-4)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="svmgpu"), \
+            pytest.MonkeyPatch.context() as mp, pytest.warns(ConvergenceWarning):
+        mp.setattr(svc, "SMO_MAX_ROWS", 299)
+        SVR(max_iter=30, **kw).fit(X, y)  # (the crawl, cut at 30 steps)
+    assert "its dual by SMO" not in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="svmgpu"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(svc, "SMO_ITERATIONS", 0.01)  # (3 iterations: SMO stops unconverged)
+        est = SVR(max_iter=30, **kw).fit(X, y)
+    assert "not converged (SMO_ITERATIONS): Newton's method from there" in caplog.text
+    assert est.n_iter_[0] > 3 and est.converged_
+    assert est.score(Xt, yt) == pytest.approx(ref.score(Xt, yt), abs=1e-3)
+
+
+def test_smo_reads_a_float32_kernel_matrix_as_its_float64_values(device):
+    """A float32 K is read a row at a time in float64 (no float64 copy of K): the solution of
+    the float64 matrix of the same values."""
+    K, y, w = _problem("regression", n=70, seed=7)
+    K32 = K.astype(np.float32)
+    loss = _loss("regression", 0.05)
+    kw = dict(C=5.0, xp=device.xp, task="regression", tol=1e-8)
+    a = smo(to_device(K32, device), to_device(y, device), loss, **kw)
+    b = smo(to_device(K32.astype(np.float64), device), to_device(y, device), loss, **kw)
+    assert a.n_iter == b.n_iter
+    assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-12)
+    assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-12)
