@@ -158,3 +158,19 @@ def test_smo_reads_a_float32_kernel_matrix_as_its_float64_values(device):
     assert a.n_iter == b.n_iter
     assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-12)
     assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-12)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_smo_from_a_wider_corners_solution_reaches_the_same_minimum(task, device):
+    """``start``: the α of an SMO solution of wider corners (the same C and weights, so the
+    same box and ``Σ α = 0``) starts the narrower problem; its minimum is the cold start's."""
+    K, y, w = _problem(task, n=90, seed=11)
+    kw = dict(C=20.0, xp=device.xp, task=task, sample_weight=to_device(w, device), tol=1e-8)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    wide = smo(Kd, yd, _loss(task, 0.05), **kw)
+    warm = smo(Kd, yd, _loss(task, 0.005), start=wide.coef, **kw)
+    cold = smo(Kd, yd, _loss(task, 0.005), **kw)
+    assert warm.converged and cold.converged
+    assert warm.objective_history[-1] == pytest.approx(cold.objective_history[-1], rel=1e-10)
+    assert_allclose(host(warm.coef), host(cold.coef), rtol=0, atol=1e-5)
+    assert warm.n_iter < cold.n_iter

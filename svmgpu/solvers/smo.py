@@ -49,7 +49,8 @@ SMO_LOSSES = {"classification": "huber_hinge", "regression": "huber_epsilon_inse
 _TAU = 1e-12
 
 
-def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None):
+def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
+        start=None):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over α and an unpenalized intercept b by SMO on
     its dual (see the module), for the Huber hinge (classification, ``y`` in {−1, 1}) or the
     Huber ε-insensitive loss (regression).
@@ -70,6 +71,10 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None)
         The largest violation of the optimality conditions left (LIBSVM's ``eps``).
     max_iter : int, optional
         Iterations at most (default ``max(100_000, 100 m)``).
+    start : array of shape (m,), optional
+        The α of a solution of this function for the same ``C`` and weights (another loss's,
+        such as wider corners: a point of the same box with ``Σ α = 0``) to start from;
+        otherwise α = 0.
 
     Returns
     -------
@@ -119,14 +124,20 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None)
         """K's row of variable t, in float64 (a float32 K is read a row at a time)."""
         return xp.astype(K[t % m, ...], f64)
 
-    beta = xp.zeros((n,), dtype=f64, device=dev)  # (β = 0: the dual's gradient is p)
-    G = p
+    if start is None:
+        beta = xp.zeros((n,), dtype=f64, device=dev)  # (β = 0: the dual's gradient is p)
+        G = p
+    else:
+        a0 = xp.astype(start, f64)
+        beta = xp.minimum(xp.maximum(xp.concat([a0, -a0]) if reg else sig * a0, 0.0), bound)
+        G = p + sig * spread(product_in_float64(K, _alpha(beta, sig, m, reg), xp=xp)) + \
+            D * beta
     max_iter = max(100_000, 100 * m) if max_iter is None else int(max_iter)
     inf = math.inf
     n_iter, converged = 0, False
-    # (the variables that can move up / down along σ: LIBSVM's I_up and I_low; at β = 0 every
-    # variable of σ = 1 is in I_up only, of σ = −1 in I_low only)
-    up, low = ~fixed & (sig > 0), ~fixed & (sig < 0)
+    # (the variables that can move up / down along σ: LIBSVM's I_up and I_low)
+    up = ~fixed & (((sig > 0) & (beta < bound)) | ((sig < 0) & (beta > 0)))
+    low = ~fixed & (((sig > 0) & (beta > 0)) | ((sig < 0) & (beta < bound)))
     while n_iter < max_iter:
         v = -sig * G
         vu = xp.where(up, v, -inf)
