@@ -147,10 +147,12 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
             break
         n_iter += 1
         i = int(i)
-        Ki = spread(row(i))
-        a = xp.maximum(QD[i] + QD - 2.0 * Ki, _TAU)
+        Ri = row(i)  # (its m values; Ki over the n variables)
+        Ki = spread(Ri)
         b = gmax - v
-        (j,) = fetch_scalars(xp.argmin(xp.where(low & (v < gmax), -(b * b) / a, inf)), xp=xp)
+        # (the largest decrease b² / a over I_low below gmax: WSS 2)
+        (j,) = fetch_scalars(xp.argmax(xp.where(low & (b > 0), b * b / xp.maximum(
+            QD[i] + QD - 2.0 * Ki, _TAU), -inf)), xp=xp)
         j = int(j)
         Gi, Gj, Bi, Bj, Ci, Cj, si, sj, Qdi, Qdj, Kij, Di, Dj = fetch_scalars(
             G[i], G[j], beta[i], beta[j], bound[i], bound[j], sig[i], sig[j], QD[i], QD[j],
@@ -159,7 +161,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
         di, dj = ni - Bi, nj - Bj
         if di == 0.0 and dj == 0.0:  # (no progress: rounding at the bound)
             break
-        G = G + sig * spread(di * si * row(i) + dj * sj * row(j))
+        G = G + sig * spread(di * si * Ri + dj * sj * row(j))
         idx = xp.asarray([i, j], dtype=xp.int64, device=dev)
         G = set_rows(G, idx, xp.take(G, idx) + xp.asarray([Di * di, Dj * dj], dtype=f64,
                                                           device=dev), xp=xp)
