@@ -141,7 +141,8 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     while n_iter < max_iter:
         v = -sig * G
         vu = xp.where(up, v, -inf)
-        i, gmax, gmin = fetch_scalars(xp.argmax(vu), xp.max(vu), xp.min(xp.where(low, v, inf)), xp=xp)
+        i, gmax, gmin = fetch_scalars(xp.argmax(vu), xp.max(vu),
+                                      xp.min(xp.where(low, v, inf)), xp=xp)
         if gmax - gmin <= tol:
             converged = True
             break
