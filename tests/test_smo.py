@@ -174,3 +174,22 @@ def test_smo_from_a_wider_corners_solution_reaches_the_same_minimum(task, device
     assert warm.objective_history[-1] == pytest.approx(cold.objective_history[-1], rel=1e-10)
     assert_allclose(host(warm.coef), host(cold.coef), rtol=0, atol=1e-5)
     assert warm.n_iter < cold.n_iter
+
+
+def test_a_newton_crawl_below_the_hard_margin_goes_to_smo_instead_of_the_continuation(caplog):
+    """Below the hard-margin regime (C max Kᵢᵢ = 100 here) a first solve that stalls by
+    EXACT_SHORT_STEPS short steps goes to SMO (SMO_MAX_ROWS) instead of the continuation from
+    wider corners: 50 rows of one feature, targets of spread 100, ε = 0.01 (mixed fuzz seed
+    909's trial 34, whose continuation took 0.1 s for scikit-learn's 3 ms); then Newton's
+    method from SMO's last point, to scikit-learn's predictions."""
+    X, y = make_regression(550, n_features=1, n_informative=1, noise=1.0, random_state=0)
+    X = (X - X.mean()) / X.std()
+    y = (y - y.mean()) / y.std() * 100 + 50
+    kw = dict(C=100.0, epsilon=0.01)
+    with caplog.at_level(logging.INFO, logger="svmgpu"):
+        est = SVR(**kw).fit(X[:50], y[:50])
+    # (SMO_ITERATIONS a row, 250 iterations, do not converge here, and Newton's method from
+    # SMO's point converges in 30 steps: 0.03 s; SMO to the end takes 3,165)
+    assert "its dual by SMO, not converged" in caplog.text and est.converged_
+    ref = SklearnSVR(**kw).fit(X[:50], y[:50])
+    assert_allclose(est.predict(X[50:]), ref.predict(X[50:]), rtol=0, atol=0.05)

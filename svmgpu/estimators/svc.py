@@ -593,24 +593,30 @@ EXACT_FALLBACK_ROWS = 3000
 #: Newton steps in a row of at most :data:`svmgpu.solvers.exact.SHORT_STEP` (2⁻⁶) each
 #: (``exact_newton``'s ``short_steps``); the continuation's own stages are not cut so.
 EXACT_SHORT_STEPS = 10
-#: Rows up to which the exact path's first solve of a problem, where its Newton steps crawl
-#: in the hard-margin regime (``C · max(s) · max Kᵢᵢ`` above 100, where no continuation
-#: helps: :data:`EXACT_SHORT_STEPS` steps in a row of at most 2⁻⁹ over systems of half the
-#: rows or more, ``exact_newton``'s ``hard_short_steps``), is solved by SMO on its dual
-#: instead (:func:`svmgpu.solvers.smo.smo`: the same Huber loss, LIBSVM's working sets and
-#: stopping rule, from α = 0). Each SMO iteration costs a few array calls over the rows; a
-#: Newton step of the crawl a factorization of most of them. Mixed fuzz seed 2121's trial 43
-#: (SVR, 2,500 rows of 40 features, the 'poly' kernel at ``gamma="auto"``, C = 100,
+#: Rows up to which the exact path's first solve of a problem whose Newton steps crawl
+#: (:data:`EXACT_SHORT_STEPS` steps in a row of at most 2⁻⁶, or in the hard-margin regime,
+#: ``C · max(s) · max Kᵢᵢ`` above 100, of at most 2⁻⁹: ``exact_newton``'s ``short_steps`` and
+#: ``hard_short_steps``) is solved by SMO on its dual instead of the continuation from wider
+#: corners (:func:`svmgpu.solvers.smo.smo`: the same Huber loss, LIBSVM's working sets and
+#: stopping rule, from α = 0). Each SMO iteration costs a few array calls over the rows (40–
+#: 160 µs here, LIBSVM's 1–2 µs); a step of the crawl a factorization. Mixed fuzz seed 2121's
+#: trial 43 (SVR, 2,500 rows of 40 features, the 'poly' kernel at ``gamma="auto"``, C = 100,
 #: ε = 0.01; 2,260 of scikit-learn's 2,500 support vectors free): 587 Newton steps, 14.4 s;
-#: with SMO 1.6 s (its 10,030 iterations 0.8 s; scikit-learn 0.37 s, 10,038 iterations),
-#: R² 0.931373 both.
+#: with SMO 1.6 s (its 10,030 iterations 0.8 s; scikit-learn 0.37 s, 10,038 iterations), R²
+#: 0.931373 both. Seed 909's trial 12 (SVR, 2,500 rows, C = 100, ε = 0.1): the continuation's
+#: six stages 3.7 s, SMO 1.2 s (scikit-learn 0.55 s). Below 600 rows the continuation's
+#: LS-SVM start and stages took 0.10–0.12 s where SMO takes 0.01–0.04 s (scikit-learn
+#: 0.00–0.02 s): seeds 606 t22, 909 t34, 1212 t3 and t41, 1919 t19, t45 and t49, 2121 t41.
 SMO_MAX_ROWS = 6000
 #: SMO's iterations a row at most there: a crawl can also converge soon, where SMO (as
-#: LIBSVM) takes far longer, and then the Newton iteration goes on from SMO's last point.
-#: Mixed fuzz seed 202's trial 15 (SVR, 2,500 rows of 200 features, the 'linear' kernel,
-#: C = 10, ε = 0.01, targets of spread 100): Newton's 1,388 steps over systems of about 200
-#: rows, 1.8 s; SMO unconverged after 250,000 iterations, 22 s (scikit-learn 50 s).
-SMO_ITERATIONS = 10
+#: LIBSVM) takes far longer; then the Newton iteration goes on from SMO's last point, which
+#: starts it well. Mixed fuzz seed 202's trial 15 (SVR, 2,500 rows of 200 features, the
+#: 'linear' kernel, C = 10, ε = 0.01, targets of spread 100; scikit-learn 50 s): Newton's
+#: 1,388 steps over systems of about 200 rows 1.7 s; SMO unconverged after 250,000
+#: iterations, 22 s; with 10 a row 3.7 s, with 5 2.3 s. Seed 101's trial 43 (SVR, 2,500
+#: rows, C = 100; scikit-learn 4.8 s): the continuation 0.74 s, SMO to 10 a row then 78
+#: Newton steps 2.4 s, to 5 a row 1.5 s. 2121's trial 43 needs 4.0 a row.
+SMO_ITERATIONS = 5
 
 
 def _by_class(labels, k, offset, *, xp):
@@ -1627,24 +1633,24 @@ class _FrontDoor:
         return res, n_iter
 
     def _newton(self, K, y, loss, sample_weight, kw, **more):
-        """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl in
-        the hard-margin regime (:data:`SMO_MAX_ROWS`), SMO on the dual of the exact path's own
-        loss (the last of :meth:`_losses`) instead, or where SMO does not converge in
-        :data:`SMO_ITERATIONS` a row, Newton's method on that loss from SMO's last point. (The
-        continuation's stages do not hand over: mixed seed 606's trial 39, SVR on 6,000 rows
-        at C = 100 with weights, whose last stage crawled, took 7.9 s with SMO's 30,000
-        iterations of 12,000 variables, 3.3 s without.)"""
-        res = exact_newton(K, y, loss, hard_short_steps=EXACT_SHORT_STEPS
-                           if K.shape[0] <= SMO_MAX_ROWS else None, **more, **kw)
+        """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl
+        (:data:`SMO_MAX_ROWS`), SMO on the dual of the exact path's own loss (the last of
+        :meth:`_losses`) instead, or where SMO does not converge in :data:`SMO_ITERATIONS` a
+        row, Newton's method on that loss from SMO's last point. (The continuation's stages do
+        not hand over: mixed seed 606's trial 39, SVR on 6,000 rows at C = 100 with weights,
+        whose last stage crawled, took 7.9 s with SMO's 30,000 iterations of 12,000 variables,
+        3.3 s without.)"""
+        dual = K.shape[0] <= SMO_MAX_ROWS
+        res = exact_newton(K, y, loss, hard_short_steps=EXACT_SHORT_STEPS if dual else None,
+                           **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
-        if not res.info["crawled"]:
+        if not (dual and res.info["crawled"]):
             return res, n_iter, False
         loss = self._losses()[-1]
         got = self._smo(K, y, loss, sample_weight)
         self._log.info(
-            "the exact path's Newton steps crawl (%d steps in a row of at most 2^-9, "
-            "C max(K_ii) > 100): its dual by SMO, %s in %d iterations", EXACT_SHORT_STEPS,
-            "converged" if got.converged else
+            "the exact path's Newton steps crawl (%d short steps in a row): its dual by SMO, "
+            "%s in %d iterations", EXACT_SHORT_STEPS, "converged" if got.converged else
             "not converged (SMO_ITERATIONS): Newton's method from there", got.n_iter)
         if got.converged:
             return got, n_iter + got.n_iter, True

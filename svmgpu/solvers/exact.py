@@ -463,8 +463,8 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         :data:`_ARMIJO_MAX_C`, k = max(1, max Kᵢᵢ): the hard-margin regime at the kernel's
         scale), counting steps of at most :data:`HARD_SHORT_STEP`, for a caller that solves a
         problem whose Newton iteration crawls there by another method
-        (:func:`svmgpu.solvers.smo.smo`); ``info["crawled"]`` then says that the iteration
-        stalled so. None: no limit there.
+        (:func:`svmgpu.solvers.smo.smo`). None: no limit there. ``info["crawled"]`` says
+        whether the short steps ended the iteration (``short_steps``, or these).
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
@@ -1278,7 +1278,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         short = short + 1 if step <= (HARD_SHORT_STEP if stiff else SHORT_STEP) else 0
         if crawl >= _CRAWL_STEPS or short_steps is not None and short >= short_steps:
             stalled = True
-            crawled = stiff and short_steps is not None and short >= short_steps
+            crawled = short_steps is not None and short >= short_steps
             break
         prev_Q = nQ
     if converged:  # (after a step with rows in quadratic pieces they stay there and fix b;
