@@ -1601,9 +1601,10 @@ class _FrontDoor:
         loss = self._losses()[-1]
         if not res.converged and rows_f64 is not None and K.dtype != self._ctx.xp.float64 \
                 and not dual:  # a float32 K held the residual above tol: finish on the
-            # float64 kernel matrix from there (Covtype regions at γ = 2: 5–20 more steps instead of 1,000
-            # unconverged). Not on K upcast: the rounded matrix is slightly indefinite, and
-            # there the Newton iteration circled at the same residual from either start.
+            # float64 kernel matrix from there (Covtype regions at γ = 2: 5–20 more steps
+            # instead of 1,000 unconverged). Not on K upcast: the rounded matrix is slightly
+            # indefinite, and there the Newton iteration circled at the same residual from
+            # either start.
             K, rows_f64 = self._float64_kernel(rows_f64)
             res = exact_newton(K, y, loss, start=(res.coef, res.info["intercept"]), **kw)
             n_iter += res.n_iter
