@@ -1071,7 +1071,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     flat, rounding = 0, False  # (steps in a row that moved F by rounding only)
     full = 0  # (full steps in a row among them)
     crawl = 0  # (short steps in a row that left F level: _CRAWL_STEPS)
-    short = 0  # (steps in a row of at most SHORT_STEP: short_steps)
+    short = 0  # (steps in a row of at most SHORT_STEP, HARD_SHORT_STEP where stiff)
     empty = 0  # (steps in a row without a row in a quadratic piece: _EMPTY_STEPS)
     weighted = None if s is None else xp.astype(s > 0, f64)  # (weight 0: no curvature)
     Css = C * sig if s is None else C * s * sig  # α = C s σ ψ'(r) at the optimum

@@ -135,9 +135,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     max_iter = max(100_000, 100 * m) if max_iter is None else int(max_iter)
     inf = math.inf
     n_iter, converged = 0, False
-    # (the variables that can move up / down along σ: LIBSVM's I_up and I_low)
-    up = ~fixed & (((sig > 0) & (beta < bound)) | ((sig < 0) & (beta > 0)))
-    low = ~fixed & (((sig > 0) & (beta > 0)) | ((sig < 0) & (beta < bound)))
+    up, low = _movable(beta, bound, sig)
     while n_iter < max_iter:
         v = -sig * G
         vu = xp.where(up, v, -inf)
@@ -167,11 +165,9 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
         G = set_rows(G, idx, xp.take(G, idx) + xp.asarray([Di * di, Dj * dj], dtype=f64,
                                                           device=dev), xp=xp)
         beta = set_rows(beta, idx, xp.asarray([ni, nj], dtype=f64, device=dev), xp=xp)
-        flags = [(c > 0 and ((sg > 0 and nb < c) or (sg < 0 and nb > 0)),
-                  c > 0 and ((sg > 0 and nb > 0) or (sg < 0 and nb < c)))
-                 for nb, c, sg in ((ni, Ci, si), (nj, Cj, sj))]
-        up = set_rows(up, idx, xp.asarray([f[0] for f in flags], device=dev), xp=xp)
-        low = set_rows(low, idx, xp.asarray([f[1] for f in flags], device=dev), xp=xp)
+        (ui, li), (uj, lj) = _movable(ni, Ci, si), _movable(nj, Cj, sj)  # (on the host)
+        up = set_rows(up, idx, xp.asarray([ui, uj], device=dev), xp=xp)
+        low = set_rows(low, idx, xp.asarray([li, lj], device=dev), xp=xp)
     alpha = _alpha(beta, sig, m, reg)
     b = _intercept(-sig * G, beta, sig, bound, fixed, xp=xp)
     Ka = product_in_float64(K, alpha, xp=xp)
@@ -184,6 +180,15 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
                         objective_history=[obj], timings={"solve": time.perf_counter() - t0},
                         info={"intercept": b, "margins": margins, "stalled": False,
                               "n_presolve_iter": 0, "solver": "smo"})
+
+
+def _movable(beta, bound, sig):
+    """``(up, low)``: whether each variable can move up / down along σ (LIBSVM's I_up and
+    I_low; a bound of 0, weight 0, in neither), for arrays or host floats alike."""
+    free = bound > 0
+    up = free & (((sig > 0) & (beta < bound)) | ((sig < 0) & (beta > 0)))
+    low = free & (((sig > 0) & (beta > 0)) | ((sig < 0) & (beta < bound)))
+    return up, low
 
 
 def _alpha(beta, sig, m, reg):
