@@ -37,12 +37,15 @@ from __future__ import annotations
 import math
 import time
 
-from svmgpu.backend import fetch_scalars, product_in_float64, set_rows, vecdot
+from svmgpu.backend import fetch_scalars, fetch_vector, product_in_float64, set_rows, vecdot
 from svmgpu.kernels import KernelRows
 from svmgpu.solvers._result import SolverResult
 
 #: The losses :func:`smo` solves, by task.
 SMO_LOSSES = {"classification": "huber_hinge", "regression": "huber_epsilon_insensitive"}
+
+#: Iterations between two shrinkings of the working variables (LIBSVM's ``min(l, 1000)``).
+SHRINK_EVERY = 1000
 
 #: The least ``a_ij`` of the working set's second-order term (LIBSVM's ``TAU``: a kernel that is
 #: not positive definite on the pair).
@@ -115,14 +118,18 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     D = xp.where(fixed, 0.0, 2.0 * delta / xp.where(fixed, 1.0, bound))
     diag = xp.astype(xp.linalg.diagonal(K), f64)
     QD = (xp.concat([diag, diag]) if reg else diag) + D
+    every = xp.arange(n, dtype=xp.int64, device=dev)
+    of_row = every % m if reg else every  # (each variable's row of K)
 
-    def spread(v):
-        """An m-vector over the n variables (each variable's row)."""
-        return xp.concat([v, v]) if reg else v
+    def row(r, at):
+        """K's row r at the rows ``at``, in float64 (a float32 K is read a row at a time)."""
+        return xp.astype(xp.take(K[r, ...], at), f64)
 
-    def row(t):
-        """K's row of variable t, in float64 (a float32 K is read a row at a time)."""
-        return xp.astype(K[t % m, ...], f64)
+    def gradient(beta, Ka=None):
+        """The dual's gradient at β, whole (``Ka``: K α, where known)."""
+        if Ka is None:
+            Ka = product_in_float64(K, _alpha(beta, sig, m, reg), xp=xp)
+        return p + sig * (xp.concat([Ka, Ka]) if reg else Ka) + D * beta
 
     if start is None:
         beta = xp.zeros((n,), dtype=f64, device=dev)  # (β = 0: the dual's gradient is p)
@@ -130,47 +137,86 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     else:
         a0 = xp.astype(start, f64)
         beta = xp.minimum(xp.maximum(xp.concat([a0, -a0]) if reg else sig * a0, 0.0), bound)
-        G = p + sig * spread(product_in_float64(K, _alpha(beta, sig, m, reg), xp=xp)) + \
-            D * beta
+        G = gradient(beta)
     max_iter = max(100_000, 100 * m) if max_iter is None else int(max_iter)
     inf = math.inf
     n_iter, converged = 0, False
-    up, low = _movable(beta, bound, sig)
+    # The working variables (all, until shrinking drops some): their indices ``act``; on the
+    # device V = −σ∇ (the dual's gradient turned to margins), Q's diagonal, K's rows, and
+    # the masks of I_up (0, else −∞) and I_low (0, else ∞); on the host β, σ, the bounds,
+    # Q's diagonal, D and K's rows again (the pair's scalars, read without a transfer)
+    least, unshrunk, counter = n, False, min(n, SHRINK_EVERY)
+
+    def working(idx, V):
+        """The working variables ``idx`` (global indices) and V over them."""
+        host = [fetch_vector(xp.take(a, idx), xp=xp) for a in (beta, sig, bound, QD, D)]
+        rows = xp.take(of_row, idx)
+        Mu, Ml = _masks(xp.take(beta, idx), xp.take(bound, idx), xp.take(sig, idx), xp=xp)
+        return idx, V, xp.take(QD, idx), rows, Mu, Ml, host + [[int(t) for t in
+                                                                 fetch_vector(rows, xp=xp)]]
+
+    act, V, QDa, Ra, Mu, Ml, (hB, hS, hU, hQD, hD, hR) = working(every, -sig * G)
     while n_iter < max_iter:
-        v = -sig * G
-        vu = xp.where(up, v, -inf)
-        i, gmax, gmin = fetch_scalars(xp.argmax(vu), xp.max(vu),
-                                      xp.min(xp.where(low, v, inf)), xp=xp)
-        if gmax - gmin <= tol:
-            converged = True
-            break
+        vl = V + Ml
+        i, gmax, gmin = fetch_scalars(xp.argmax(V + Mu), xp.max(V + Mu), xp.min(vl), xp=xp)
+        gap = gmax - gmin
+        whole = int(act.shape[0]) == n
+        counter -= 1
+        if gap <= tol or counter == 0 or not unshrunk and gap <= 10 * tol:
+            beta = set_rows(beta, act, xp.asarray(hB, dtype=f64, device=dev), xp=xp)
+            if not whole and (gap <= tol or not unshrunk and gap <= 10 * tol):
+                # every variable again, its gradient computed afresh (LIBSVM's
+                # reconstruct_gradient): optimal on the working ones; or near it, once
+                unshrunk = unshrunk or gap > tol
+                act, V, QDa, Ra, Mu, Ml, (hB, hS, hU, hQD, hD, hR) = working(
+                    every, -sig * gradient(beta))
+                counter = 1  # (shrunk again at the next iteration)
+                continue
+            if gap <= tol:
+                converged = True
+                break
+            unshrunk = unshrunk or gap <= 10 * tol
+            counter = min(n, SHRINK_EVERY)
+            # LIBSVM's shrinking: a variable that can move one way only, and whose V says it
+            # cannot be in a violating pair, leaves the working set (one that cannot move,
+            # weight 0, too)
+            up, low = Mu == 0, Ml == 0
+            out = (up & ~low & (V < gmin)) | (low & ~up & (V > gmax)) | (~up & ~low)
+            keep = xp.nonzero(~out)[0]
+            if int(keep.shape[0]) < int(act.shape[0]):
+                act, V, QDa, Ra, Mu, Ml, (hB, hS, hU, hQD, hD, hR) = working(
+                    xp.take(act, keep), xp.take(V, keep))
+                least = min(least, int(act.shape[0]))
+            continue
         n_iter += 1
         i = int(i)
-        Ri = row(i)  # (its m values; Ki over the n variables)
-        Ki = spread(Ri)
-        b = gmax - v
-        # (the largest decrease b² / a over I_low below gmax: WSS 2)
-        (j,) = fetch_scalars(xp.argmax(xp.where(low & (b > 0), b * b / xp.maximum(
-            QD[i] + QD - 2.0 * Ki, _TAU), -inf)), xp=xp)
+        Ki = row(hR[i], Ra)  # (K's row of variable i at the working variables' rows)
+        # (the largest decrease b² / a over I_low below gmax, b = gmax − V: WSS 2)
+        b = xp.maximum(gmax - vl, 0.0)
+        (j,) = fetch_scalars(xp.argmax(b * b / xp.maximum(QDa + (hQD[i] - 2.0 * Ki), _TAU)),
+                             xp=xp)
         j = int(j)
-        Gi, Gj, Bi, Bj, Ci, Cj, si, sj, Qdi, Qdj, Kij, Di, Dj = fetch_scalars(
-            G[i], G[j], beta[i], beta[j], bound[i], bound[j], sig[i], sig[j], QD[i], QD[j],
-            Ki[j], D[i], D[j], xp=xp)
-        ni, nj = _pair(Gi, Gj, Bi, Bj, Ci, Cj, si, sj, Qdi, Qdj, si * sj * Kij)
+        Vi, Vj, Kij = fetch_scalars(V[i], V[j], Ki[j], xp=xp)
+        si, sj, Bi, Bj = hS[i], hS[j], hB[i], hB[j]
+        ni, nj = _pair(-si * Vi, -sj * Vj, Bi, Bj, hU[i], hU[j], si, sj, hQD[i], hQD[j],
+                       si * sj * Kij)
         di, dj = ni - Bi, nj - Bj
         if di == 0.0 and dj == 0.0:  # (no progress: rounding at the bound)
             break
-        G = G + sig * spread(di * si * Ri + dj * sj * row(j))
+        V = V - ((di * si) * Ki + (dj * sj) * row(hR[j], Ra))
         idx = xp.asarray([i, j], dtype=xp.int64, device=dev)
-        G = set_rows(G, idx, xp.take(G, idx) + xp.asarray([Di * di, Dj * dj], dtype=f64,
-                                                          device=dev), xp=xp)
-        beta = set_rows(beta, idx, xp.asarray([ni, nj], dtype=f64, device=dev), xp=xp)
-        (ui, li), (uj, lj) = _movable(ni, Ci, si), _movable(nj, Cj, sj)  # (on the host)
-        up = set_rows(up, idx, xp.asarray([ui, uj], device=dev), xp=xp)
-        low = set_rows(low, idx, xp.asarray([li, lj], device=dev), xp=xp)
+        V = set_rows(V, idx, xp.take(V, idx) - xp.asarray(
+            [si * hD[i] * di, sj * hD[j] * dj], dtype=f64, device=dev), xp=xp)
+        hB[i], hB[j] = ni, nj
+        (ui, li), (uj, lj) = _movable(ni, hU[i], si), _movable(nj, hU[j], sj)
+        Mu = set_rows(Mu, idx, xp.asarray([0.0 if ui else -inf, 0.0 if uj else -inf],
+                                          dtype=f64, device=dev), xp=xp)
+        Ml = set_rows(Ml, idx, xp.asarray([0.0 if li else inf, 0.0 if lj else inf],
+                                          dtype=f64, device=dev), xp=xp)
+    beta = set_rows(beta, act, xp.asarray(hB, dtype=f64, device=dev), xp=xp)
     alpha = _alpha(beta, sig, m, reg)
-    b = _intercept(-sig * G, beta, sig, bound, fixed, xp=xp)
     Ka = product_in_float64(K, alpha, xp=xp)
+    b = _intercept(-sig * gradient(beta, Ka), beta, sig, bound, fixed, xp=xp)
     margins = Ka + b
     r = y - margins if reg else 1.0 - y * margins
     vals = loss.value(r, xp=xp)
@@ -179,7 +225,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     return SolverResult(coef=alpha, n_iter=n_iter, converged=converged,
                         objective_history=[obj], timings={"solve": time.perf_counter() - t0},
                         info={"intercept": b, "margins": margins, "stalled": False,
-                              "n_presolve_iter": 0, "solver": "smo"})
+                              "n_presolve_iter": 0, "solver": "smo", "least_working": least})
 
 
 def _movable(beta, bound, sig):
@@ -189,6 +235,13 @@ def _movable(beta, bound, sig):
     up = free & (((sig > 0) & (beta < bound)) | ((sig < 0) & (beta > 0)))
     low = free & (((sig > 0) & (beta > 0)) | ((sig < 0) & (beta < bound)))
     return up, low
+
+
+def _masks(beta, bound, sig, *, xp):
+    """``(I_up, I_low)`` as masks to add: 0 on the set, −∞ (I_up) or ∞ (I_low) off it."""
+    up, low = _movable(beta, bound, sig)
+    zero = xp.zeros(beta.shape, dtype=beta.dtype, device=getattr(beta, "device", None))
+    return xp.where(up, zero, -math.inf), xp.where(low, zero, math.inf)
 
 
 def _alpha(beta, sig, m, reg):
