@@ -2,6 +2,7 @@
 the same Huber loss, LIBSVM's model as the corners vanish, and the crawl it takes over."""
 
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -217,3 +218,23 @@ def test_smo_shrinking_reaches_the_exact_newton_iterations_minimum(task, device)
     assert_allclose(host(res.coef), host(primal.coef), rtol=0, atol=1e-6 * 30.0)
     assert res.info["intercept"] == pytest.approx(primal.info["intercept"], abs=1e-6)
 
+
+def test_a_first_solve_that_stalls_goes_to_smo_instead_of_the_continuation(caplog):
+    """A first Newton solve that stops without descent (a stall, not a crawl) on at most
+    SMO_MAX_ROWS rows goes to SMO too: 300 rows of 200 features, the 'poly' kernel at
+    ``gamma=3`` (a diagonal near 10⁸), C = 100, ε = 1, a small version of mixed fuzz seed 2222's
+    trial 38 (6,000 rows: the continuation from wider corners ran 1,012 steps unconverged, 14.8
+    s against scikit-learn's 0.50 s, R² 0.334 against 0.196; by SMO 1.3 s, 0.196). Here the
+    continuation stopped unconverged at R² 0.0112 against scikit-learn's 0.0001; SMO gives
+    scikit-learn's predictions and its 98 support vectors."""
+    X, y = make_regression(600, n_features=200, n_informative=100, noise=1.0, random_state=3)
+    X = (X - X.mean(0)) / X.std(0)
+    y = (y - y.mean()) / y.std()
+    kw = dict(kernel="poly", gamma=3.0, C=100.0, epsilon=1.0)
+    with caplog.at_level(logging.INFO, logger="svmgpu"), warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = SVR(**kw).fit(X[:300], y[:300])
+    assert "Newton steps stall (no descent along a step): its dual by SMO" in caplog.text
+    ref = SklearnSVR(**kw).fit(X[:300], y[:300])
+    assert_allclose(est.predict(X[300:]), ref.predict(X[300:]), rtol=0, atol=1e-4)
+    assert est.support_.shape[0] == ref.support_.shape[0]

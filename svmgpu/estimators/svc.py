@@ -594,19 +594,26 @@ EXACT_FALLBACK_ROWS = 3000
 #: (``exact_newton``'s ``short_steps``); the continuation's own stages are not cut so.
 EXACT_SHORT_STEPS = 10
 #: Rows up to which the exact path's first solve of a problem whose Newton steps crawl
-#: (:data:`EXACT_SHORT_STEPS` steps in a row of at most 2⁻⁶, or in the hard-margin regime,
-#: ``C · max(s) · max Kᵢᵢ`` above 100, of at most 2⁻⁹: ``exact_newton``'s ``short_steps`` and
-#: ``hard_short_steps``) is solved by SMO on its dual instead of the continuation from wider
-#: corners (:func:`svmgpu.solvers.smo.smo`: the same Huber loss, LIBSVM's working sets and
-#: stopping rule, from α = 0). Each SMO iteration costs a few array calls over the rows (40–
-#: 160 µs here, LIBSVM's 1–2 µs); a step of the crawl a factorization. Mixed fuzz seed 2121's
-#: trial 43 (SVR, 2,500 rows of 40 features, the 'poly' kernel at ``gamma="auto"``, C = 100,
-#: ε = 0.01; 2,260 of scikit-learn's 2,500 support vectors free): 587 Newton steps, 14.4 s;
-#: with SMO 1.6 s (its 10,030 iterations 0.8 s; scikit-learn 0.37 s, 10,038 iterations), R²
-#: 0.931373 both. Seed 909's trial 12 (SVR, 2,500 rows, C = 100, ε = 0.1): the continuation's
-#: six stages 3.7 s, SMO 1.2 s (scikit-learn 0.55 s). Below 600 rows the continuation's
-#: LS-SVM start and stages took 0.10–0.12 s where SMO takes 0.01–0.04 s (scikit-learn
-#: 0.00–0.02 s): seeds 606 t22, 909 t34, 1212 t3 and t41, 1919 t19, t45 and t49, 2121 t41.
+#: (:data:`EXACT_SHORT_STEPS` steps in a row of at most 2⁻⁶, or in the hard-margin regime, ``C
+#: · max(s) · max Kᵢᵢ`` above 100, of at most 2⁻⁹: ``exact_newton``'s ``short_steps`` and
+#: ``hard_short_steps``), or that stalls otherwise (no descent along a Newton step), is solved
+#: by SMO on its dual instead of the continuation from wider corners
+#: (:func:`svmgpu.solvers.smo.smo`: the same Huber loss, LIBSVM's working sets, shrinking and
+#: stopping rule, from α = 0). Each SMO iteration costs a few array calls over the working set
+#: (60–170 µs here, LIBSVM's 1–2 µs); a step of the crawl a factorization. The stalls (session
+#: 49): mixed seed 2222's trial 38 (SVR, 6,000 rows of 200 features, the 'poly' kernel at
+#: ``gamma=3``, C = 100, ε = 1; scikit-learn 0.50 s, R² 0.196): the continuation's 1,012 steps
+#: 14.0 s, unconverged at R² 0.334; by SMO 1.2 s, R² 0.196. Seed 1616's trial 33 (SVC, 2,500
+#: rows, C = 0.05): 0.48 → 0.15 s; seed 606's trial 39 (SVR, 6,000 rows at C = 100 with
+#: weights: 29,736 SMO iterations) 3.1 → 2.1 s, shrinking in. The crawls (session 48): mixed
+#: fuzz seed 2121's trial 43 (SVR, 2,500 rows of 40 features, the 'poly' kernel at
+#: ``gamma="auto"``, C = 100, ε = 0.01; 2,260 of scikit-learn's 2,500 support vectors free):
+#: 587 Newton steps, 14.4 s; with SMO 1.6 s (its 10,030 iterations 0.8 s; scikit-learn 0.37 s,
+#: 10,038 iterations), R² 0.931373 both. Seed 909's trial 12 (SVR, 2,500 rows, C = 100, ε =
+#: 0.1): the continuation's six stages 3.7 s, SMO 1.2 s (scikit-learn 0.55 s). Below 600 rows
+#: the continuation's LS-SVM start and stages took 0.10–0.12 s where SMO takes 0.01–0.04 s
+#: (scikit-learn 0.00–0.02 s): seeds 606 t22, 909 t34, 1212 t3 and t41, 1919 t19, t45 and t49,
+#: 2121 t41.
 SMO_MAX_ROWS = 6000
 #: SMO's iterations a row at most there: a crawl can also converge soon, where SMO (as
 #: LIBSVM) takes far longer; then the Newton iteration goes on from SMO's last point, which
@@ -1634,24 +1641,24 @@ class _FrontDoor:
         return res, n_iter
 
     def _newton(self, K, y, loss, sample_weight, kw, **more):
-        """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl
-        (:data:`SMO_MAX_ROWS`), SMO on the dual of the exact path's own loss (the last of
-        :meth:`_losses`) instead, or where SMO does not converge in :data:`SMO_ITERATIONS` a
-        row, Newton's method on that loss from SMO's last point. (The continuation's stages do
-        not hand over: mixed seed 606's trial 39, SVR on 6,000 rows at C = 100 with weights,
-        whose last stage crawled, took 7.9 s with SMO's 30,000 iterations of 12,000 variables,
-        3.3 s without.)"""
+        """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl or
+        stall (:data:`SMO_MAX_ROWS`), SMO on the dual of the exact path's own loss (the last
+        of :meth:`_losses`) instead, or where SMO does not converge in :data:`SMO_ITERATIONS`
+        a row, Newton's method on that loss from SMO's last point. (So on at most
+        SMO_MAX_ROWS rows the continuation from wider corners no longer runs. It had ended
+        mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)"""
         dual = K.shape[0] <= SMO_MAX_ROWS
         res = exact_newton(K, y, loss, hard_short_steps=EXACT_SHORT_STEPS if dual else None,
                            **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
-        if not (dual and res.info["crawled"]):
+        if not (dual and res.info["stalled"]):  # (a crawl is a stall too)
             return res, n_iter, False
         loss = self._losses()[-1]
         got = self._smo(K, y, loss, sample_weight)
         self._log.info(
-            "the exact path's Newton steps crawl (%d short steps in a row): its dual by SMO, "
-            "%s in %d iterations", EXACT_SHORT_STEPS, "converged" if got.converged else
+            "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
+            f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"] else
+            "stall (no descent along a step)", "converged" if got.converged else
             "not converged (SMO_ITERATIONS): Newton's method from there", got.n_iter)
         if got.converged:
             return got, n_iter + got.n_iter, True
