@@ -956,7 +956,8 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     Newton method with its independent rows as landmarks (here all of them): converged, and
     the low-rank fit over all rows. Since session 24 the line search's sufficient decrease
     solves this problem itself (9 steps, no fallback); it stalls with the former line search
-    (any decrease taken), which exercises the fallback."""
+    (any decrease taken), which SMO solves since session 49 (SMO_MAX_ROWS), and without SMO
+    exercises the fallback."""
 
     import svmgpu.estimators.svc as svc_module
     import svmgpu.solvers.exact as exact_module
@@ -973,6 +974,13 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     assert direct.converged_.all() and direct.n_iter_[0] < 50
     assert_allclose(direct.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-6)
     monkeypatch.setattr(exact_module, "_ARMIJO", 0.0)
+    with warnings.catch_warnings():  # (by default the stall goes to SMO: SMO_MAX_ROWS)
+        warnings.simplefilter("error")
+        smo = SVC(gamma=0.0128, tol=1e-8).fit(X, y)
+    assert smo.converged_.all()
+    assert_allclose(smo.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-6)
+    monkeypatch.setattr(svc_module, "SMO_MAX_ROWS", 0)  # (as on more rows, or where Newton's
+    # method from an unconverged SMO stalls)
     with pytest.warns(UserWarning, match="did not converge"):
         stalled = SVC(gamma=0.0128).fit(X, y)
     assert not stalled.converged_.all() and stalled.n_iter_[0] < 100
@@ -2150,10 +2158,13 @@ def test_svr_with_targets_far_wider_than_epsilon_continues_from_wide_huber_losse
     monkeypatch.setattr(svc_module._FrontDoor, "_exact_fallback", spy)
     kw = dict(C=10.0, gamma=0.003, epsilon=0.01)
     sk = SklearnSVR(tol=1e-6, **kw).fit(X[:1000], y[:1000])
-    got = SVR(**kw).fit(to_device(X[:1000], device), to_device(y[:1000], device))
-    assert got.solver_ == "exact" and not calls
-    assert_allclose(got.predict(to_device(X[1000:], device)), sk.predict(X[1000:]), rtol=0,
-                    atol=1e-3 * np.std(y), device=device)
+    for smo_rows in (svc_module.SMO_MAX_ROWS, 0):  # (SMO, then the continuation, as on more
+        # rows than SMO_MAX_ROWS)
+        monkeypatch.setattr(svc_module, "SMO_MAX_ROWS", smo_rows)
+        got = SVR(**kw).fit(to_device(X[:1000], device), to_device(y[:1000], device))
+        assert got.solver_ == "exact" and not calls
+        assert_allclose(got.predict(to_device(X[1000:], device)), sk.predict(X[1000:]),
+                        rtol=0, atol=1e-3 * np.std(y), device=device)
     monkeypatch.setattr(svc_module, "SVR_WIDE_STAGES", 0)  # (the corners alone: it stalls)
     SVR(**kw).fit(to_device(X[:1000], device), to_device(y[:1000], device))
     assert calls
@@ -2744,7 +2755,8 @@ def test_an_exact_solve_that_crawls_stalls_and_its_continuation_reaches_the_mini
     one) and each step moved by 2⁻²³ of it. Until session 31 exact_newton crawled so to
     max_iter (1,000 steps in SVC, a ConvergenceWarning and a model off the minimum); after
     _CRAWL_STEPS such steps it now reports a stall, and SVC's continuation from wider corners
-    converges to the minimum scipy finds."""
+    converges to the minimum scipy finds, as SMO does (since session 49: SMO_MAX_ROWS)."""
+    from svmgpu.estimators import svc as svc_module
     from svmgpu.solvers.exact import _CRAWL_STEPS
 
     rng = np.random.default_rng(0)
@@ -2755,17 +2767,21 @@ def test_an_exact_solve_that_crawls_stalls_and_its_continuation_reaches_the_mini
     res = exact_newton(to_device(K, device), to_device(y, device), loss, C=0.1,
                        xp=device.xp, max_iter=300)
     assert res.info["stalled"] and not res.converged and res.n_iter < 10 * _CRAWL_STEPS
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # (no ConvergenceWarning)
-        clf = SVC(C=0.1).fit(to_device(X, device), to_device(y, device))
-    assert clf.converged_.all() and clf.n_iter_[0] < 200
     F = _objective(K, y, loss, 0.1, np.ones(300), "classification")
     ref = scipy.optimize.minimize(F, np.zeros(301), method="L-BFGS-B",
                                   options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-11})
-    a = np.zeros(300)
-    a[host(clf.support_)] = host(clf.dual_coef_)[0]
-    z = np.concatenate([a, host(clf.intercept_)])
-    assert F(z) <= ref.fun * (1 + 1e-6) + 1e-9
+    with pytest.MonkeyPatch.context() as mp:
+        for smo_rows in (svc_module.SMO_MAX_ROWS, 0):  # (SMO since session 49; the
+            # continuation, as on more rows than SMO_MAX_ROWS)
+            mp.setattr(svc_module, "SMO_MAX_ROWS", smo_rows)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # (no ConvergenceWarning)
+                clf = SVC(C=0.1).fit(to_device(X, device), to_device(y, device))
+            assert clf.converged_.all() and clf.n_iter_[0] < (200 if smo_rows == 0 else 600)
+            a = np.zeros(300)
+            a[host(clf.support_)] = host(clf.dual_coef_)[0]
+            z = np.concatenate([a, host(clf.intercept_)])
+            assert F(z) <= ref.fun * (1 + 1e-6) + 1e-9
 
 
 def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatch):
@@ -2872,6 +2888,8 @@ def test_a_refinement_start_that_stalls_is_solved_from_the_exact_paths_own_start
     from svmgpu.estimators import svc as svc_module
 
     monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", 200)
+    monkeypatch.setattr(svc_module, "SMO_MAX_ROWS", 0)  # (as the refinements of more rows:
+    # on fewer, a stall goes to SMO)
     rng = np.random.default_rng(4)
     X = rng.standard_normal((400, 4))
     y = np.where(X[:, 0] + 0.4 * rng.standard_normal(400) > 0, 1.0, -1.0)
