@@ -28,8 +28,13 @@ where the largest violation ``max_{I_up} −σ∇ − min_{I_low} −σ∇`` is 
 rule, in the units of the margins). The intercept is ``−σ∇`` averaged over the free variables
 (LIBSVM's ρ with its sign turned), or the middle of its bounds where none is free.
 
-Each iteration reads a few scalars to the host (the working set): fit for the small problems it
-is used on (:data:`svmgpu.estimators.svc.SMO_MAX_ROWS`), where its cost is m per iteration.
+As LIBSVM's, it shrinks (Joachims 1999; Chang and Lin, "LIBSVM: a library for support vector
+machines", 2011, Section 5.1): every :data:`SHRINK_EVERY` iterations the variables at a bound
+that cannot be in a violating pair leave the working set, and before the end every variable
+comes back, its gradient computed afresh. Each iteration reads a few scalars to the host (the
+working set, its σ, bounds and β mirrored there): fit for the small problems it is used on
+(:data:`svmgpu.estimators.svc.SMO_MAX_ROWS`), where its cost is the working set's size per
+iteration.
 """
 
 from __future__ import annotations
