@@ -88,7 +88,9 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     -------
     SolverResult
         ``coef`` α (f = Kα + b), ``info["intercept"]`` b, ``info["margins"]`` Kα + b, the
-        objective F at the end in ``objective_history``.
+        objective F at the end in ``objective_history``, and ``info["least_working"]`` the
+        fewest variables the working set held (shrinking; 2m for regression, m otherwise,
+        where it never shrank).
     """
     if task not in SMO_LOSSES:
         raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
