@@ -156,24 +156,24 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
 
     def working(idx, V):
         """The working variables ``idx`` (global indices) and V over them."""
-        host = [fetch_vector(xp.take(a, idx), xp=xp) for a in (beta, sig, bound, QD, D)]
-        rows = xp.take(of_row, idx)
-        Mu, Ml = _masks(xp.take(beta, idx), xp.take(bound, idx), xp.take(sig, idx), xp=xp)
-        return idx, V, xp.take(QD, idx), rows, Mu, Ml, host + [[int(t) for t in
-                                                                 fetch_vector(rows, xp=xp)]]
+        Bw, Sw, Uw, QDw, Dw, rows = (xp.take(a, idx) for a in (beta, sig, bound, QD, D, of_row))
+        host = [fetch_vector(a, xp=xp) for a in (Bw, Sw, Uw, QDw, Dw)]
+        return idx, V, QDw, rows, *_masks(Bw, Uw, Sw, xp=xp), host + [
+            [int(t) for t in fetch_vector(rows, xp=xp)]]
 
     act, V, QDa, Ra, Mu, Ml, (hB, hS, hU, hQD, hD, hR) = working(every, -sig * G)
     while n_iter < max_iter:
-        vl = V + Ml
-        i, gmax, gmin = fetch_scalars(xp.argmax(V + Mu), xp.max(V + Mu), xp.min(vl), xp=xp)
+        vu, vl = V + Mu, V + Ml
+        i, gmax, gmin = fetch_scalars(xp.argmax(vu), xp.max(vu), xp.min(vl), xp=xp)
         gap = gmax - gmin
-        whole = int(act.shape[0]) == n
         counter -= 1
-        if gap <= tol or counter == 0 or not unshrunk and gap <= 10 * tol:
+        # (optimal on the working variables; or near it, the first time)
+        near = gap <= tol or not unshrunk and gap <= 10 * tol
+        if near or counter == 0:
             beta = set_rows(beta, act, xp.asarray(hB, dtype=f64, device=dev), xp=xp)
-            if not whole and (gap <= tol or not unshrunk and gap <= 10 * tol):
+            if near and int(act.shape[0]) < n:
                 # every variable again, its gradient computed afresh (LIBSVM's
-                # reconstruct_gradient): optimal on the working ones; or near it, once
+                # reconstruct_gradient)
                 unshrunk = unshrunk or gap > tol
                 act, V, QDa, Ra, Mu, Ml, (hB, hS, hU, hQD, hD, hR) = working(
                     every, -sig * gradient(beta))
