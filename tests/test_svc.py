@@ -1436,6 +1436,54 @@ def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, 
     assert np.mean(small.predict(X) == exact.predict(X)) < 0.99
 
 
+def test_a_round_after_a_corner_restart_starts_at_the_corners(monkeypatch, device):
+    """Where a refinement round's solve restarted at the corners (its given start's first
+    steps damped, the presolve's system holding CORNER_START_SHARE of the rows: noisy labels
+    at a large C), the round after its check starts at the corners too, instead of from its
+    solution with the added rows at their bound (a start as poor, whose steps are not damped
+    enough for the probe: a medium fuzz case took 70–80 Newton steps a pair from it). Each
+    round's record says how the next one starts. The model is the one the last solution's
+    start reaches (its predictions the exact SVM's), on every backend, in a third of the
+    Newton steps or fewer."""
+    import svmgpu.solvers.exact as exact_module
+
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 0.3)
+    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)  # (the candidates alone)
+    monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", 200)
+    monkeypatch.setattr(exact_module, "PRESOLVE_MIN_ROWS", 200)  # (the probe's least rows)
+    X, y = make_classification(1500, n_features=30, n_informative=10, flip_y=0.2,
+                               class_sep=2.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    solve, starts = svc_module.exact_newton, []
+
+    def spy(K, yy, loss, *, start=None, **kw):
+        res = solve(K, yy, loss, start=start, **kw)
+        starts.append((start if start is None or isinstance(start, str) else "given",
+                       res.info["corners"], res.n_iter))
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    exact = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
+    starts.clear()
+    fit = SVC(C=100.0, solver="lowrank", tol=1e-6).fit(Xd, yd)
+    (first, second), = fit.rank_path_[-1]["refined"]["checks"]
+    assert first["added"] > 0 and first["restart"] == "corners" and "added" not in second
+    assert [s[:2] for s in starts] == [("given", True), ("corners", True)]
+    np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
+    corner_steps = starts[1][2]
+    starts.clear()
+    monkeypatch.setattr(exact_module, "CORNER_START_SHARE", 2.0)  # (no corner restart)
+    cold = SVC(C=100.0, solver="lowrank", tol=1e-6).fit(X, y)
+    (first, _), = cold.rank_path_[-1]["refined"]["checks"]
+    assert first["restart"] == "last solution" and starts[1][0] == "given"
+    assert starts[1][2] > 3 * corner_steps
+    # (the same problem from either start: the same model)
+    assert_allclose(host(fit.decision_function(Xd)), cold.decision_function(X), atol=1e-3)
+
+
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):
     """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
     labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its

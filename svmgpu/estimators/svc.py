@@ -1249,13 +1249,26 @@ class _FrontDoor:
                 # their exact residuals, the others from this solution; or, where they
                 # outnumber the candidates, from the exact path's own start (the solution
                 # says little about them: a fuzz case of session 41, 7,691 rows added to
-                # 1,039 candidates at C = 100: the refinement 7.7 s from it, 1.9 s so)
+                # 1,039 candidates at C = 100: the refinement 7.7 s from it, 1.9 s so); or,
+                # where this round's solve restarted at the corners (its start's first steps
+                # damped, the presolve's system holding CORNER_START_SHARE of the rows: noisy
+                # labels at a large C), from the corners again: the added rows at their
+                # bound make as poor a start, and its steps are damped too little for the
+                # probe (medium fuzz seed 2626's trial 2: 14,000 rows, 5 classes, 20 % of
+                # the labels flipped, C = 100, about 2,000 rows added to 2,700 a pair, F =
+                # 10⁹ at the start, 70–80 steps of 1/128–1/2 or a stall into SMO, 1.2–1.6 s
+                # a pair; from the corners 5–9 steps, 0.9 s: the fit 18.1 → 12.6 s)
                 new, r_new = check.pop("rows"), check.pop("residuals")
                 order = xp.argsort(xp.concat([cand, new]))
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
-                start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b) \
-                    if warm else None
+                if res.info.get("corners"):
+                    start, check["restart"] = "corners", "corners"
+                elif warm:
+                    start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b)
+                    check["restart"] = "last solution"
+                else:
+                    start, check["restart"] = None, "own start"
                 yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
             return {"alpha": alpha, "support": xp.take(sel, nonzero), "intercept": b,
                     "n_iter": n_iter, "converged": res.converged, "objective_history": history,
