@@ -1436,15 +1436,16 @@ def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, 
     assert np.mean(small.predict(X) == exact.predict(X)) < 0.99
 
 
-def test_a_round_after_a_corner_restart_starts_at_the_corners(monkeypatch, device):
-    """Where a refinement round's solve restarted at the corners (its given start's first
-    steps damped, the presolve's system holding CORNER_START_SHARE of the rows: noisy labels
-    at a large C), the round after its check starts at the corners too, instead of from its
-    solution with the added rows at their bound (a start as poor, whose steps are not damped
-    enough for the probe: a medium fuzz case took 70–80 Newton steps a pair from it). Each
-    round's record says how the next one starts. The model is the one the last solution's
-    start reaches (its predictions the exact SVM's), on every backend, in a third of the
-    Newton steps or fewer."""
+def test_a_round_after_the_check_starts_at_the_corners_at_a_large_c(monkeypatch, device):
+    """The round after a check that added rows starts at the corners (every row at the kink)
+    instead of from the last solution with the added rows at their bound where it has at most
+    REFINE_CORNER_ROWS rows and either C · max(s) > REFINE_CORNER_MIN_C or the last round's
+    own solve restarted at the corners (its given start's first steps damped, the presolve's
+    system holding CORNER_START_SHARE of the rows: noisy labels at a large C). From the last
+    solution the steps are cut for many steps (a medium fuzz case: 70–80 a pair). Each
+    round's record says how the next one starts. Either trigger alone takes the corners; the
+    model is the one the last solution's start reaches (its predictions the exact SVM's), on
+    every backend, in a third of its Newton steps or fewer."""
     import svmgpu.solvers.exact as exact_module
 
     svc_module = _grow(monkeypatch)
@@ -1465,23 +1466,29 @@ def test_a_round_after_a_corner_restart_starts_at_the_corners(monkeypatch, devic
                        res.info["corners"], res.n_iter))
         return res
 
+    def refit(X, y, **limits):
+        for name, value in limits.items():
+            monkeypatch.setattr(svc_module if name.startswith("REFINE") else exact_module,
+                                name, value)
+        starts.clear()
+        fit = SVC(C=100.0, solver="lowrank", tol=1e-6).fit(X, y)
+        (first, second), = fit.rank_path_[-1]["refined"]["checks"]
+        assert first["added"] > 0 and "added" not in second
+        return fit, first["restart"], [s[:2] for s in starts], starts[1][2]
+
     monkeypatch.setattr(svc_module, "exact_newton", spy)
     exact = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
-    starts.clear()
-    fit = SVC(C=100.0, solver="lowrank", tol=1e-6).fit(Xd, yd)
-    (first, second), = fit.rank_path_[-1]["refined"]["checks"]
-    assert first["added"] > 0 and first["restart"] == "corners" and "added" not in second
-    assert [s[:2] for s in starts] == [("given", True), ("corners", True)]
+    fit, restart, how, steps = refit(Xd, yd, REFINE_CORNER_MIN_C=1e9)  # (the restart alone)
+    assert restart == "corners" and how == [("given", True), ("corners", True)]
     np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
-    corner_steps = starts[1][2]
-    starts.clear()
-    monkeypatch.setattr(exact_module, "CORNER_START_SHARE", 2.0)  # (no corner restart)
-    cold = SVC(C=100.0, solver="lowrank", tol=1e-6).fit(X, y)
-    (first, _), = cold.rank_path_[-1]["refined"]["checks"]
-    assert first["restart"] == "last solution" and starts[1][0] == "given"
-    assert starts[1][2] > 3 * corner_steps
+    _, restart, how, _ = refit(X, y, REFINE_CORNER_MIN_C=50.0, CORNER_START_SHARE=2.0)
+    assert restart == "corners" and how == [("given", False), ("corners", True)]  # (C alone)
+    cold, restart, how, cold_steps = refit(X, y, REFINE_CORNER_MIN_C=1e9)  # (neither)
+    assert restart == "last solution" and how[1][0] == "given" and cold_steps > 3 * steps
     # (the same problem from either start: the same model)
     assert_allclose(host(fit.decision_function(Xd)), cold.decision_function(X), atol=1e-3)
+    _, restart, how, _ = refit(X, y, REFINE_CORNER_MIN_C=50.0, REFINE_CORNER_ROWS=1000)
+    assert restart == "last solution"  # (more rows than REFINE_CORNER_ROWS)
 
 
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):

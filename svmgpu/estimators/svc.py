@@ -476,6 +476,28 @@ REFINE_CHECK_DOUBT = 0.05
 REFINE_CHECK_TOTAL = 5000
 #: Rounds of candidates added by the check at most (:data:`REFINE_CHECK_ROWS`).
 REFINE_ROUNDS = 3
+#: A round after the check (the candidates and the rows it added) starts at the corners (every
+#: row at the Huber hinge's kink: ``exact_newton``'s ``start="corners"``, the LS-SVM of its
+#: rows factored whole) instead of from the last solution with the added rows at their bound,
+#: where it has at most ``REFINE_CORNER_ROWS`` rows and either ``C · max(s)`` exceeds
+#: ``REFINE_CORNER_MIN_C`` or the last round's own solve restarted at the corners (its
+#: start's first steps damped and the presolve's system holding ``CORNER_START_SHARE`` of
+#: its rows). At a large C the added rows at their bound move Kα far (F 10⁹ at the start of
+#: a round of medium fuzz seed 2626's trial 2), and the Newton steps from there are cut to
+#: 1/128–1/2 for 40–80 steps or stall into SMO, where the corners' system is one
+#: factorization and 3–9 steps. Session 50, one process per version, each pair's next round
+#: (the candidates + the rows added; C = 100 unless said): mixed seed 202's trial 7 (15
+#: pairs, 1,364–4,387 rows) 13 of 15 faster, the fit 12.5 → 7.9 s; medium 1313 t17 (10
+#: pairs, 2,626–3,623 rows) 7 of 10, 15.5 → 12.7 s; medium 2323 t7 (4,941–5,396 rows) 8.9
+#: → 7.8 s; mixed 101 t41 (4,742–5,679 rows) 13.9 → 10.3 s; medium 2626 t2 18.1 → 12.6 s
+#: (its first rounds restarted at the corners), every score the same or within a test row
+#: (2323 t7: 89.00 against 89.10 %). Larger rounds cost more at the corners (mixed 1616 t37,
+#: 8,123 rows: 15.5 against 12.7 s; medium 2020 t3, C = 10, 9,783 rows: 5.3 against 2.7 s),
+#: and at C = 10 the corners won and lost about equally (mixed 1818 t40, 2,400–2,900 rows,
+#: 6.9 → 5.1 s; medium 1515 t19, 3,400–3,700 rows, 4.2 → 5.1 s; mixed 2121 t12, 5,400–5,600
+#: rows, 7.4 → 8.4 s; 505 t2, 7,650 rows, 10.4 → 9.0 s).
+REFINE_CORNER_ROWS = 6000
+REFINE_CORNER_MIN_C = 50.0
 
 
 def _sample_step(m):
@@ -1227,6 +1249,7 @@ class _FrontDoor:
                 return a if w is None else xp.take(w, idx) * a
 
             yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
+            (w_max,) = (1.0,) if w is None else fetch_scalars(xp.max(w), xp=xp)
             # from the low-rank residuals and intercept
             start = (ideal(cand, 1.0 - yc * xp.take(f, cand)), mod["intercept"])
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
@@ -1249,20 +1272,15 @@ class _FrontDoor:
                 # their exact residuals, the others from this solution; or, where they
                 # outnumber the candidates, from the exact path's own start (the solution
                 # says little about them: a fuzz case of session 41, 7,691 rows added to
-                # 1,039 candidates at C = 100: the refinement 7.7 s from it, 1.9 s so); or,
-                # where this round's solve restarted at the corners (its start's first steps
-                # damped, the presolve's system holding CORNER_START_SHARE of the rows: noisy
-                # labels at a large C), from the corners again: the added rows at their
-                # bound make as poor a start, and its steps are damped too little for the
-                # probe (medium fuzz seed 2626's trial 2: 14,000 rows, 5 classes, 20 % of
-                # the labels flipped, C = 100, about 2,000 rows added to 2,700 a pair, F =
-                # 10⁹ at the start, 70–80 steps of 1/128–1/2 or a stall into SMO, 1.2–1.6 s
-                # a pair; from the corners 5–9 steps, 0.9 s: the fit 18.1 → 12.6 s)
+                # 1,039 candidates at C = 100: the refinement 7.7 s from it, 1.9 s so); or
+                # from the corners at a large C or after a corner restart
+                # (REFINE_CORNER_ROWS)
                 new, r_new = check.pop("rows"), check.pop("residuals")
                 order = xp.argsort(xp.concat([cand, new]))
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
-                if res.info.get("corners"):
+                if int(cand.shape[0]) <= REFINE_CORNER_ROWS and (
+                        res.info.get("corners") or self.C * w_max > REFINE_CORNER_MIN_C):
                     start, check["restart"] = "corners", "corners"
                 elif warm:
                     start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b)
