@@ -1772,7 +1772,8 @@ def test_the_growth_goes_on_while_the_model_starves_a_class(monkeypatch, device)
     refines into the exact SVM's predictions (8 % positive), on every backend, where on the
     predicted classes alone it stopped at the first comparison with no positive row. At
     C = 0.05 the exact SVM predicts no positive row either: the check confirms it and the
-    growth ends at the first comparison."""
+    growth ends at the first comparison. A growth that ends unrefined with the class still
+    starved warns."""
     svc_module = _grow(monkeypatch)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
     X, y = make_classification(3000, n_features=200, n_informative=8, n_redundant=0,
@@ -1792,6 +1793,11 @@ def test_the_growth_goes_on_while_the_model_starves_a_class(monkeypatch, device)
     assert len(low.rank_path_) == 2 and low.rank_path_[1]["starved"]["confirmed"]
     assert np.mean(low.predict(X)) == 0 == np.mean(
         SVC(C=0.05, gamma=0.003, solver="exact").fit(X, y, sample_weight=w).predict(X))
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 10 ** 9)  # (no refinement: a growth
+    # that ends at AUTO_RANK_MAX still starving the class warns)
+    with pytest.warns(UserWarning, match="starving a class: class 1 predicted for"):
+        capped = SVC(C=0.2, gamma=0.003, solver="lowrank").fit(X, y, sample_weight=w)
+    assert capped.rank_ == 80 and "confirmed" not in capped.rank_path_[-1]["starved"]
     monkeypatch.setattr(svc_module, "AUTO_RANK_STARVED", 0.0)  # (the predicted classes alone)
     settled = SVC(C=0.2, gamma=0.003, solver="lowrank").fit(X, y, sample_weight=w)
     assert len(settled.rank_path_) == 2 and np.mean(settled.predict(X)) < 0.01

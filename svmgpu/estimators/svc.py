@@ -1297,7 +1297,6 @@ class _FrontDoor:
                                          xp.take(w, idx), r, loss)
 
             yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
-            (w_max,) = (1.0,) if w is None else fetch_scalars(xp.max(w), xp=xp)
             # from the low-rank residuals and intercept
             start = (ideal(cand, 1.0 - yc * xp.take(f, cand)), mod["intercept"])
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
@@ -1328,7 +1327,8 @@ class _FrontDoor:
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
                 if int(cand.shape[0]) <= REFINE_CORNER_ROWS and (
-                        res.info.get("corners") or self.C * w_max > REFINE_CORNER_MIN_C):
+                        res.info.get("corners") or self.C * (1.0 if w is None else fetch_scalars(
+                            xp.max(w), xp=xp)[0]) > REFINE_CORNER_MIN_C):
                     start, check["restart"] = "corners", "corners"
                 elif warm:
                     start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b)
@@ -1396,18 +1396,28 @@ class _FrontDoor:
             support = xp.nonzero(alpha != 0)[0]
             m = int(y.shape[0])
             picked = xp.arange(0, m, -(-m // REFINE_CHECK_ROWS), device=ctx.native_device)
-            sel = [idx if rows is None else xp.take(rows, idx) for idx in (picked, support)]
-            Xs, Z = self._kernel_rows(*(dense_rows(X, i, xp=xp) for i in sel),
-                                      shift=self._kernel_shift, check=False)
-            exact = kernel_matvec(self.kernel_, Xs, Z, xp.astype(xp.take(alpha, support),
-                                                                 Xs.dtype),
-                                  memory_budget=ctx.budget_bytes, prune=True)
+            (Z,) = self._kernel_rows(dense_rows(X, support if rows is None else
+                                                xp.take(rows, support), xp=xp),
+                                     shift=self._kernel_shift, check=False)
+            exact = self._exact_values(X, rows, picked, Z, xp.take(alpha, support))
             b = float(mod["intercept"])
-            low = xp.take(f, picked) + b
             (n,) = fetch_scalars(xp.count_nonzero(
-                (xp.astype(exact, xp.float64) + b > 0) != (low > 0)), xp=xp)
+                (exact + b > 0) != (xp.take(f, picked) + b > 0)), xp=xp)
             differ, total = differ + int(n), total + int(picked.shape[0])
         return differ < REFINE_CHECK_MISSES or differ <= AUTO_RANK_CHANGE * total
+
+    def _exact_values(self, X, rows, idx, Z, alpha):
+        """The exact kernel model's decision values without its intercept (float64) at the
+        problem's rows ``idx`` (of its rows of X, ``rows``, or all of X's where None):
+        ``K(x, Z) α`` for support vectors ``Z`` as the kernel sees them
+        (:meth:`_kernel_rows`)."""
+        xp = self._ctx.xp
+        sel = idx if rows is None else xp.take(rows, idx)
+        (Xs,) = self._kernel_rows(dense_rows(X, sel, xp=xp), shift=self._kernel_shift,
+                                  check=False)
+        return xp.astype(kernel_matvec(self.kernel_, Xs, Z, xp.astype(alpha, Xs.dtype),
+                                       memory_budget=self._ctx.budget_bytes, prune=True),
+                         xp.float64)
 
     def _refine_limit(self, n, held=0, *, rows):
         """Why n candidate rows of a problem of ``rows`` rows cannot be refined, or None: more
@@ -1448,12 +1458,7 @@ class _FrontDoor:
             return info
 
         def residuals(idx):  # 1 − y f at the problem's rows idx
-            sel = idx if rows is None else xp.take(rows, idx)
-            (Xs,) = self._kernel_rows(dense_rows(X, sel, xp=xp), shift=self._kernel_shift,
-                                      check=False)
-            f = kernel_matvec(self.kernel_, Xs, Z, xp.astype(alpha, Xs.dtype),
-                              memory_budget=ctx.budget_bytes, prune=True)
-            return 1.0 - xp.take(y, idx) * (xp.astype(f, xp.float64) + b)
+            return 1.0 - xp.take(y, idx) * (self._exact_values(X, rows, idx, Z, alpha) + b)
 
         picked = outside[::-(-n_out // REFINE_CHECK_ROWS)]
         k = int(picked.shape[0])
