@@ -1438,12 +1438,13 @@ def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, 
 
 def test_a_round_after_the_check_starts_at_the_corners_at_a_large_c(monkeypatch, device):
     """The round after a check that added rows starts at the corners (every row at the kink)
-    instead of from the last solution with the added rows at their bound where it has at most
-    REFINE_CORNER_ROWS rows and either C · max(s) > REFINE_CORNER_MIN_C or the last round's
-    own solve restarted at the corners (its given start's first steps damped, the presolve's
-    system holding CORNER_START_SHARE of the rows: noisy labels at a large C). From the last
-    solution the steps are cut for many steps (a medium fuzz case: 70–80 a pair). Each
-    round's record says how the next one starts. Either trigger alone takes the corners; the
+    instead of from the last solution with the added rows at their bound where the last
+    round's own solve restarted at the corners (its given start's first steps damped, the
+    presolve's system holding CORNER_START_SHARE of the rows: noisy labels at a large C), or
+    where it has at most REFINE_CORNER_ROWS rows and C · max(s) > REFINE_CORNER_MIN_C. From
+    the last solution the steps are cut for many steps (a medium fuzz case: 70–80 a pair).
+    Each round's record says how the next one starts. Either trigger alone takes the corners
+    (the restart above REFINE_CORNER_ROWS too: medium fuzz 303 t8, 33 s against 18 s); the
     model is the one the last solution's start reaches (its predictions the exact SVM's), on
     every backend, in a third of its Newton steps or fewer."""
     import svmgpu.solvers.exact as exact_module
@@ -1488,7 +1489,9 @@ def test_a_round_after_the_check_starts_at_the_corners_at_a_large_c(monkeypatch,
     # (the same problem from either start: the same model)
     assert_allclose(host(fit.decision_function(Xd)), cold.decision_function(X), atol=1e-3)
     _, restart, how, _ = refit(X, y, REFINE_CORNER_MIN_C=50.0, REFINE_CORNER_ROWS=1000)
-    assert restart == "last solution"  # (more rows than REFINE_CORNER_ROWS)
+    assert restart == "last solution"  # (more rows than REFINE_CORNER_ROWS: C alone)
+    _, restart, how, _ = refit(X, y, REFINE_CORNER_MIN_C=1e9, CORNER_START_SHARE=0.8)
+    assert restart == "corners" and how[0] == ("given", True)  # (the restart: any rows)
 
 
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):

@@ -502,10 +502,12 @@ REFINE_ROUNDS = 3
 #: A round after the check (the candidates and the rows it added) starts at the corners (every
 #: row at the Huber hinge's kink: ``exact_newton``'s ``start="corners"``, the LS-SVM of its
 #: rows factored whole) instead of from the last solution with the added rows at their bound,
-#: where it has at most ``REFINE_CORNER_ROWS`` rows and either ``C · max(s)`` exceeds
-#: ``REFINE_CORNER_MIN_C`` or the last round's own solve restarted at the corners (its
-#: start's first steps damped and the presolve's system holding ``CORNER_START_SHARE`` of
-#: its rows). At a large C the added rows at their bound move Kα far (F 10⁹ at the start of
+#: where the last round's own solve restarted at the corners (its start's first steps damped
+#: and the presolve's system holding ``CORNER_START_SHARE`` of its rows), or where it has at
+#: most ``REFINE_CORNER_ROWS`` rows and ``C · max(s)`` exceeds ``REFINE_CORNER_MIN_C``. (The
+#: row cap had bounded the restart's trigger too, session 50, and sent medium fuzz seed 303's
+#: trial 8, 14,000 rows, three classes, C = 100, back from 18 to 33 s; session 51.) At a
+#: large C the added rows at their bound move Kα far (F 10⁹ at the start of
 #: a round of medium fuzz seed 2626's trial 2), and the Newton steps from there are cut to
 #: 1/128–1/2 for 40–80 steps or stall into SMO, where the corners' system is one
 #: factorization and 3–9 steps. Session 50, one process per version, each pair's next round
@@ -1326,9 +1328,9 @@ class _FrontDoor:
                 order = xp.argsort(xp.concat([cand, new]))
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
-                if int(cand.shape[0]) <= REFINE_CORNER_ROWS and (
-                        res.info.get("corners") or self.C * (1.0 if w is None else fetch_scalars(
-                            xp.max(w), xp=xp)[0]) > REFINE_CORNER_MIN_C):
+                if res.info.get("corners") or int(cand.shape[0]) <= REFINE_CORNER_ROWS and \
+                        self.C * (1.0 if w is None else fetch_scalars(
+                            xp.max(w), xp=xp)[0]) > REFINE_CORNER_MIN_C:
                     start, check["restart"] = "corners", "corners"
                 elif warm:
                     start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b)
