@@ -1164,7 +1164,8 @@ def test_auto_rank_grows_until_the_predictions_settle(monkeypatch, est, device):
         monkeypatch.setattr(svc_module, "PAIR_MIN_LANDMARKS", 5)
     else:
         X, y = make_friedman1(180, noise=0.5, random_state=0)
-        cls = SVR
+        cls = SVR  # (its low-rank model kept at the cap, not solved exactly there)
+        monkeypatch.setattr(svc_module, "AUTO_RANK_WARN_FACTOR", np.inf)
     X = StandardScaler().fit_transform(X)
     Xd, yd = to_device(X, device), to_device(y, device)
     grown = cls(solver="lowrank", tol=1e-10).fit(Xd, yd)
@@ -1586,9 +1587,12 @@ def test_refinement_with_sparse_rows_and_zero_weights(monkeypatch):
 
 
 def test_svr_is_not_refined(monkeypatch):
-    """SVR has no candidate rule: its growth is never refined, even unsettled."""
+    """SVR has no candidate rule: its growth is never refined on candidates, even unsettled
+    (where it ends at the cap far from settled it is solved exactly on every row instead:
+    test_svr_whose_growth_ends_far_from_settled_is_solved_exactly; off here)."""
     svc_module = _grow(monkeypatch)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 20)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_WARN_FACTOR", np.inf)
     X, y = make_friedman1(180, noise=0.5, random_state=0)
     reg = SVR(solver="lowrank", tol=1e-10).fit(StandardScaler().fit_transform(X), y)
     limit = svc_module.SVR_AUTO_RANK_CHANGE
@@ -1812,6 +1816,7 @@ def test_svr_auto_rank_changed_is_on_the_targets_variance(monkeypatch):
     the first comparison with 0: on the predictions' own variance (rounding, for constant
     predictions) the red team's y ≡ 2 grew to the largest rank."""
     svc_module = _grow(monkeypatch, start=10, top=14)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_WARN_FACTOR", np.inf)  # (the low-rank model)
     X, y = make_friedman1(300, noise=0.5, random_state=0)
     grown = SVR(solver="lowrank", tol=1e-10).fit(X, y)
     assert [p["rank"] for p in grown.rank_path_] == [10, 14]
@@ -2498,13 +2503,19 @@ def test_exact_newton_stalls_after_short_steps_only_when_asked():
     assert SHORT_STEP == 2.0 ** -6
 
 
-def test_svr_takes_the_low_rank_path_from_fewer_rows_than_svc(monkeypatch, capsys):
-    """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS, SVC's at EXACT_MAX_ROWS;
-    the rank is then grown as SVC's until SVR_AUTO_RANK_CHANGE, within the R² target of the
-    exact fit (with AUTO_RANK_CHANGE = 0.002 it stopped at 400 landmarks, 0.0115 short)."""
+def test_svr_takes_the_low_rank_path_above_its_own_bound(monkeypatch, capsys):
+    """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS, SVC's at EXACT_MAX_ROWS,
+    each its own (SVR had taken the smaller of the two until session 51); the rank is then
+    grown as SVC's until SVR_AUTO_RANK_CHANGE, within the R² target of the exact fit (with
+    AUTO_RANK_CHANGE = 0.002 it stopped at 400 landmarks, 0.0115 short)."""
     import svmgpu.estimators.svc as svc_module
 
     Xtr, Xte, ytr, yte = _regression("friedman1")  # (1,125 training rows)
+    monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 1000)
+    monkeypatch.setattr(svc_module, "SVR_EXACT_MAX_ROWS", 2000)
+    assert SVR().fit(Xtr, ytr).solver_ == "exact"
+    assert SVC().fit(Xtr, ytr > np.median(ytr)).solver_ == "lowrank"
+    monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 10_000)
     monkeypatch.setattr(svc_module, "SVR_EXACT_MAX_ROWS", 1000)
     _grow(monkeypatch, start=200, top=800)
     reg = SVR(verbose=1).fit(Xtr, ytr)
@@ -2512,6 +2523,32 @@ def test_svr_takes_the_low_rank_path_from_fewer_rows_than_svc(monkeypatch, capsy
     assert "1,125 rows > SVR_EXACT_MAX_ROWS=1,000" in capsys.readouterr().err
     assert reg.score(Xte, yte) >= SVR(solver="exact").fit(Xtr, ytr).score(Xte, yte) - 0.01
     assert SVC().fit(Xtr, ytr > np.median(ytr)).solver_ == "exact"
+
+
+def test_svr_whose_growth_ends_far_from_settled_is_solved_exactly(monkeypatch, device):
+    """An SVR whose rank="auto" growth ends at AUTO_RANK_MAX with the predictions still
+    changing by more than AUTO_RANK_WARN_FACTOR times the limit is solved exactly on every
+    row (SVC refines there; SVR has no candidate rule): the exact path's model, on every
+    backend, recorded in rank_path_. Above HARD_MARGIN_FIRST_C (C = 100, where the exact
+    path's steps crawl near the hard margin) it warns and keeps the low-rank model, as it
+    did at every C before."""
+    import svmgpu.estimators.svc as svc_module
+
+    Xtr, Xte, ytr, yte = _regression("friedman1")  # (1,125 training rows)
+    monkeypatch.setattr(svc_module, "SVR_EXACT_MAX_ROWS", 1000)
+    _grow(monkeypatch, start=10, top=20)
+    exact = SVR(solver="exact").fit(Xtr, ytr)
+    reg = SVR().fit(to_device(Xtr, device), to_device(ytr, device))
+    last = reg.rank_path_[-1]
+    assert reg.rank_ == 20 and last["changed"] > svc_module.AUTO_RANK_WARN_FACTOR * \
+        svc_module.SVR_AUTO_RANK_CHANGE
+    assert last["refined"]["candidates"] == [1125] and "solved exactly" in last["stop"]
+    assert_allclose(host(reg.predict(to_device(Xte, device))), exact.predict(Xte), atol=1e-2)
+    assert reg.score(to_device(Xte, device), to_device(yte, device)) >= \
+        exact.score(Xte, yte) - 1e-3
+    with pytest.warns(UserWarning, match="stopped at 20 landmarks"):
+        hard = SVR(C=100.0).fit(Xtr, ytr)
+    assert "refined" not in hard.rank_path_[-1]
 
 
 @parametrize_with_checks([SVR(), SVR(solver="lowrank", rank=20)])

@@ -109,7 +109,7 @@ from svmgpu.kernels import (
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import independent_landmarks, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS, exact_newton
+from svmgpu.solvers.exact import HARD_MARGIN_FIRST_C, PRESOLVE_MIN_ROWS, exact_newton
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 from svmgpu.solvers.partition import (
     KMEANS_SAMPLE,
@@ -227,13 +227,22 @@ REGION_MAX_ROWS = 20_000
 
 #: SVR's :data:`EXACT_MAX_ROWS`: the low-rank path, its rank grown from 1,000 landmarks, fits
 #: regression within its accuracy target (R² within 0.01 of the exact SVR's) from here on (SVR
-#: is not refined).
+#: is not refined, but solved exactly on every row where its growth ends far from settled:
+#: :data:`AUTO_RANK_WARN_FACTOR`).
 #: Fit seconds, exact against low-rank (1,414 landmarks), second fits in one process, R²
 #: equal to 0.001 but friedman1 (−0.003 to −0.004): at 10,000 rows friedman1 0.68 / 0.98,
 #: friedman2 0.38 / 0.75, friedman3 1.31 / 0.85; at 15,000 rows 1.37 / 1.35, 0.86 / 0.89,
 #: 1.99 / 1.38; at 20,000 rows 2.5 / 1.35, 1.2 / 1.31, 4.7 / 1.39 (friedman1 R² 0.9415
-#: against 0.9451).
-SVR_EXACT_MAX_ROWS = 15_000
+#: against 0.9451). It was 15,000 then (session 22), but taken as the smaller of it and
+#: EXACT_MAX_ROWS, so 10,000 since SVC's cut of session 23 (the docs said 15,000 until
+#: session 51). Session 51 measured the 23 fuzz SVR sets of 12,000 rows with a kernel of
+#: unbounded rank, both paths: the exact one within 0.002 of the low-rank R² or better on
+#: all, better by more than 0.01 on four, but slower on fourteen, past scikit-learn's time
+#: on six (mixed seed 606's trial 7, C = 100: 195 s against 10 s low-rank and scikit-learn's
+#: 14 s; seed 77's trial 8 15 s against 0.39 s; seed 1818's trial 20 3.7 s against 0.28 s).
+#: Three of the four it beat by more than 0.01 ended at AUTO_RANK_MAX far from settled: the
+#: case now solved exactly (:data:`AUTO_RANK_WARN_FACTOR`).
+SVR_EXACT_MAX_ROWS = 10_000
 
 #: Rows up to which the exact path starts from the LS-SVM solution (one factorization of the
 #: m × m system, every row on one quadratic piece) instead of α = 0: on iris's and wine's pairs
@@ -355,6 +364,19 @@ AUTO_RANK_SHRINK = 0.5
 #: 10.7 % changed, 65.5 % against scikit-learn's 69.3 %; seed 1111's SVR trial 36 with 0.59 %,
 #: R² 0.9451 against 0.9655. Covtype's 7 classes on 50,000 rows end with 0.41 % (74.27 %
 #: against 74.40 %) and do not warn.
+#:
+#: SVR, which has no candidate rule to refine on, solves the exact problem on every row there
+#: instead (:meth:`SVC._refine`'s ``whole``, from the exact path's own start) where the rows
+#: are at most :data:`REFINE_WHOLE_MAX_ROWS` and their kernel matrix fits the memory budget
+#: beside the features, and ``C · max(s)`` is at most the exact path's
+#: :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C` (beyond, near the hard margin, its
+#: Newton steps crawl: mixed seed 2424's trial 18, C = 100, 12,000 rows of 200 features, took
+#: 126 s exact against scikit-learn's 40 s, the low-rank R² already scikit-learn's; seed
+#: 606's trial 7 195 s); it warns otherwise (session 51). Mixed fuzz seed 2929's trial 16
+#: (12,000 rows of 200 features, ``gamma="auto"``, C = 0.05; flagged): R² 0.781 in 2.75 s,
+#: warned, against scikit-learn's 0.864 in 8.5 s; the exact path alone 0.864 in 1.4 s. Seed
+#: 1111's trial 36 0.945 against 0.965 (exact 1.7 s), seed 1818's trial 10 ('poly' on 200
+#: features) 0.131 against 0.419 (exact 21 s; scikit-learn 7.5 s).
 AUTO_RANK_WARN_FACTOR = 5.0
 #: SVR's AUTO_RANK_CHANGE, on ``‖Δf‖² / ‖y − ȳ‖²`` (a share of the targets' variance, R²'s
 #: scale; it was measured on the predictions' variance, within 4 % of it on friedman1): the
@@ -1181,6 +1203,17 @@ class _FrontDoor:
         self._log.info("rank %d: %s (%.2f s of growth)", self.rank_, stop,
                        time.perf_counter() - t0)
         last = path[-1]["changed"]
+        if not self._refines and r_max == AUTO_RANK_MAX == self.rank_ and last is not None \
+                and last > AUTO_RANK_WARN_FACTOR * limit and not by_budget and \
+                self.C * max(1.0 if w is None else fetch_scalars(xp.max(w), xp=xp)[0]
+                             for _, _, w in problems) <= HARD_MARGIN_FIRST_C:
+            exact = self._refine(shared, problems, models, X, decisions=out, whole=True)
+            if exact is not None:  # (SVR far from settled: AUTO_RANK_WARN_FACTOR)
+                models = exact
+                path[-1]["stop"] = stop = f"{stop}, {last:.2%} of the predictions' " \
+                    f"variance changed > {AUTO_RANK_WARN_FACTOR:g} × {name}={limit:.2%}: " \
+                    "solved exactly on every row"
+                self._log.info("rank %d: %s", self.rank_, stop)
         refined = path[-1].get("refined")  # (a dict where refined, a string saying why not)
         warned = False
         if captured is not None and captured < LOWRANK_MIN_CAPTURE and \
@@ -1246,7 +1279,7 @@ class _FrontDoor:
             self.kernel_.diag(take_rows(Xf, rows, xp=xp)), xp.float64)), xp=xp)
         return float(held / total) if total > 0 else None
 
-    def _refine(self, shared, problems, models, X, decisions=None):
+    def _refine(self, shared, problems, models, X, decisions=None, whole=False):
         """The exact problem of each binary problem solved on its candidate support vectors,
         where the rank's growth ended with the predictions still changing: the rows whose
         low-rank decision value leaves them near or beyond the margin
@@ -1260,7 +1293,10 @@ class _FrontDoor:
         matrix of its candidates that would pass the memory budget beside the held
         features. Each solution is checked on a sample of the rows left out
         (:meth:`_refine_check`), and solved again with the rows outside that violate its
-        margin where that sample finds the candidates wrong."""
+        margin where that sample finds the candidates wrong.
+
+        ``whole``: every row a candidate, each problem solved from the exact path's own start
+        (SVR's growth ended far from settled: :data:`AUTO_RANK_WARN_FACTOR`)."""
         xp = self._ctx.xp
         t0 = time.perf_counter()
         P = shared["P"]
@@ -1268,7 +1304,8 @@ class _FrontDoor:
         outputs = self._problem_outputs(shared, problems, models, decisions)
         picks = []
         for q, ((_, y, w), f) in enumerate(zip(problems, outputs)):
-            cand = self._refine_rows(f, y, w)
+            cand = xp.arange(int(y.shape[0]), device=self._ctx.native_device) if whole else \
+                self._refine_rows(f, y, w)
             if cand is None:
                 return None
             why = self._refine_limit(int(cand.shape[0]), held, rows=int(y.shape[0])) or \
@@ -1299,8 +1336,9 @@ class _FrontDoor:
                                          xp.take(w, idx), r, loss)
 
             yc, wc = xp.take(y, cand), None if w is None else xp.take(w, cand)
-            # from the low-rank residuals and intercept
-            start = (ideal(cand, 1.0 - yc * xp.take(f, cand)), mod["intercept"])
+            # from the low-rank residuals and intercept (whole: the exact path's own start)
+            start = None if whole else (ideal(cand, 1.0 - yc * xp.take(f, cand)),
+                                        mod["intercept"])
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
             while True:
                 sel = cand if rows is None else xp.take(rows, cand)
@@ -2663,8 +2701,7 @@ class SVR(_FrontDoor, SVRBase):
         return wide + corners
 
     def _exact_max_rows(self):
-        return ("SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS) if SVR_EXACT_MAX_ROWS < EXACT_MAX_ROWS \
-            else super()._exact_max_rows()
+        return "SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS
 
     def _rank_change_limit(self):
         return "SVR_AUTO_RANK_CHANGE", SVR_AUTO_RANK_CHANGE
