@@ -665,11 +665,12 @@ _MAX_NEWTON_STEPS = 1000
 EXACT_FALLBACK_ROWS = 3000
 #: The exact path's first solve of a problem counts as stalled, and continues from wider
 #: losses (:meth:`SVC._losses` / :meth:`SVR._losses` with ``continuation``), after this many
-#: Newton steps in a row of at most :data:`svmgpu.solvers.exact.SHORT_STEP` (2⁻⁶) each
-#: (``exact_newton``'s ``short_steps``); the continuation's own stages are not cut so.
+#: Newton steps in a row of at most :data:`svmgpu.solvers.exact.SHORT_STEP` (2⁻⁵; 2⁻⁶ until
+#: session 51) each (``exact_newton``'s ``short_steps``); the continuation's own stages are
+#: not cut so.
 EXACT_SHORT_STEPS = 10
 #: Rows up to which the exact path's first solve of a problem whose Newton steps crawl
-#: (:data:`EXACT_SHORT_STEPS` steps in a row of at most 2⁻⁶, or in the hard-margin regime, ``C
+#: (:data:`EXACT_SHORT_STEPS` steps in a row of at most 2⁻⁵, or in the hard-margin regime, ``C
 #: · max(s) · max Kᵢᵢ`` above 100, of at most 2⁻⁹: ``exact_newton``'s ``short_steps`` and
 #: ``hard_short_steps``), or that stalls otherwise (no descent along a Newton step), is solved
 #: by SMO on its dual instead of the continuation from wider corners
