@@ -2221,7 +2221,8 @@ def test_a_low_rank_solve_of_the_roundings_steps_ends():
     ``gamma=0.003``: kernel values near 1 between all rows, float32 features; targets of spread
     100, C = 0.05, ε = 0.01) took 1,000 steps of 1e-11 to 1e-8 at each of its two ranks (5.6 s,
     a ConvergenceWarning) with its relative gradient at 0.014. It ends converged (within
-    √tol) after a few dozen steps, scikit-learn's R²."""
+    √tol) after a few dozen steps, scikit-learn's R². (solver="auto" takes the exact path
+    there since session 51, SVR_EXACT_SMALL_C: 0.93 s, the same R².)"""
     from sklearn.datasets import make_regression
 
     import svmgpu.solvers.newton as newton_module
@@ -2231,7 +2232,8 @@ def test_a_low_rank_solve_of_the_roundings_steps_ends():
     X = StandardScaler().fit_transform(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = SVR(C=0.05, gamma=0.003, epsilon=0.01).fit(X[:12000], y[:12000])
+        got = SVR(C=0.05, gamma=0.003, epsilon=0.01, solver="lowrank").fit(X[:12000],
+                                                                          y[:12000])
     assert got.solver_ == "lowrank" and got._kernel_float32
     assert int(host(got.n_iter_)[0]) < 200
     assert newton_module._FLAT_STEPS < 200
@@ -2504,8 +2506,9 @@ def test_exact_newton_stalls_after_short_steps_only_when_asked():
 
 
 def test_svr_takes_the_low_rank_path_above_its_own_bound(monkeypatch, capsys):
-    """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS, SVC's at EXACT_MAX_ROWS,
-    each its own (SVR had taken the smaller of the two until session 51); the rank is then
+    """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS (at C up to
+    SVR_EXACT_SMALL_C, at REFINE_WHOLE_MAX_ROWS), SVC's at EXACT_MAX_ROWS, each its own (SVR
+    had taken the smaller of the two until session 51); the rank is then
     grown as SVC's until SVR_AUTO_RANK_CHANGE, within the R² target of the exact fit (with
     AUTO_RANK_CHANGE = 0.002 it stopped at 400 landmarks, 0.0115 short)."""
     import svmgpu.estimators.svc as svc_module
@@ -2517,6 +2520,8 @@ def test_svr_takes_the_low_rank_path_above_its_own_bound(monkeypatch, capsys):
     assert SVC().fit(Xtr, ytr > np.median(ytr)).solver_ == "lowrank"
     monkeypatch.setattr(svc_module, "EXACT_MAX_ROWS", 10_000)
     monkeypatch.setattr(svc_module, "SVR_EXACT_MAX_ROWS", 1000)
+    monkeypatch.setattr(svc_module, "REFINE_WHOLE_MAX_ROWS", 2000)  # (at a small C, SVR's)
+    assert SVR(C=svc_module.SVR_EXACT_SMALL_C).fit(Xtr, ytr).solver_ == "exact"
     _grow(monkeypatch, start=200, top=800)
     reg = SVR(verbose=1).fit(Xtr, ytr)
     assert reg.solver_ == "lowrank" and reg.rank_ > 400

@@ -243,6 +243,19 @@ REGION_MAX_ROWS = 20_000
 #: Three of the four it beat by more than 0.01 ended at AUTO_RANK_MAX far from settled: the
 #: case now solved exactly (:data:`AUTO_RANK_WARN_FACTOR`).
 SVR_EXACT_MAX_ROWS = 10_000
+#: At ``C`` up to this, SVR's exact path goes on to :data:`REFINE_WHOLE_MAX_ROWS` rows (past
+#: :data:`SVR_EXACT_MAX_ROWS`): a small C bounds most rows' α (their residuals past the tube),
+#: few rows enter the Newton systems and the exact solve is quick, while the low-rank model's
+#: decision values, sums of many bounded α over the landmarks' approximation, miss the
+#: residual kernel's share, and its growth's changes (on the targets' variance) settle
+#: early on a model far from the exact one. Mixed fuzz seed 3030's trial 31 (SVR, 12,000
+#: rows of 200 features, ``gamma="auto"``, C = 0.05, ε = 1; flagged): low-rank R² 0.380 in
+#: 1.0 s, settled at 1,418 landmarks, against the exact path's 0.439 in 0.63 s (scikit-learn
+#: 0.437 in 1.6 s). The six fuzz SVR sets of 12,000 rows at C = 0.05 of session 51, exact
+#: against low-rank: 0.58–1.67 s against 0.19–2.97 s, the same R² or better (+0.08 on seed
+#: 2929's trial 16, +0.02 on 1111's trial 36), each faster than scikit-learn (1.6–8.5 s).
+#: At C = 1 the exact path took 0.9–21 s against 0.2–8.8 s (mixed, :data:`SVR_EXACT_MAX_ROWS`).
+SVR_EXACT_SMALL_C = 0.1
 
 #: Rows up to which the exact path starts from the LS-SVM solution (one factorization of the
 #: m × m system, every row on one quadratic piece) instead of α = 0: on iris's and wine's pairs
@@ -2702,7 +2715,9 @@ class SVR(_FrontDoor, SVRBase):
         return wide + corners
 
     def _exact_max_rows(self):
-        return "SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS
+        small = self.C <= SVR_EXACT_SMALL_C and not self._dask_fit  # (Dask: its partitions)
+        return ("REFINE_WHOLE_MAX_ROWS", REFINE_WHOLE_MAX_ROWS) if small else \
+            ("SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS)
 
     def _rank_change_limit(self):
         return "SVR_AUTO_RANK_CHANGE", SVR_AUTO_RANK_CHANGE
