@@ -1217,10 +1217,12 @@ class _FrontDoor:
         self._log.info("rank %d: %s (%.2f s of growth)", self.rank_, stop,
                        time.perf_counter() - t0)
         last = path[-1]["changed"]
-        if not self._refines and r_max == AUTO_RANK_MAX == self.rank_ and last is not None \
-                and last > AUTO_RANK_WARN_FACTOR * limit and not by_budget and \
-                self.C * max(1.0 if w is None else fetch_scalars(xp.max(w), xp=xp)[0]
-                             for _, _, w in problems) <= HARD_MARGIN_FIRST_C:
+        # (ended at AUTO_RANK_MAX still changing by more than AUTO_RANK_WARN_FACTOR times the
+        # limit: SVR solves it exactly where it may, else the warning below)
+        far = r_max == AUTO_RANK_MAX == self.rank_ and last is not None and \
+            last > AUTO_RANK_WARN_FACTOR * limit
+        if far and not self._refines and \
+                max(self._c_max(w) for _, _, w in problems) <= HARD_MARGIN_FIRST_C:
             exact = self._refine(shared, problems, models, X, decisions=out, whole=True)
             if exact is not None:  # (SVR far from settled: AUTO_RANK_WARN_FACTOR)
                 models = exact
@@ -1257,9 +1259,7 @@ class _FrontDoor:
         # (make_classification at 20,000 rows, memory_budget="20MB": 125 landmarks, 87.9 %
         # against 95.2 % unbounded), or at AUTO_RANK_MAX unrefined, changing by more than
         # AUTO_RANK_WARN_FACTOR times the limit
-        capped = r_max == AUTO_RANK_MAX == self.rank_ and last is not None and \
-            last > AUTO_RANK_WARN_FACTOR * limit and not isinstance(refined, dict) and \
-            not warned
+        capped = far and not isinstance(refined, dict) and not warned
         if by_budget and (last is None or last > limit) or capped:
             warnings.warn(
                 f"{type(self).__name__}: rank='auto' stopped at {self.rank_:,} landmarks: "
@@ -1381,8 +1381,7 @@ class _FrontDoor:
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
                 if res.info.get("corners") or int(cand.shape[0]) <= REFINE_CORNER_ROWS and \
-                        self.C * (1.0 if w is None else fetch_scalars(
-                            xp.max(w), xp=xp)[0]) > REFINE_CORNER_MIN_C:
+                        self._c_max(w) > REFINE_CORNER_MIN_C:
                     start, check["restart"] = "corners", "corners"
                 elif warm:
                     start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b)
@@ -1407,6 +1406,12 @@ class _FrontDoor:
                        "(%.2f s)", min(sizes), max(sizes), time.perf_counter() - t0)
         self._X_fit = X  # (the support vectors' rows: _after_fit)
         return out
+
+    def _c_max(self, w):
+        """``C · max(s)`` of a problem of sample weights ``w`` (None: unit weights): its
+        largest bound on |α|."""
+        xp = self._ctx.xp
+        return self.C * (1.0 if w is None else fetch_scalars(xp.max(w), xp=xp)[0])
 
     def _problem_outputs(self, shared, problems, models, decisions=None):
         """Each problem's low-rank decision values at its rows (without the intercept's
