@@ -711,6 +711,29 @@ def test_exact_line_search_takes_fewer_steps_to_the_same_minimum():
         semismooth_newton(P, y, [loss], C=C, task="regression", line_search="wolfe", xp=NXP)
 
 
+def test_a_crawl_ends_the_iteration_as_stalled():
+    """``crawl_steps``: that many accepted steps in a row of at most ``crawl_step`` end the
+    iteration unconverged, ``info["stalled"]`` (a caller's continuation takes over); off,
+    the same problem converges, and a converged one is not stalled. The backtracking line
+    search's steps are at most 1 each, so ``crawl_step=1`` counts them all."""
+    from svmgpu.losses import get_loss
+
+    rng = np.random.default_rng(5)
+    m, r = 2000, 40
+    P = rng.standard_normal((m, r)) / np.sqrt(r)
+    y = P @ rng.standard_normal(r) + rng.standard_normal(m)
+    loss = get_loss("huber_epsilon_insensitive", task="regression")
+    kw = dict(C=5.0, task="regression", tol=1e-10, presolve=None, xp=NXP)
+    free = semismooth_newton(P, y, [loss], **kw)
+    assert free.converged and not free.info["stalled"] and free.n_iter > 3
+    crawled = semismooth_newton(P, y, [loss], crawl_steps=3, crawl_step=1.0,
+                                line_search="backtrack", **kw)
+    assert crawled.n_iter == 3 and not crawled.converged
+    assert crawled.info["stalled"] and crawled.info["stop"] == "crawl"
+    assert crawled.objective_history[-1] < crawled.objective_history[0]
+    assert not semismooth_newton(P, y, [loss], crawl_steps=3, **kw).info["stalled"]
+
+
 def test_large_reduced_features_stored_in_float32(device, monkeypatch):
     """ReducedSVC with ``dtype=None`` on float64 rows holds K(X, X_J) of
     FLOAT32_FEATURES_BYTES or more in float32, computed in float64: the decision values stay

@@ -48,6 +48,7 @@ choices and their reasons are logged at ``verbose=1``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -157,6 +158,16 @@ SVR_NARROWINGS = 3
 
 #: Huber stages at most before the corners in SVR's continuation (:meth:`SVR._losses`).
 SVR_WIDE_STAGES = 6
+#: Newton steps in a row shorter than 2⁻¹⁰ after which SVR's low-rank solve starts again from
+#: its continuation (:meth:`SVR._losses`, Huber losses as wide as the targets' spread first),
+#: from where it crawled (``NewtonOptions.crawl_steps``). Targets of spread 100 at C = 0.05, ε
+#: = 0.01, put every row on a linear piece of the corners: the intercept's only curvature is
+#: its small penalty, and its Newton steps cross a knot after 10⁻⁸ of their length. Mixed fuzz
+#: seed 3333's trial 12 (6,000 rows of one feature, the 'poly' kernel, whose feature space
+#: has one dimension) took its 1,000 steps of 10⁻⁸ (18.8 s, unconverged, R² −0.003 against
+#: scikit-learn's 0.356 in 0.6 s).
+SVR_CRAWL_STEPS = 10
+SVR_CRAWL_STEP = 2.0 ** -10
 
 #: The smoothings of the continuation that a stalled Newton iteration falls back on (a corner
 #: of half-width 1 holds every row the LS-SVM start leaves near the margin; each stage starts
@@ -381,15 +392,20 @@ AUTO_RANK_SHRINK = 0.5
 #: SVR, which has no candidate rule to refine on, solves the exact problem on every row there
 #: instead (:meth:`SVC._refine`'s ``whole``, from the exact path's own start) where the rows
 #: are at most :data:`REFINE_WHOLE_MAX_ROWS` and their kernel matrix fits the memory budget
-#: beside the features, and ``C · max(s)`` is at most the exact path's
-#: :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C` (beyond, near the hard margin, its
+#: beside the features, and ``C · max(s) · k`` is at most the exact path's
+#: :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C` (k = max(1, max Kᵢᵢ), the kernel's
+#: scale, :meth:`_FrontDoor._kernel_scale`; beyond, near the hard margin, its
 #: Newton steps crawl: mixed seed 2424's trial 18, C = 100, 12,000 rows of 200 features, took
 #: 126 s exact against scikit-learn's 40 s, the low-rank R² already scikit-learn's; seed
 #: 606's trial 7 195 s); it warns otherwise (session 51). Mixed fuzz seed 2929's trial 16
 #: (12,000 rows of 200 features, ``gamma="auto"``, C = 0.05; flagged): R² 0.781 in 2.75 s,
 #: warned, against scikit-learn's 0.864 in 8.5 s; the exact path alone 0.864 in 1.4 s. Seed
 #: 1111's trial 36 0.945 against 0.965 (exact 1.7 s), seed 1818's trial 10 ('poly' on 200
-#: features) 0.131 against 0.419 (exact 21 s; scikit-learn 7.5 s).
+#: features) 0.131 against 0.419 (exact 21 s; scikit-learn 7.5 s). Without the kernel's
+#: scale k (session 51's bound, C · max(s) alone) mixed seed 2424's trial 24 (12,000 rows of
+#: 200 features, the 'poly' kernel at ``gamma=3``: Kᵢᵢ about 2·10⁸, C = 1) was solved exactly
+#: in 500 s against scikit-learn's 44 s (the low-rank model, warned: 180 s, R² 0.709 against
+#: 0.729).
 AUTO_RANK_WARN_FACTOR = 5.0
 #: SVR's AUTO_RANK_CHANGE, on ``‖Δf‖² / ‖y − ȳ‖²`` (a share of the targets' variance, R²'s
 #: scale; it was measured on the predictions' variance, within 4 % of it on friedman1): the
@@ -1221,8 +1237,8 @@ class _FrontDoor:
         # limit: SVR solves it exactly where it may, else the warning below)
         far = r_max == AUTO_RANK_MAX == self.rank_ and last is not None and \
             last > AUTO_RANK_WARN_FACTOR * limit
-        if far and not self._refines and \
-                max(self._c_max(w) for _, _, w in problems) <= HARD_MARGIN_FIRST_C:
+        if far and not self._refines and max(self._c_max(w) for _, _, w in problems) * \
+                self._kernel_scale(Xf) <= HARD_MARGIN_FIRST_C:
             exact = self._refine(shared, problems, models, X, decisions=out, whole=True)
             if exact is not None:  # (SVR far from settled: AUTO_RANK_WARN_FACTOR)
                 models = exact
@@ -1406,6 +1422,14 @@ class _FrontDoor:
                        "(%.2f s)", min(sizes), max(sizes), time.perf_counter() - t0)
         self._X_fit = X  # (the support vectors' rows: _after_fit)
         return out
+
+    def _kernel_scale(self, Xf):
+        """``max(1, max Kᵢᵢ)`` over the rows ``Xf`` (as the kernel sees them): the exact
+        path's scale of a kernel, ``(K, C)`` being ``(K / k, C k)`` (its hard-margin regime
+        is ``C · max(s) · k`` above :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C`)."""
+        xp = self._ctx.xp
+        (k,) = fetch_scalars(xp.max(xp.astype(self.kernel_.diag(Xf), xp.float64)), xp=xp)
+        return max(1.0, float(k))
 
     def _c_max(self, w):
         """``C · max(s)`` of a problem of sample weights ``w`` (None: unit weights): its
@@ -2756,14 +2780,27 @@ class SVR(_FrontDoor, SVRBase):
         b0 = self._intercept_anchor(y, sample_weight)
         if start is not None and b0:
             start = xp.concat([start[:-1], start[-1:] - b0])
-        res = semismooth_newton(P, y - b0 if b0 else y, self._losses(), C=float(self.C), B=B,
-                                task="regression", sample_weight=sample_weight,
-                                verbose=self.verbose, xp=xp, z0=start,
+        t = y - b0 if b0 else y
+        opts = NewtonOptions(tol=float(self.tol), max_iter=max_iter,
+                             min_iter=int(start is not None), crawl_steps=SVR_CRAWL_STEPS,
+                             crawl_step=SVR_CRAWL_STEP,
+                             presolve=_lowrank_presolve(m, r, start is not None))
+        kw = dict(C=float(self.C), B=B, task="regression", sample_weight=sample_weight,
+                  verbose=self.verbose, xp=xp)
+        res = semismooth_newton(P, t, self._losses(), z0=start, options=opts,
                                 margins0=None if margins is None or not b0 else margins - b0,
-                                options=NewtonOptions(
-                                    tol=float(self.tol), max_iter=max_iter,
-                                    min_iter=int(start is not None),
-                                    presolve=_lowrank_presolve(m, r, start is not None)))
+                                **kw)
+        if res.info["stalled"]:  # (SVR_CRAWL_STEPS: wide Huber pieces first, from there)
+            self._log.info("the low-rank Newton steps crawled (%d steps shorter than 2^-10): "
+                           "solved again from Huber losses as wide as the targets' spread",
+                           SVR_CRAWL_STEPS)
+            more = semismooth_newton(
+                P, t, self._losses(continuation=True, targets=t), z0=res.coef,
+                margins0=res.info["margins"], options=dataclasses.replace(
+                    opts, max_iter=max(1, max_iter - res.n_iter), min_iter=1, presolve=None,
+                    crawl_steps=None), **kw)
+            more.n_iter += res.n_iter
+            res = more
         if b0:
             coef = xp.astype(res.coef, xp.float64)
             res.coef = xp.concat([coef[:-1], coef[-1:] + b0])

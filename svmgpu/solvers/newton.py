@@ -208,6 +208,14 @@ class NewtonOptions:
         3e-4 or less each (down to 1e-5) and moving the test accuracy by 0.03 points
         (bench/README.md). None: off (convex losses: the gradient and active-set tests are
         exact).
+    crawl_steps : int, optional
+        For convex losses: end the iteration, unconverged and ``info["stalled"]``
+        (``stop="crawl"``), after this many accepted steps in a row of at most
+        ``crawl_step`` (steps that leave F level end a stage first, as ``stop="rounding"``):
+        the Newton direction then describes F over a sliver of the step
+        only (every row on a linear piece, the intercept's curvature its small penalty), and a
+        caller solves again through a continuation from wider pieces (:class:`svmgpu.SVR`).
+        None: off.
 
     Raises
     ------
@@ -233,6 +241,8 @@ class NewtonOptions:
     curvature_floor: float = 1e-4
     decrease_tol: float | None = None
     min_iter: int = 0
+    crawl_steps: int | None = None
+    crawl_step: float = _FLAT_STEP
 
     def __post_init__(self):
         if self.stop not in _PRESOLVE_TOL:
@@ -455,6 +465,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
     converged, why, kkt = False, "max_iter", float("inf")
     F, new_point, last_full = None, True, False
     flat = 0  # (short steps in a row that left F level: _FLAT_STEPS)
+    crawl = 0  # (short steps in a row: opts.crawl_steps)
     bar = progress(label)
     while True:
         final = stage == len(stages) - 1
@@ -598,6 +609,12 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
                 break
             stage, n_stage, last_full, flat = stage + 1, 0, False, 0  # (from the new point)
             continue
+        crawl = crawl + 1 if eta <= opts.crawl_step and getattr(psi, "convex", False) else 0
+        if opts.crawl_steps is not None and crawl >= opts.crawl_steps:
+            history.append(F_next)
+            stage_log.append({"loss": k_loss, "C": c, "n_iter": n_stage})
+            converged, why, F = False, "crawl", F_next
+            break
         if final and opts.decrease_tol is not None and \
                 F - F_next <= opts.decrease_tol * abs(F_next):
             history.append(F_next)
@@ -609,8 +626,8 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
                                      seconds=time.perf_counter() - t_start))
     n_incremental, n_recompute = rows.hessian_counts()
     info.update(
-        stop=why, active_set_sizes=sizes, plus_set_sizes=plus, step_sizes=steps,
-        grad_norms=gnorms, grad_scale=gscale, kkt=kkt, stages=stage_log, smw_steps=n_smw,
+        stop=why, stalled=why == "crawl", active_set_sizes=sizes, plus_set_sizes=plus,
+        step_sizes=steps, grad_norms=gnorms, grad_scale=gscale, kkt=kkt, stages=stage_log, smw_steps=n_smw,
         hessian_incremental=n_incremental, hessian_recomputed=n_recompute,
         n_backtracks=n_back, margins=rows.margins(), C_stages=Cs,
         n_margin_violators=int(fetch_scalars(rows.n_margin_violators(), xp=xp)[0])
