@@ -1917,6 +1917,13 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert "recomputed per block" in tight.rank_path_[0]["stop"]
     monkeypatch.setattr(svc_module, "AUTO_RANK_UNGROWN", 50)
     assert SVC(solver="lowrank", memory_budget=int(feats * 40)).fit(X, y).rank_ == 50
+    # a budget below the r × r matrices of that rank keeps the first rank, recomputed, and
+    # says so (it had not warned until session 52, where a growth the budget ended did)
+    with pytest.warns(UserWarning, match="rank='auto' stopped at 20 landmarks: the memory "
+                                         r"budget \(the features are recomputed per block.*"
+                                         "raise memory_budget"):
+        low = SVC(solver="lowrank", memory_budget=700_000).fit(X, y)
+    assert low.rank_ == 20 and "matrices of AUTO_RANK_UNGROWN=50" in low.rank_path_[0]["stop"]
     # one-vs-one pairs gather their blocks of the held features beside them: counted, a
     # budget that holds two classes' features holds three classes' only with the blocks
     X3, y3 = make_classification(4000, n_features=6, n_informative=4, n_classes=3,
