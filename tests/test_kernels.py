@@ -100,7 +100,7 @@ def test_blocked_equals_unblocked(device, kernel, ref):
 def test_kernel_rows_compute_rows_once_into_a_store(device, kernel, ref):
     """KernelRows computes the rows asked for that it does not hold, appends them to its
     store (slots in computing order) and holds K(X, X)'s values; ``strided`` is
-    ``K[::s, ::s]`` and ``full`` K."""
+    ``K[::s, ::s]`` and ``full`` K; sparse rows give the same values."""
     rng = np.random.default_rng(5)
     X = rng.standard_normal((30, 4))
     K = ref(X, X)
@@ -119,9 +119,15 @@ def test_kernel_rows_compute_rows_once_into_a_store(device, kernel, ref):
     assert_allclose(R.strided(4).full(), K[::4, ::4], device=device, atol=1e-12)
     import scipy.sparse as sp
 
-    for bad in (X[:, 0], sp.csr_matrix(X)):  # (1-D rows; sparse rows)
-        with pytest.raises(ValueError, match="dense 2-D rows"):
-            KernelRows(kernel, bad)
+    with pytest.raises(ValueError, match="2-D rows"):
+        KernelRows(kernel, X[:, 0])
+    # sparse rows: the same values from sparse products, never densified
+    S = KernelRows(kernel, sp.csr_matrix(X))
+    assert_array_equal(S.compute(np.array([7, 2, 19])), np.array([0, 1, 2]))
+    assert_allclose(S.store[:3], K[[7, 2, 19]], atol=1e-12)
+    assert_allclose(S.full(), K, atol=1e-12)
+    assert_allclose(KernelRows(kernel, sp.csr_matrix(X)).full(), K, atol=1e-12)  # (all at once)
+    assert_allclose(S.strided(4).full(), K[::4, ::4], atol=1e-12)
 
 
 @pytest.mark.parametrize("kernel,ref", CASES[:3:2], ids=IDS[:3:2])

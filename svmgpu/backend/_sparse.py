@@ -135,6 +135,17 @@ def take_rows(X, rows, *, xp):
     return X[rows, ...] if isinstance(rows, slice) else xp.take(X, rows, axis=0)
 
 
+def concat_rows(blocks, *, xp):
+    """The row blocks stacked (sparse blocks: one CSR matrix, never densified)."""
+    if is_sparse(blocks[0]):
+        if is_device_sparse(blocks[0]):
+            import cupyx.scipy.sparse as mod  # noqa: PLC0415
+        else:
+            import scipy.sparse as mod  # noqa: PLC0415
+        return mod.vstack(blocks, format="csr")
+    return xp.concat(blocks, axis=0)
+
+
 def dense_rows(X, rows, *, xp):
     """Rows ``rows`` of ``X`` as a dense array (the landmarks or reduced set of a sparse X)."""
     if is_sparse(X):
@@ -151,8 +162,12 @@ def row_sq_norms(X, *, xp):
 
 
 def sparse_product_t(X, Z):
-    """``X Zᵀ`` for sparse ``X`` (n × d) and dense ``Z`` (k × d): dense (n × k)."""
-    return _module(X).asarray(X @ Z.T)
+    """``X Zᵀ`` for sparse ``X`` (n × d) and dense or sparse ``Z`` (k × d): dense (n × k).
+    Sparse Z stays sparse in the product (its rows densified first took 2,000 × 100,000
+    rows of 50 nonzeros each to a 1.6 GB array and SVC's exact kernel matrix to 35 s, against
+    scikit-learn's 2.3 s for the whole fit)."""
+    P = X @ Z.T
+    return P.toarray() if is_sparse(P) else _module(X).asarray(P)
 
 
 def all_finite(X, *, xp) -> bool:

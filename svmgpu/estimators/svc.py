@@ -66,6 +66,7 @@ from svmgpu.backend import (
     astype_rows,
     check_fits,
     compute_context,
+    concat_rows,
     dense_rows,
     fetch_scalars,
     format_bytes,
@@ -941,12 +942,12 @@ class _FrontDoor:
                        what=f"SVC's exact path: the kernel matrix of {m:,} samples",
                        hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
             self.rank_ = None
-            X_fit = dense_rows(X, slice(None), xp=xp)
+            X_fit = take_rows(X, slice(None), xp=xp)  # (sparse rows stay sparse: KernelRows)
             self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
             order = self._class_order()
             if order is not None:  # K's rows by class: a pair's block is two ranges of it
                 order, bounds = order
-                X_fit = xp.take(X_fit, order, axis=0)
+                X_fit = take_rows(X_fit, order, xp=xp)
             (Xk,) = self._kernel_rows(X_fit, shift=self._kernel_shift, check=False)
             if order is None:
                 return {"K": self._kernel_matrix(Xk)}
@@ -2102,7 +2103,7 @@ class _FrontDoor:
             K = shared["K"]
         res, n_iter = self._exact_solve(
             K, y, sample_weight, max_iter,
-            rows_f64=self._X_fit if rows is None else lambda: xp.take(self._X_fit, rows, axis=0))
+            rows_f64=self._X_fit if rows is None else lambda: take_rows(self._X_fit, rows, xp=xp))
         return self._exact_model(res.coef, rows, res.info["intercept"], n_iter, res.converged,
                                  res.objective_history)
 
@@ -2146,7 +2147,7 @@ class _FrontDoor:
             return rows, y, sample_weight, range_block(shared["K"], ranges, xp=xp)
         held = shared["rows"]
         return rows, y, sample_weight, self._kernel_matrix(
-            xp.concat([held[s:e, ...] for s, e in ranges], axis=0))
+            concat_rows([take_rows(held, slice(s, e), xp=xp) for s, e in ranges], xp=xp))
 
     def _exact_model(self, alpha, rows, intercept, n_iter, converged, history):
         """The model of one exact problem from its α over ``rows`` (None: every row)."""

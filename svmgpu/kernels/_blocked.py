@@ -19,6 +19,7 @@ from svmgpu.backend import (
     resolve_budget,
     row_sq_norms,
     set_rows,
+    take_rows,
 )
 from svmgpu.kernels._partition import (
     MATVEC_LEAF_SIZE,
@@ -202,11 +203,14 @@ class KernelRows:
     Parameters
     ----------
     kernel : Kernel
-    X : array of shape (m, n_features)
-        Dense rows; K has X's dtype.
+    X : array or sparse matrix (CSR) of shape (m, n_features)
+        The rows; K has X's dtype. Sparse rows stay sparse: their rows of K come from sparse
+        products (:meth:`Kernel.sparse_block`), never densified (2,000 rows of 100,000
+        features densified for the exact path took 1.6 GB and 24–35 s).
     center : array, optional
         The centre of translation-invariant kernels (default: X's mean; :meth:`strided` passes
-        its own, so that a subset's values are the whole's).
+        its own, so that a subset's values are the whole's). None for sparse rows (not
+        centred: :meth:`Kernel.sparse_block`).
 
     Attributes
     ----------
@@ -220,10 +224,12 @@ class KernelRows:
 
     def __init__(self, kernel, X, *, center=None):
         xp = get_namespace(X)
-        if is_sparse(X) or X.ndim != 2:
-            raise ValueError("KernelRows needs dense 2-D rows")
+        if len(X.shape) != 2:
+            raise ValueError("KernelRows needs 2-D rows")
         self.kernel, self.X, self.xp = kernel, X, xp
-        self.center = kernel.center_of(X, xp=xp) if center is None else center
+        self.sparse = is_sparse(X)
+        self.center = None if self.sparse else \
+            (kernel.center_of(X, xp=xp) if center is None else center)
         m = int(X.shape[0])
         self.shape, self.dtype = (m, m), X.dtype
         dev = native_device(X)
@@ -239,17 +245,18 @@ class KernelRows:
         if self.computed < self.shape[0]:
             miss = xp.take(rows, xp.nonzero(xp.take(self._slot, rows) < 0)[0])
             n, c = int(miss.shape[0]), self.computed
-            if c == 0 and n >= SYMMETRIC_SHARE * self.shape[0] and \
+            if c == 0 and n >= SYMMETRIC_SHARE * self.shape[0] and not self.sparse and \
                     self.X.shape[1] >= SYMMETRIC_MIN_FEATURES:
                 self._all_rows()
                 return self.slots(rows)
             if n:
-                if self._columns is None:  # (prepared once: the Newton steps compute rows
-                    # a few hundred at a time, and with 784 features preparing X's 3,000 rows
-                    # again each time took 2.7 s of a 17 s fit of the image-like stand-in)
+                if self._columns is None and not self.sparse:  # (prepared once: the Newton
+                    # steps compute rows a few hundred at a time, and with 784 features
+                    # preparing X's 3,000 rows again each time took 2.7 s of a 17 s fit of the
+                    # image-like stand-in)
                     self._columns = self.kernel.against(
                         self.kernel.prepare(self.X, self.center, xp=xp), xp=xp)
-                blocks = iter_kernel_blocks(self.kernel, xp.take(self.X, miss, axis=0), self.X,
+                blocks = iter_kernel_blocks(self.kernel, take_rows(self.X, miss, xp=xp), self.X,
                                             center=self.center, out=self.store[c:c + n, ...],
                                             columns=self._columns)
                 for _ in blocks:  # (each block is written into the store's next rows)
@@ -261,10 +268,11 @@ class KernelRows:
 
     def _all_rows(self):
         """Every row computed at once, in order (K's row i the store's row i), from the upper
-        block triangle's products (:func:`iter_kernel_blocks`'s ``symmetric``)."""
+        block triangle's products (:func:`iter_kernel_blocks`'s ``symmetric``; sparse rows:
+        every block's)."""
         xp, m = self.xp, self.shape[0]
         for _ in iter_kernel_blocks(self.kernel, self.X, self.X, center=self.center,
-                                    out=self.store, symmetric=True):
+                                    out=self.store, symmetric=not self.sparse):
             pass
         self._slot = xp.arange(m, dtype=xp.int64, device=native_device(self.X))
         self.computed = m
@@ -275,7 +283,8 @@ class KernelRows:
 
     def strided(self, step):
         """The :class:`KernelRows` of every ``step``-th row (``K[::step, ::step]``'s values)."""
-        return KernelRows(self.kernel, self.X[::step, ...], center=self.center)
+        return KernelRows(self.kernel, self.X[::step] if self.sparse else self.X[::step, ...],
+                          center=self.center)
 
     def full(self):
         """K itself (every row computed), as an (m, m) array: the store itself where its rows

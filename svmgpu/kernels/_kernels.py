@@ -156,7 +156,7 @@ class Kernel:
         """
         xp = get_namespace(X, Z)
         if is_sparse(X):
-            return self.sparse_block(X, Z.toarray() if is_sparse(Z) else Z, xp=xp)
+            return self.sparse_block(X, Z, xp=xp)
         if is_sparse(Z):
             return self.sparse_block(Z, X, xp=xp).T.copy()
         c = self.center_of(Z, xp=xp)
@@ -165,9 +165,9 @@ class Kernel:
     __call__ = block
 
     def sparse_block(self, X, Z, *, xp, sq_z=None, out=None):
-        """``K(X, Z)`` for sparse rows ``X`` (SciPy CSR) and dense rows ``Z``, from the
-        product ``X Zᵀ`` (and the squared row norms, for RBF: ``sq_z`` may be passed once for
-        many blocks), without densifying X. Unlike :meth:`block`, the rows are not centred
+        """``K(X, Z)`` for sparse rows ``X`` (SciPy CSR) and dense or sparse rows ``Z``, from
+        the product ``X Zᵀ`` (and the squared row norms, for RBF: ``sq_z`` may be passed once
+        for many blocks), without densifying X or Z. Unlike :meth:`block`, the rows are not centred
         (a centre would make them dense); sparse data sit near the origin anyway."""
         K = self._from_product(sparse_product_t(X, Z), X, Z, xp=xp, sq_z=sq_z)
         if out is not None:
