@@ -103,6 +103,22 @@ def test_greedy_svc_sparse_and_dense_give_the_same_model(params, n_classes):
     np.testing.assert_array_equal(dense.predict(sp.csr_matrix(Xt)), dense.predict(Xt))
 
 
+def _dense_rows_seen(monkeypatch, *modules):
+    """The row counts of every ``dense_rows`` call the ``modules`` make (a list, appended to)."""
+    from svmgpu.backend import dense_rows
+
+    seen = []
+
+    def spy(X, rows, *, xp):
+        out = dense_rows(X, rows, xp=xp)
+        seen.append(out.shape[0])
+        return out
+
+    for mod in modules:
+        monkeypatch.setattr(mod, "dense_rows", spy)
+    return seen
+
+
 def test_greedy_svc_on_sparse_x_never_densifies_it(monkeypatch):
     """Only the selected rows are taken dense: each dense_rows call sees at most max_support
     rows, never X whole."""
@@ -110,16 +126,7 @@ def test_greedy_svc_on_sparse_x_never_densifies_it(monkeypatch):
     import svmgpu.solvers.stagewise as stagewise_mod
 
     X, y = _data(400)
-    seen = []
-    real = stagewise_mod.dense_rows
-
-    def spy(X, rows, *, xp):
-        out = real(X, rows, xp=xp)
-        seen.append(out.shape[0])
-        return out
-
-    monkeypatch.setattr(stagewise_mod, "dense_rows", spy)
-    monkeypatch.setattr(greedy_mod, "dense_rows", spy)
+    seen = _dense_rows_seen(monkeypatch, stagewise_mod, greedy_mod)
     with pytest.warns(ConvergenceWarning, match="max_support"):
         clf = GreedySVC(max_support=50).fit(sp.csr_matrix(X), y)
     assert seen and max(seen) <= 50 and clf.support_vectors_.shape == (50, X.shape[1])
@@ -290,23 +297,13 @@ def test_svc_exact_path_keeps_sparse_rows_sparse(monkeypatch, n_classes):
     from sklearn.svm import SVC as SkSVC
 
     import svmgpu
-    import svmgpu.backend._sparse as sparse_mod
+    import svmgpu.estimators.svc as svc_mod
 
     rng = np.random.default_rng(3)
     X = sp.random(2400, 3000, density=0.01, format="csr", random_state=3)
     w = rng.standard_normal((3000, n_classes))
     y = np.argmax(X @ w + 0.05 * rng.standard_normal((2400, n_classes)), axis=1)
-    seen = []
-    real = sparse_mod.dense_rows
-
-    def spy(X, rows, *, xp):
-        out = real(X, rows, xp=xp)
-        seen.append(out.shape[0])
-        return out
-
-    import svmgpu.estimators.svc as svc_mod
-
-    monkeypatch.setattr(svc_mod, "dense_rows", spy)
+    seen = _dense_rows_seen(monkeypatch, svc_mod)
     clf = svmgpu.SVC(kernel="linear").fit(X, y)  # (text-like rows: fewer SVs than rows)
     assert clf.solver_ == "exact" and max(seen) == clf.support_vectors_.shape[0] < 2400
     ref = SkSVC(kernel="linear").fit(X, y)
