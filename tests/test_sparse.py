@@ -314,3 +314,26 @@ def test_svc_exact_path_keeps_sparse_rows_sparse(monkeypatch, n_classes):
     dense_ish = sp.csr_matrix(np.where(rng.random((600, 20)) < 0.5, rng.standard_normal((600, 20)), 0))
     svmgpu.SVC().fit(dense_ish, np.arange(600) % n_classes)
     assert 600 in seen
+
+
+@pytest.mark.parametrize("kernel", [RBF(gamma=0.5), Polynomial(gamma=0.5, degree=2), Linear()])
+def test_sparse_rows_against_sparse_enough_dense_rows_go_through_csr(kernel):
+    """Dense rows Z multiplied by sparse rows (the support vectors or landmarks of a sparse fit)
+    are taken to CSR once where at most SPARSE_SIDE_DENSITY of their entries are nonzero
+    (SciPy copied a dense Zᵀ C-contiguous at every block's product: a sparse SVC's predictions
+    took 8.3 s against 0.7 s); denser Z, and dense X, are left as they are. The values are the
+    dense ones."""
+    from svmgpu.backend import sparse_side
+    from svmgpu.kernels import kernel_matvec
+
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 400, density=0.02, format="csr", random_state=1)
+    Z = sp.random(50, 400, density=0.02, format="csr", random_state=2).toarray()
+    v = rng.standard_normal((50, 2))
+    assert sp.issparse(sparse_side(Z, X)) and sparse_side(Z, X.toarray()) is Z
+    half = np.where(rng.random((50, 400)) < 0.5, 1.0, 0.0)
+    assert sparse_side(half, X) is half
+    ref = kernel.block(X.toarray(), Z) @ v
+    assert_allclose(kernel_matvec(kernel, X, Z, v), ref, atol=1e-10)
+    assert_allclose(kernel_matvec(kernel, X, half, v), kernel.block(X.toarray(), half) @ v,
+                    atol=1e-10)

@@ -101,6 +101,7 @@ from svmgpu.backend._sparse import (
     row_extent,
     row_sq_norms,
     sparse_product_t,
+    sparse_side,
     take_rows,
 )
 from svmgpu.backend._threads import map_threads, serial_blas, small_blas
@@ -122,6 +123,7 @@ __all__ = [
     "row_extent",
     "row_sq_norms",
     "sparse_product_t",
+    "sparse_side",
     "take_rows",
     "take_block",
     "product_in_float64",

@@ -135,6 +135,31 @@ def take_rows(X, rows, *, xp):
     return X[rows, ...] if isinstance(rows, slice) else xp.take(X, rows, axis=0)
 
 
+#: The share of nonzero entries at most at which dense rows ``Z`` multiplied by sparse rows
+#: (``X Zᵀ``, :func:`sparse_side`) are taken to CSR first: SciPy's product with a dense ``Zᵀ``
+#: copies it C-contiguous at every call. ``SVC``'s dense support vectors of a sparse fit (2,000
+#: of 50,000 features, 0.1 % nonzero, 800 MB) against 3,000 sparse rows in blocks of 1,000:
+#: 2.61 s, against 0.35 s for their one CSR conversion and milliseconds for the products.
+SPARSE_SIDE_DENSITY = 0.05
+
+
+def sparse_side(Z, X):
+    """``Z`` (dense rows multiplied by sparse rows ``X``) as CSR where at most
+    :data:`SPARSE_SIDE_DENSITY` of its entries are nonzero, else ``Z`` unchanged (also where
+    ``X`` is dense or ``Z`` sparse already)."""
+    if not is_sparse(X) or is_sparse(Z) or Z.shape[0] * Z.shape[1] == 0:
+        return Z
+    mod = _module(X)
+    nnz = int(mod.count_nonzero(Z))
+    if nnz > SPARSE_SIDE_DENSITY * Z.shape[0] * Z.shape[1]:
+        return Z
+    if is_device_sparse(X):
+        import cupyx.scipy.sparse as sparse  # noqa: PLC0415
+    else:
+        import scipy.sparse as sparse  # noqa: PLC0415
+    return sparse.csr_matrix(Z)
+
+
 def concat_rows(blocks, *, xp):
     """The row blocks stacked (sparse blocks: one CSR matrix, never densified)."""
     if is_sparse(blocks[0]):

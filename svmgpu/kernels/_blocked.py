@@ -19,6 +19,7 @@ from svmgpu.backend import (
     resolve_budget,
     row_sq_norms,
     set_rows,
+    sparse_side,
     take_rows,
 )
 from svmgpu.kernels._partition import (
@@ -144,6 +145,7 @@ def _kernel_blocks(kernel, X, Z, rows, *, xp, center, out, columns=None, symmetr
     """The blocks of :func:`iter_kernel_blocks`, ``rows`` rows at a time."""
     n = X.shape[0]
     if is_sparse(X):  # sparse rows against dense Z: X Zᵀ and the row norms, X never densified
+        Z = sparse_side(Z, X)  # (a sparse-enough Z to CSR once, not copied at every product)
         sq_z = row_sq_norms(Z, xp=xp)
         for s in range(0, n, rows):
             e = min(s + rows, n)
@@ -371,9 +373,11 @@ def map_kernel_blocks(kernel, X, Z, fn, *, memory_budget=None, center=None, out=
             fn(s, e, K)
         return
     budget = resolve_budget(memory_budget, array_device(X)) // parts
-    center = kernel.center_of(Z, xp=xp) if center is None else center
-    columns = None if is_sparse(X) else \
-        kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # (Z's side once for all)
+    if is_sparse(X):  # (sparse rows are not centred: Kernel.sparse_block)
+        Z, center, columns = sparse_side(Z, X), None, None  # (once for every thread's blocks)
+    else:
+        center = kernel.center_of(Z, xp=xp) if center is None else center
+        columns = kernel.against(kernel.prepare(Z, center, xp=xp), xp=xp)  # (Z's side once)
     bar = None if progress is None else _progress(progress, total=n, unit="row")
 
     def rows(span):
