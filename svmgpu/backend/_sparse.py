@@ -34,6 +34,15 @@ def _module(X):
     return np
 
 
+def _sparse_module(X):
+    """SciPy's or CuPy's sparse module: the one of the sparse matrix ``X``'s kind."""
+    if is_device_sparse(X):
+        import cupyx.scipy.sparse as sparse  # noqa: PLC0415
+    else:
+        import scipy.sparse as sparse  # noqa: PLC0415
+    return sparse
+
+
 def native_device(x):
     """The ``device`` to create arrays beside ``x`` with (None: the namespace's default); for
     a sparse matrix its data's device (CuPy's sparse matrices raise on ``.device``)."""
@@ -149,25 +158,15 @@ def sparse_side(Z, X):
     ``X`` is dense or ``Z`` sparse already)."""
     if not is_sparse(X) or is_sparse(Z) or Z.shape[0] * Z.shape[1] == 0:
         return Z
-    mod = _module(X)
-    nnz = int(mod.count_nonzero(Z))
-    if nnz > SPARSE_SIDE_DENSITY * Z.shape[0] * Z.shape[1]:
+    if int(_module(X).count_nonzero(Z)) > SPARSE_SIDE_DENSITY * Z.shape[0] * Z.shape[1]:
         return Z
-    if is_device_sparse(X):
-        import cupyx.scipy.sparse as sparse  # noqa: PLC0415
-    else:
-        import scipy.sparse as sparse  # noqa: PLC0415
-    return sparse.csr_matrix(Z)
+    return _sparse_module(X).csr_matrix(Z)
 
 
 def concat_rows(blocks, *, xp):
     """The row blocks stacked (sparse blocks: one CSR matrix, never densified)."""
     if is_sparse(blocks[0]):
-        if is_device_sparse(blocks[0]):
-            import cupyx.scipy.sparse as mod  # noqa: PLC0415
-        else:
-            import scipy.sparse as mod  # noqa: PLC0415
-        return mod.vstack(blocks, format="csr")
+        return _sparse_module(blocks[0]).vstack(blocks, format="csr")
     return xp.concat(blocks, axis=0)
 
 

@@ -2810,9 +2810,9 @@ class SVR(_FrontDoor, SVRBase):
                                 margins0=None if margins is None or not b0 else margins - b0,
                                 **kw)
         if res.info["stalled"]:  # (SVR_CRAWL_STEPS: wide Huber pieces first, from there)
-            self._log.info("the low-rank Newton steps crawled (%d steps shorter than 2^-10): "
+            self._log.info("the low-rank Newton steps crawled (%d steps of at most %g): "
                            "solved again from Huber losses as wide as the targets' spread",
-                           SVR_CRAWL_STEPS)
+                           SVR_CRAWL_STEPS, SVR_CRAWL_STEP)
             more = semismooth_newton(
                 P, t, self._losses(continuation=True, targets=t), z0=res.coef,
                 margins0=res.info["margins"], options=dataclasses.replace(

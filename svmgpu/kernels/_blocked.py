@@ -285,7 +285,7 @@ class KernelRows:
 
     def strided(self, step):
         """The :class:`KernelRows` of every ``step``-th row (``K[::step, ::step]``'s values)."""
-        return KernelRows(self.kernel, self.X[::step] if self.sparse else self.X[::step, ...],
+        return KernelRows(self.kernel, take_rows(self.X, slice(None, None, step), xp=self.xp),
                           center=self.center)
 
     def full(self):

@@ -167,8 +167,8 @@ class Kernel:
     def sparse_block(self, X, Z, *, xp, sq_z=None, out=None):
         """``K(X, Z)`` for sparse rows ``X`` (SciPy CSR) and dense or sparse rows ``Z``, from
         the product ``X Zᵀ`` (and the squared row norms, for RBF: ``sq_z`` may be passed once
-        for many blocks), without densifying X or Z. Unlike :meth:`block`, the rows are not centred
-        (a centre would make them dense); sparse data sit near the origin anyway."""
+        for many blocks), without densifying X or Z. Unlike :meth:`block`, the rows are not
+        centred (a centre would make them dense); sparse data sit near the origin anyway."""
         K = self._from_product(sparse_product_t(X, Z), X, Z, xp=xp, sq_z=sq_z)
         if out is not None:
             out[...] = K

@@ -627,7 +627,8 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
     n_incremental, n_recompute = rows.hessian_counts()
     info.update(
         stop=why, stalled=why == "crawl", active_set_sizes=sizes, plus_set_sizes=plus,
-        step_sizes=steps, grad_norms=gnorms, grad_scale=gscale, kkt=kkt, stages=stage_log, smw_steps=n_smw,
+        step_sizes=steps, grad_norms=gnorms, grad_scale=gscale, kkt=kkt, stages=stage_log,
+        smw_steps=n_smw,
         hessian_incremental=n_incremental, hessian_recomputed=n_recompute,
         n_backtracks=n_back, margins=rows.margins(), C_stages=Cs,
         n_margin_violators=int(fetch_scalars(rows.n_margin_violators(), xp=xp)[0])
