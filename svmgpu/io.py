@@ -49,7 +49,7 @@ import zipfile
 import array_api_compat
 import numpy as np
 
-from svmgpu.backend import is_foreign_array, to_host
+from svmgpu.backend import is_device_sparse, is_foreign_array, is_sparse, to_host
 from svmgpu.estimators import REGISTRY
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "ScaledModelWarning", "load_model",
@@ -72,7 +72,7 @@ _DATACLASSES = {
 
 _TAGS = ("__array__", "__scalar__", "__scalars__", "__objarray__", "__float__", "__complex__",
          "__tuple__", "__dict__", "__dtype__", "__nptype__", "__kernel__", "__loss__",
-         "__dataclass__")
+         "__dataclass__", "__csr__")
 
 
 class ScaledModelWarning(UserWarning):
@@ -139,6 +139,12 @@ class _Encoder:
             name = self._store(arr, path, kind)
             self._seen[id(obj)] = (obj, name)
             return {"__array__": name}
+        if is_sparse(obj):  # (a sparse fit's support vectors: CSR, as its three arrays)
+            host = obj.get() if is_device_sparse(obj) else obj.tocsr()
+            return {"__csr__": [self._store(np.asarray(getattr(host, part)), f"{path}.{part}",
+                                            "csr")
+                                for part in ("data", "indices", "indptr")],
+                    "shape": [int(n) for n in host.shape]}
         if isinstance(obj, np.dtype):
             return {"__dtype__": obj.str}
         if isinstance(obj, type) and issubclass(obj, np.generic) and obj is not np.object_:
@@ -280,6 +286,8 @@ class _Decoder:
             out = np.empty(len(v), dtype=object)
             out[:] = [self.decode(x) for x in v]
             return out.reshape(node["shape"])
+        if tag == "__csr__":
+            return _csr(*(self._array(x) for x in v), node.get("shape"))
         if tag == "__float__":
             return float(v)
         if tag == "__complex__":
@@ -321,6 +329,22 @@ class _Decoder:
         for k, x in values.items():
             object.__setattr__(obj, k, x)
         return obj
+
+
+def _csr(data, indices, indptr, shape):
+    """A SciPy CSR matrix from a model file's arrays, checked whole (indices within the
+    shape, pointers ascending) before any prediction reads it."""
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    if not (isinstance(shape, list) and len(shape) == 2 and
+            all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+        raise ModelFormatError(f"a sparse matrix in the model metadata has shape {shape!r}")
+    try:
+        out = sp.csr_matrix((data, indices, indptr), shape=tuple(shape))
+        out.check_format(full_check=True)
+    except (ValueError, TypeError) as exc:
+        raise ModelFormatError(f"a sparse matrix of the model file is damaged ({exc})") from None
+    return out
 
 
 def _hashable(k):
@@ -576,6 +600,7 @@ def _validate_loaded(est, path):
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ModelFormatError(f"{path!r}: invalid n_features_in_ {n!r}")
     for k, v in vars(est).items():
+        v = v.data if is_sparse(v) else v  # (a sparse matrix: its stored values)
         if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not np.all(np.isfinite(v)):
             raise ModelFormatError(f"{path!r}: the fitted attribute {k!r} holds NaN or infinity")
     _check_model_count(est, path)

@@ -286,14 +286,29 @@ def test_gamma_scale_of_float32_sparse_input_with_an_offset():
     assert SklearnSVC().fit(sp.csr_matrix(Xo), y)._gamma == pytest.approx(want, rel=1e-5)
 
 
+def _model_rows_seen(monkeypatch, module):
+    """``(rows, sparse)`` of every ``model_rows`` call ``module`` makes (a list, appended to)."""
+    from svmgpu.backend import model_rows
+
+    seen = []
+
+    def spy(X, rows, *, xp):
+        out = model_rows(X, rows, xp=xp)
+        seen.append((out.shape[0], sp.issparse(out)))
+        return out
+
+    monkeypatch.setattr(module, "model_rows", spy)
+    return seen
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_svc_exact_path_keeps_sparse_rows_sparse(monkeypatch, n_classes):
     """svmgpu.SVC's exact path on sparse rows takes its kernel rows from sparse products
     (:class:`~svmgpu.kernels.KernelRows` above PRESOLVE_MIN_ROWS rows, one-vs-one pairs' rows
-    stacked sparse) at a density up to EXACT_SPARSE_DENSITY: only the support vectors are
-    taken dense, never X whole (2,000 rows of
-    100,000 features, 50 nonzeros each, had been densified to 1.6 GB: 24–35 s of a fit
-    scikit-learn makes in 2.3 s). scikit-learn's predictions."""
+    stacked sparse) at a density up to SPARSE_SIDE_DENSITY, and keeps its support vectors
+    sparse: no row is taken dense (2,000 rows of 100,000 features, 50 nonzeros each, had been
+    densified to 1.6 GB: 24–35 s of a fit scikit-learn makes in 2.3 s). scikit-learn's
+    predictions."""
     from sklearn.svm import SVC as SkSVC
 
     import svmgpu
@@ -304,20 +319,95 @@ def test_svc_exact_path_keeps_sparse_rows_sparse(monkeypatch, n_classes):
     w = rng.standard_normal((3000, n_classes))
     y = np.argmax(X @ w + 0.05 * rng.standard_normal((2400, n_classes)), axis=1)
     seen = _dense_rows_seen(monkeypatch, svc_mod)
+    kept = _model_rows_seen(monkeypatch, svc_mod)
     clf = svmgpu.SVC(kernel="linear").fit(X, y)  # (text-like rows: fewer SVs than rows)
-    assert clf.solver_ == "exact" and max(seen) == clf.support_vectors_.shape[0] < 2400
+    assert clf.solver_ == "exact" and not seen and all(sparse for _, sparse in kept)
+    assert sp.issparse(clf.support_vectors_) and clf.support_vectors_.shape[0] < 2400
     ref = SkSVC(kernel="linear").fit(X, y)
     assert np.mean(clf.predict(X) == ref.predict(X)) >= 0.995
-    # denser rows (EXACT_SPARSE_DENSITY) are taken dense, where BLAS is faster (the fuzz
+    # denser rows (SPARSE_SIDE_DENSITY) are taken dense, where BLAS is faster (the fuzz
     # sweeps' sparse sets, density 0.5: 0.90 s dense against 3.89 s sparse)
-    seen.clear()
+    kept.clear()
     dense_ish = sp.csr_matrix(np.where(rng.random((600, 20)) < 0.5, rng.standard_normal((600, 20)), 0))
-    svmgpu.SVC().fit(dense_ish, np.arange(600) % n_classes)
-    assert 600 in seen
+    clf = svmgpu.SVC().fit(dense_ish, np.arange(600) % n_classes)
+    assert (600, False) in kept and isinstance(clf.support_vectors_, np.ndarray)
+
+
+def _text_like(m=1500, d=20_000, nnz=25, seed=0):
+    """m rows of d features with nnz nonzeros each (text-like: density nnz / d) and labels of a
+    noisy linear rule on them."""
+    rng = np.random.default_rng(seed)
+    cols = np.sort(np.stack([rng.choice(d, nnz, replace=False) for _ in range(m)]), axis=1)
+    X = sp.csr_matrix((rng.random(m * nnz), cols.ravel(), np.arange(0, m * nnz + 1, nnz)),
+                      shape=(m, d))
+    f = X @ rng.standard_normal(d)
+    return X, (f + 0.2 * rng.standard_normal(m) > 0).astype(int), f
+
+
+@pytest.mark.parametrize("params", [{}, {"solver": "lowrank", "rank": 150},
+                                    {"solver": "lowrank", "rank": "auto"}, {"svr": True}],
+                         ids=["exact", "lowrank", "auto", "svr"])
+def test_a_sparse_fit_keeps_its_support_vectors_sparse(tmp_path, params):
+    """A fit of sparse rows with few nonzeros keeps its support vectors (or landmarks) sparse,
+    as scikit-learn does (taken dense, 2,000 text rows of 100,000 features made a 1.6 GB
+    attribute): the same decision values as the dense fit's, for sparse and dense rows to
+    predict, after a pickle and a model file too; denser rows keep dense ones."""
+    import pickle
+
+    import svmgpu
+    from svmgpu.io import load_model, save_model
+
+    params = dict(params)
+    svr = params.pop("svr", False)
+    X, y, f = _text_like()
+    est = (lambda: svmgpu.SVR(**params)) if svr else (lambda: svmgpu.SVC(**params))
+    target = f if svr else y
+    sparse_fit, dense_fit = est().fit(X, target), est().fit(X.toarray(), target)
+    Z = sparse_fit.support_vectors_
+    assert sp.issparse(Z) and Z.format == "csr" and Z.shape[1] == X.shape[1]
+    assert isinstance(dense_fit.support_vectors_, np.ndarray)
+    assert_allclose(Z.toarray(), dense_fit.support_vectors_)
+    rows = X[:300]
+    scores = (lambda m, A: m.predict(A)) if svr else (lambda m, A: m.decision_function(A))
+    want = scores(dense_fit, rows.toarray())
+    assert_allclose(scores(sparse_fit, rows), want, atol=1e-5)
+    assert_allclose(scores(sparse_fit, rows.toarray()), want, atol=1e-5)
+    save_model(sparse_fit, tmp_path / "m.npz")
+    for copy in (pickle.loads(pickle.dumps(sparse_fit)), load_model(tmp_path / "m.npz"),
+                 pickle.loads(pickle.dumps(sparse_fit)).to_device("cpu")):
+        assert sp.issparse(copy.support_vectors_)
+        assert_allclose(scores(copy, rows), scores(sparse_fit, rows), rtol=0, atol=0)
+    # rows of more than SPARSE_SIDE_DENSITY nonzeros: dense support vectors
+    Xd, yd = _data(300)
+    assert isinstance(est().fit(sp.csr_matrix(Xd), Xd[:, 0] if svr else yd).support_vectors_,
+                      np.ndarray)
+
+
+def test_a_model_file_with_a_damaged_sparse_matrix_is_refused(tmp_path):
+    """A sparse support-vector matrix whose column indices leave its shape is refused on
+    load (ModelFormatError), not read out of bounds at the first prediction."""
+    import json
+    import zipfile
+
+    import svmgpu
+    from svmgpu.io import ModelFormatError, load_model, save_model
+
+    X, y, _ = _text_like(400, 3000)
+    save_model(svmgpu.SVC().fit(X, y), tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays["__svmgpu_meta__"]).decode())
+    name = next(k for k, v in meta["arrays"].items() if v["path"].endswith(".indices"))
+    arrays[name] = arrays[name].copy()
+    arrays[name][0] = 10 ** 6
+    np.savez(tmp_path / "bad.npz", **arrays)
+    assert zipfile.is_zipfile(tmp_path / "bad.npz")
+    with pytest.raises(ModelFormatError, match="sparse matrix of the model file is damaged"):
+        load_model(tmp_path / "bad.npz")
 
 
 @pytest.mark.parametrize("kernel", [RBF(gamma=0.5), Polynomial(gamma=0.5, degree=2), Linear()])
-def test_sparse_rows_against_sparse_enough_dense_rows_go_through_csr(kernel):
+def test_sparse_rows_against_sparse_enough_dense_rows_go_through_csr(monkeypatch, kernel):
     """Dense rows Z multiplied by sparse rows (the support vectors or landmarks of a sparse fit)
     are taken to CSR once where at most SPARSE_SIDE_DENSITY of their entries are nonzero
     (SciPy copied a dense Zᵀ C-contiguous at every block's product: a sparse SVC's predictions
@@ -335,5 +425,18 @@ def test_sparse_rows_against_sparse_enough_dense_rows_go_through_csr(kernel):
     assert sparse_side(half, X) is half
     ref = kernel.block(X.toarray(), Z) @ v
     assert_allclose(kernel_matvec(kernel, X, Z, v), ref, atol=1e-10)
+    # dense rows against sparse Z (a sparse fit's support vectors), in one thread and in one
+    # per core (THREADED_MATVEC_VALUES), and within a budget far below Z taken dense
+    import svmgpu.kernels._blocked as blocked
+
+    Zs = sp.csr_matrix(Z)
+    assert_allclose(kernel_matvec(kernel, X.toarray(), Zs, v), ref, atol=1e-10)
+    assert_allclose(kernel.block(X.toarray(), Zs), kernel.block(X.toarray(), Z), atol=1e-12)
+    monkeypatch.setattr(blocked, "THREADED_MATVEC_VALUES", 1)
+    assert_allclose(kernel_matvec(kernel, X.toarray(), Zs, v), ref, atol=1e-10)
+    wide = sp.random(400, 200_000, density=2e-4, format="csr", random_state=4)
+    u = rng.standard_normal(400)
+    assert_allclose(kernel_matvec(kernel, wide[:50].toarray(), wide, u, memory_budget="50MB"),
+                    kernel.block(wide[:50], wide) @ u, atol=1e-10)
     assert_allclose(kernel_matvec(kernel, X, half, v), kernel.block(X.toarray(), half) @ v,
                     atol=1e-10)

@@ -6,13 +6,17 @@ import dataclasses
 
 import array_api_compat
 
-from svmgpu.backend._device import get_device, is_foreign_array, to_device, to_host
+from svmgpu.backend._device import asarray, get_device, is_foreign_array, to_device, to_host
+from svmgpu.backend._sparse import is_sparse
 
 
 def tree_to_device(obj, device):
-    """Return ``obj`` with every array (NumPy, CuPy, other array-API namespaces) inside dicts,
-    lists, tuples and dataclass instances moved to ``device``; other leaves are returned
-    unchanged. Moving to ``"cpu"`` is a deliberate host copy (saving, pickling, ``to_device``)."""
+    """Return ``obj`` with every array (NumPy, CuPy, other array-API namespaces; a sparse
+    matrix stays sparse: SciPy's on the CPU, CuPy's on a GPU) inside dicts, lists, tuples and
+    dataclass instances moved to ``device``; other leaves are returned unchanged. Moving to
+    ``"cpu"`` is a deliberate host copy (saving, pickling, ``to_device``)."""
+    if is_sparse(obj):  # (a sparse fit's support vectors)
+        return asarray(obj, device=device)
     if array_api_compat.is_numpy_array(obj) or array_api_compat.is_cupy_array(obj) or \
             is_foreign_array(obj):
         if get_device(device).kind == "cpu":

@@ -76,6 +76,7 @@ from svmgpu.backend import (
     is_sparse,
     jittered_cholesky,
     map_threads,
+    model_rows,
     numpy_dtype,
     random_subset,
     range_block,
@@ -85,6 +86,7 @@ from svmgpu.backend import (
     set_rows,
     solve_triangular,
     sorted_unique,
+    sparse_rows,
     take_block,
     take_rows,
     widen_rows,
@@ -156,16 +158,6 @@ SVR_CORNER = 0.2
 #: keeps its corner.
 SVR_CORNER_GAP = 0.05
 SVR_NARROWINGS = 3
-
-#: The share of nonzero entries at most at which sparse rows stay sparse on the exact path (its
-#: kernel rows from sparse products, :class:`~svmgpu.kernels.KernelRows`); denser rows are
-#: taken dense, where BLAS's products are faster. Second fits, the linear kernel on 3,000 rows of
-#: 5,000 features (dense rows against sparse): density 0.005 1.46 → 0.83 s, 0.02 2.08 → 1.33 s,
-#: 0.05 2.01 → 1.58 s, 0.1 2.03 → 2.15 s; the fuzz sweeps' sparse sets (entries below 0.7
-#: zeroed, density 0.5): 6,000 rows of 200 features 0.90 s dense against 3.89 s sparse; 2,000
-#: text-like rows of 100,000 features (density 0.0005): 44 s dense (1.6 GB of rows) against
-#: 0.24 s sparse.
-EXACT_SPARSE_DENSITY = 0.05
 
 #: Huber stages at most before the corners in SVR's continuation (:meth:`SVR._losses`).
 SVR_WIDE_STAGES = 6
@@ -952,8 +944,9 @@ class _FrontDoor:
                        what=f"SVC's exact path: the kernel matrix of {m:,} samples",
                        hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
             self.rank_ = None
-            X_fit = take_rows(X, slice(None), xp=xp) if is_sparse(X) and X.nnz <= \
-                EXACT_SPARSE_DENSITY * m * X.shape[1] else dense_rows(X, slice(None), xp=xp)
+            # (sparse rows stay sparse where few of their entries are nonzero: the kernel
+            # rows then come from sparse products, KernelRows; SPARSE_SIDE_DENSITY)
+            X_fit = model_rows(X, slice(None), xp=xp)
             self._X_fit = X_fit  # (the fit's own: only the support vectors are kept)
             order = self._class_order()
             if order is not None:  # K's rows by class: a pair's block is two ranges of it
@@ -2298,8 +2291,8 @@ class _FrontDoor:
             self.support_vectors_ = xp.take(
                 dask_data.rows_of(self._X_fit, rows, device=self._ctx.device),
                 xp.searchsorted(rows, support), axis=0)
-        else:  # (a refined low-rank fit's X may be sparse)
-            self.support_vectors_ = dense_rows(self._X_fit, support, xp=xp)
+        else:  # (a sparse fit's stay sparse where few of their entries are nonzero)
+            self.support_vectors_ = model_rows(self._X_fit, support, xp=xp)
         self.pair_coef_ = W
         if dual is not None:
             self.dual_coef_ = dual
@@ -2309,6 +2302,8 @@ class _FrontDoor:
     def _after_lowrank_fit(self):
         xp, models = self._ctx.xp, self.models_
         J, Z = self._landmarks
+        if self._sparse_fit:  # (held sparse where few of their entries are nonzero)
+            Z = sparse_rows(Z)
         W = xp.stack([mod.pop("alpha") for mod in models], axis=1)
         for q, mod in enumerate(models):
             mod.pop("margins", None)  # (a fixed rank's: no growth read them)
@@ -2339,7 +2334,7 @@ class _FrontDoor:
         Xk, Z = self._kernel_rows(X, self.support_vectors_,
                                   shift=getattr(self, "_kernel_shift", None))
         W = xp.astype(self.pair_coef_, Xk.dtype)
-        values = kernel_matvec(self.kernel_, Xk, xp.astype(Z, Xk.dtype, copy=False), W,
+        values = kernel_matvec(self.kernel_, Xk, astype_rows(Z, Xk.dtype, xp=xp), W,
                                memory_budget=ctx.budget_bytes, prune=True)
         return xp.astype(values, dtype) + xp.astype(self.intercept_, dtype)[None, :]
 
@@ -2497,7 +2492,10 @@ class SVC(_FrontDoor, SVCBase):
         Exact path: the support vectors (the rows with ``αᵢ ≠ 0``), grouped by class.
         Low-rank path: the landmark rows; refined (``rank_path_``): the support vectors, as
         on the exact path.
-    support_vectors_ : array of shape (n_SV, n_features)
+    support_vectors_ : array or sparse matrix of shape (n_SV, n_features)
+        The support vectors' rows (the landmarks on the low-rank path). A fit of sparse X
+        keeps them sparse (CSR) where at most 5 % of their entries are nonzero (denser rows
+        multiply faster dense), as scikit-learn keeps them sparse; dense X's are dense.
     n_support_ : ndarray of shape (n_classes,)
     dual_coef_ : array of shape (n_classes − 1, n_SV)
         ``yᵢ αᵢ`` in LIBSVM's layout (the coefficient of a support vector of class c in the
@@ -2703,7 +2701,8 @@ class SVR(_FrontDoor, SVRBase):
     ----------
     support_ : array of shape (n_SV,)
         The rows with ``αᵢ ≠ 0`` (outside the tube's flat part), or the landmarks (low rank).
-    support_vectors_ : array of shape (n_SV, n_features)
+    support_vectors_ : array or sparse matrix of shape (n_SV, n_features)
+        As in :class:`SVC`: sparse (CSR) for a fit of sparse rows with few nonzeros.
     n_support_ : ndarray of shape (1,)
     dual_coef_ : array of shape (1, n_SV)
         ``αᵢ``: ``f(x) = Σ dual_coef_ k(x, support_vectors_) + intercept_``.

@@ -114,8 +114,9 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
     budget = resolve_budget(memory_budget, device)
     n_z = Z.shape[0]
     itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
-    # The prepared Z (n_z × (d + 2)) lives for the whole iteration: charge it to the budget.
-    fixed = n_z * (Z.shape[1] + 2) * itemsize * 2
+    # The prepared Z (n_z × (d + 2); sparse Z: its stored values and their column indices)
+    # lives for the whole iteration: charge it to the budget.
+    fixed = (int(Z.nnz) * (itemsize + 8) if is_sparse(Z) else n_z * (Z.shape[1] + 2) * itemsize) * 2
     if device.kind == "cpu":
         cap = max(_CPU_BLOCK_BYTES // max(n_z * itemsize, 1), _CPU_MIN_ROWS)
         max_rows = cap if max_rows is None else min(max_rows, cap)
@@ -151,6 +152,16 @@ def _kernel_blocks(kernel, X, Z, rows, *, xp, center, out, columns=None, symmetr
             e = min(s + rows, n)
             view = None if out is None else out[s:e, ...]
             yield s, e, kernel.sparse_block(X[s:e], Z, xp=xp, sq_z=sq_z, out=view)
+        return
+    if is_sparse(Z):  # dense rows against sparse Z (a sparse fit's support vectors): the
+        # blocks of K(Z, X)ᵀ, Z never densified
+        for s in range(0, n, rows):
+            e = min(s + rows, n)
+            K = xp.matrix_transpose(kernel.sparse_block(Z, X[s:e, ...], xp=xp))
+            if out is not None:
+                out[s:e, ...] = K
+                K = out[s:e, ...]
+            yield s, e, K
         return
     c = kernel.center_of(Z, xp=xp) if center is None else center
     column_block = kernel.against(kernel.prepare(Z, c, xp=xp), xp=xp) \
@@ -373,7 +384,7 @@ def map_kernel_blocks(kernel, X, Z, fn, *, memory_budget=None, center=None, out=
             fn(s, e, K)
         return
     budget = resolve_budget(memory_budget, array_device(X)) // parts
-    if is_sparse(X):  # (sparse rows are not centred: Kernel.sparse_block)
+    if is_sparse(X) or is_sparse(Z):  # (sparse rows are not centred: Kernel.sparse_block)
         Z, center, columns = sparse_side(Z, X), None, None  # (once for every thread's blocks)
     else:
         center = kernel.center_of(Z, xp=xp) if center is None else center
