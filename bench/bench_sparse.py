@@ -2,11 +2,12 @@
 rows with a few nonzeros among many features (issue 27: sparse input; session 53: the
 support vectors of a sparse fit kept sparse).
 
-The data (no network here, so no real text corpus): ``m`` rows of ``d`` features with ``nnz``
-nonzeros each at random columns (values uniform in [0, 1)), labels from a noisy linear rule on
-them; the test rows are drawn the same way. Cases: 2,000 (+ 3,000 test) rows of 100,000
-features with 50 nonzeros (density 0.05 %) and 12,000 (+ 3,000) rows of 3,000 features with 20
-(0.67 %). Both libraries get the CSR matrices; both kernels (RBF with ``gamma="scale"``, and
+The data (no network here, so no real text corpus): ``m`` rows of ``d`` features with at most
+``nnz`` nonzeros each at columns drawn by Zipf's law (column k with probability ∝ 1 / k, as word
+frequencies; values uniform in [0, 1)), labels from a noisy linear rule on them; the test rows
+are drawn the same way. Cases: 2,000 (+ 3,000 test) rows of 100,000 features with 50 words
+(43 nonzeros a row on average, density 0.04 %) and 12,000 (+ 3,000) rows of 3,000 features
+with 20 (17, 0.57 %). Both libraries get the CSR matrices; both kernels (RBF with ``gamma="scale"``, and
 linear) at C = 1.
 
 Each row of the JSON: fit and predict seconds (median of ``--repeats``), test accuracy, the
@@ -38,17 +39,21 @@ TEST_ROWS = 3000
 
 
 def text_like(m, d, nnz, seed=0):
-    """``(X, y, Xt, yt)``: m training and :data:`TEST_ROWS` test rows of d features, nnz
-    nonzeros each (CSR), labels ±1 of a noisy linear rule."""
+    """``(X, y, Xt, yt)``: m training and :data:`TEST_ROWS` test rows of d features, at most
+    nnz nonzeros each (CSR; nnz words drawn by Zipf's law, a repeated one's values summed),
+    labels ±1 of a noisy linear rule."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
     n = m + TEST_ROWS
-    cols = np.sort(np.stack([rng.choice(d, nnz, replace=False) for _ in range(n)]), axis=1)
+    p = 1.0 / np.arange(1, d + 1)  # (Zipf's law: the k-th most frequent word's share ∝ 1 / k)
+    p /= p.sum()
+    cols = rng.choice(d, size=(n, nnz), p=p)  # (a word drawn twice in a row: counts summed)
     X = sp.csr_matrix((rng.random(n * nnz), cols.ravel(), np.arange(0, n * nnz + 1, nnz)),
                       shape=(n, d))
+    X.sum_duplicates()
     f = X @ rng.standard_normal(d)
-    y = np.where(f + 0.2 * np.std(f) * rng.standard_normal(n) > 0, 1, -1)
+    y = np.where(f - np.median(f) + 0.2 * np.std(f) * rng.standard_normal(n) > 0, 1, -1)
     return X[:m], y[:m], X[m:], y[m:]
 
 

@@ -1384,14 +1384,14 @@ class _FrontDoor:
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
             while True:
                 sel = cand if rows is None else xp.take(rows, cand)
-                Xc = dense_rows(X, sel, xp=xp)
+                Xc = model_rows(X, sel, xp=xp)  # (sparse rows of few nonzeros stay sparse)
                 (Xk,) = self._kernel_rows(Xc, shift=self._kernel_shift, check=False)
                 res, more = self._exact_solve(self._kernel_matrix(Xk), yc, wc, max_iter, Xc,
                                               start=start)
                 n_iter, history = n_iter + more, history + res.objective_history
                 nonzero = xp.nonzero(res.coef != 0)[0]
                 alpha, b = xp.take(res.coef, nonzero), res.info["intercept"]
-                check = self._refine_check(X, rows, y, w, cand, xp.take(Xk, nonzero, axis=0),
+                check = self._refine_check(X, rows, y, w, cand, take_rows(Xk, nonzero, xp=xp),
                                            alpha, b, loss, label=label,
                                            last=len(checks) == REFINE_ROUNDS, sample=sample)
                 checks.append(check)
@@ -1491,7 +1491,7 @@ class _FrontDoor:
             support = xp.nonzero(alpha != 0)[0]
             m = int(y.shape[0])
             picked = xp.arange(0, m, -(-m // REFINE_CHECK_ROWS), device=ctx.native_device)
-            (Z,) = self._kernel_rows(dense_rows(X, support if rows is None else
+            (Z,) = self._kernel_rows(model_rows(X, support if rows is None else
                                                 xp.take(rows, support), xp=xp),
                                      shift=self._kernel_shift, check=False)
             exact = self._exact_values(X, rows, picked, Z, xp.take(alpha, support))
@@ -1508,7 +1508,7 @@ class _FrontDoor:
         (:meth:`_kernel_rows`)."""
         xp = self._ctx.xp
         sel = idx if rows is None else xp.take(rows, idx)
-        (Xs,) = self._kernel_rows(dense_rows(X, sel, xp=xp), shift=self._kernel_shift,
+        (Xs,) = self._kernel_rows(model_rows(X, sel, xp=xp), shift=self._kernel_shift,
                                   check=False)
         return xp.astype(kernel_matvec(self.kernel_, Xs, Z, xp.astype(alpha, Xs.dtype),
                                        memory_budget=self._ctx.budget_bytes, prune=True),
