@@ -732,6 +732,11 @@ def test_a_crawl_ends_the_iteration_as_stalled():
     assert crawled.info["stalled"] and crawled.info["stop"] == "crawl"
     assert crawled.objective_history[-1] < crawled.objective_history[0]
     assert not semismooth_newton(P, y, [loss], crawl_steps=3, **kw).info["stalled"]
+    for bad in ({"crawl_steps": 0}, {"crawl_steps": 2.5}, {"crawl_steps": True},
+                {"crawl_step": 0.0}, {"crawl_step": 2.0}, {"crawl_step": float("nan")}):
+        name = next(iter(bad))
+        with pytest.raises(ValueError, match=f"{name} must be"):
+            semismooth_newton(P, y, [loss], **bad, **kw)
 
 
 def test_large_reduced_features_stored_in_float32(device, monkeypatch):

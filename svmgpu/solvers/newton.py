@@ -253,6 +253,13 @@ class NewtonOptions:
         if isinstance(self.min_iter, bool) or not isinstance(self.min_iter, int) or \
                 self.min_iter < 0:
             raise ValueError(f"min_iter must be a non-negative int, got {self.min_iter!r}")
+        if self.crawl_steps is not None and (isinstance(self.crawl_steps, bool) or not isinstance(
+                self.crawl_steps, int) or self.crawl_steps < 1):
+            raise ValueError(f"crawl_steps must be None or a positive int, got "
+                             f"{self.crawl_steps!r}")
+        if not 0.0 < self.crawl_step <= 1.0:  # (also NaN)
+            raise ValueError(f"crawl_step must be a step length in (0, 1], got "
+                             f"{self.crawl_step!r}")
         if self.curvature_levels is not None and not self.curvature_levels > 1.0:
             raise ValueError(f"curvature_levels must be None or a ratio > 1, "
                              f"got {self.curvature_levels!r}")
