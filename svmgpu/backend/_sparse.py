@@ -3,9 +3,10 @@
 
 The kernel models read X in three ways only: row blocks against dense rows (kernel blocks, by a
 sparse · dense product plus row norms, :meth:`svmgpu.kernels.Kernel.sparse_block`), a few
-rows taken dense (landmarks, reduced sets), and per-row or per-column sums (kernel diagonals,
-``gamma="scale"``). These helpers do each for sparse and dense arrays alike, so the callers
-keep one code path; X itself is never densified.
+rows kept (landmarks, reduced sets, support vectors: sparse where they have few nonzeros,
+:func:`model_rows`), and per-row or per-column sums (kernel diagonals, ``gamma="scale"``).
+These helpers do each for sparse and dense arrays alike, so the callers keep one code path; X
+itself is never densified.
 """
 
 from __future__ import annotations

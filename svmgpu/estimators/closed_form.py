@@ -24,9 +24,9 @@ from sklearn.utils._param_validation import StrOptions
 
 from svmgpu.backend import (
     check_fits,
-    dense_rows,
     get_namespace,
     is_sparse,
+    model_rows,
     set_rows,
     sparse_product_t,
     take_rows,
@@ -143,7 +143,7 @@ class LSSVC(_LeastSquaresBase):
                        hint="pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21)")
             self.solver_ = "dual"
             self.support_ = xp.arange(m, dtype=xp.int64, device=ctx.native_device)
-            self.support_vectors_ = dense_rows(X, slice(None), xp=xp)  # (sparse X: dense rows)
+            self.support_vectors_ = model_rows(X, slice(None), xp=xp)  # (sparse X: model_rows)
             K = kernel_columns(kernel, X, self.support_vectors_, memory_budget=budget)
             return {"K": K, "m": m}
         self.solver_ = "reduced"

@@ -6,7 +6,7 @@ solver is :func:`svmgpu.solvers.stagewise.greedy_stagewise`.
 
 from __future__ import annotations
 
-from svmgpu.backend import dense_rows, host_array, set_rows, sorted_unique, take_rows
+from svmgpu.backend import host_array, model_rows, set_rows, sorted_unique, take_rows
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method, store_parameters
 from svmgpu.estimators._params import POSITIVE_INT, constraints
 from svmgpu.kernels import kernel_matvec
@@ -41,7 +41,8 @@ class GreedySVC(SVCBase):
     larger budgets.
 
     **Sparse X** (SciPy CSR): kernel columns are sparse · dense products against the selected
-    rows, taken dense (``support_vectors_`` is dense); X is never densified. The k-d tree
+    rows, taken dense a batch at a time (``support_vectors_`` sparse where they have at most 5 %
+    nonzeros, as scikit-learn's); X is never densified. The k-d tree
     pruning needs dense coordinates: with sparse X every column is evaluated in full (same
     model to rounding, without the saving for a local kernel). The Laplacian kernel does not
     take sparse X.
@@ -201,7 +202,7 @@ class GreedySVC(SVCBase):
                 for m, s in zip(self.models_, sup_each)]
         self.kernel_ = shared["kernel"]
         self.support_ = support
-        self.support_vectors_ = dense_rows(X, support, xp=xp)  # (sparse X: dense rows)
+        self.support_vectors_ = model_rows(X, support, xp=xp)  # (sparse X: model_rows)
         self.dual_coef_ = xp.stack(dual, axis=0)
         self.n_iter_ = host_array([m["n_iter"] for m in self.models_], "int64")
         self.converged_ = host_array([m["converged"] for m in self.models_], "bool")

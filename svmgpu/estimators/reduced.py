@@ -15,9 +15,9 @@ from sklearn.utils._param_validation import StrOptions
 
 from svmgpu.backend import (
     asarray,
-    dense_rows,
     get_namespace,
     host_array,
+    model_rows,
     native_device,
 )
 from svmgpu.distributed import _data as dask_data
@@ -82,7 +82,7 @@ class _ReducedModelMixin:
         self.rank_ = rank
         J = select_reduced_set(X, kernel, rank, self.reduced_set, candidates=cand,
                                random_state=self.random_state, memory_budget=ctx.budget_bytes)
-        self.support_, self.support_vectors_ = J, dense_rows(X, J, xp=ctx.xp)
+        self.support_, self.support_vectors_ = J, model_rows(X, J, xp=ctx.xp)
         return self.support_vectors_
 
     def _dask_reduced_set(self, X, ctx, sample_weight):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sklearn.utils._param_validation import StrOptions
 
-from svmgpu.backend import check_fits, dense_rows, host_array
+from svmgpu.backend import check_fits, host_array, model_rows, take_rows
 from svmgpu.distributed import factor_features
 from svmgpu.estimators._base import (
     CLASSIFIER_PARAMS_DOC,
@@ -72,7 +72,7 @@ class _UniSVMMixin:
                 self.X_fit_ = full.landmark_X
                 return {"P": full.features(memory_budget=ctx.budget_bytes), "G": None,
                         "L_inv": full.L_inv}
-            self.X_fit_ = dense_rows(X, slice(None), xp=ctx.xp)  # the full form's rows, dense
+            self.X_fit_ = model_rows(X, slice(None), xp=ctx.xp)  # the full form's rows
             return {"K": self.kernel_.block(self.X_fit_, self.X_fit_)}
         self.factor_, blocks = self._lowrank_factor(X, self.kernel_, ctx, sample_weight)
         self.X_fit_ = None
@@ -179,7 +179,7 @@ class _UniSVMMixin:
             column = next(q for q, m in enumerate(self.models_) if m is model)
             return feats["scores"][:, column]
         X = feats["X"]
-        Z = self.X_fit_ if model["rows"] is None else xp.take(self.X_fit_, model["rows"], axis=0)
+        Z = self.X_fit_ if model["rows"] is None else take_rows(self.X_fit_, model["rows"], xp=xp)
         return kernel_matvec(self.kernel_, X, Z, xp.astype(coef, X.dtype),
                              memory_budget=feats["budget"])
 

@@ -23,6 +23,7 @@ from svmgpu.backend import (
     all_finite,
     array_device,
     asarray,
+    astype_rows,
     block_rows,
     compute_context,
     dense_rows,
@@ -33,6 +34,7 @@ from svmgpu.backend import (
     host_array,
     is_dask_collection,
     is_sparse,
+    model_rows,
     native_device,
     numpy_dtype,
     pivoted_cholesky_dense,
@@ -213,9 +215,9 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
     columns in the order of ``landmarks``, an int64 array of training-row indices on the
     device); ``P`` computed here is stored in ``feature_dtype`` (None: X's)."""
     xp = device.xp
-    landmark_X = dense_rows(X, landmarks, xp=xp)
+    landmark_X = model_rows(X, landmarks, xp=xp)  # (sparse rows of few nonzeros: CSR)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
-    center = kernel.center_of(landmark_X, xp=xp)
+    center = None if is_sparse(landmark_X) else kernel.center_of(landmark_X, xp=xp)
     if not keep:
         return LowRankFactor(P=None, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
                              L_inv=L_inv, trace_residual=math.nan, method=method,
@@ -307,7 +309,8 @@ def nystrom(X, kernel="rbf", rank=100, *, gamma="scale", random_state=None, cand
         B = xp.take(rows, random_subset(n_el, min(rank, n_el), seed=random_state, device=device))
     # K_BB in float64 whatever X's dtype: the factorization decides which landmarks are
     # independent, and float32 rounding of K_BB (~1e-7) would hide a good part of the spectrum.
-    L, piv = independent_landmarks(kernel, xp.astype(dense_rows(X, B, xp=xp), xp.float64),
+    L, piv = independent_landmarks(kernel, astype_rows(model_rows(X, B, xp=xp), xp.float64,
+                                                       xp=xp),
                                    X.dtype, xp=xp)
     _check_nonzero_kernel(len(piv), kernel)
     return _finish(X, kernel, L, xp.take(B, asarray(piv, device=device)), device=device,
