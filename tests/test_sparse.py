@@ -387,8 +387,7 @@ def test_the_refinement_of_sparse_rows_keeps_them_sparse(monkeypatch):
     """The low-rank path's refinement solves its candidates' exact problem on their sparse
     rows (few nonzeros: SPARSE_SIDE_DENSITY), not on them taken dense: the linear kernel on
     12,000 text-like rows of 3,000 features (bench/bench_sparse.py) took 11 s dense, 5.4–6.2 s
-    sparse (scikit-learn 8.8 s). Only the landmarks are taken dense; the model is the exact
-    path's."""
+    sparse (scikit-learn 8.8 s). No row is taken dense; the model is the exact path's."""
     import svmgpu
     import svmgpu.estimators.svc as svc_mod
 
@@ -396,7 +395,7 @@ def test_the_refinement_of_sparse_rows_keeps_them_sparse(monkeypatch):
     X, y, _ = _text_like(1200, 3000, 20, seed=1)
     seen = _dense_rows_seen(monkeypatch, svc_mod)
     fit = svmgpu.SVC(kernel="linear", solver="lowrank", tol=1e-6).fit(X, y)
-    assert "refined" in fit.rank_path_[-1] and max(seen) <= fit.rank_
+    assert "refined" in fit.rank_path_[-1] and not seen  # (the landmarks too: model_rows)
     assert sp.issparse(fit.support_vectors_)
     exact = svmgpu.SVC(kernel="linear", rank=None, tol=1e-6).fit(X, y)
     assert np.mean(fit.predict(X) == exact.predict(X)) >= 0.998
@@ -437,6 +436,25 @@ def test_the_paper_estimators_keep_sparse_rows_sparse(tmp_path, make):
     save_model(sparse_fit, tmp_path / "m.npz")
     again = load_model(tmp_path / "m.npz")
     assert_allclose(getattr(again, "decision_function", again.predict)(X), scores(X), atol=0)
+
+
+def test_a_memory_budget_counts_sparse_rows_as_sparse():
+    """The memory budget charges sparse rows of few nonzeros by their stored entries: the
+    exact path's rows (:meth:`SVC._exact_bytes`) and the landmarks' side of the blocked kernel
+    loop. 600 text rows of 50,000 features within 40 MB: the exact path (charged as dense
+    rows, 480 MB, it had gone to the low-rank path, whose dense landmarks' 100 MB then
+    failed the budget), and the low-rank path at 20 MB."""
+    import svmgpu
+
+    X, y, _ = _text_like(600, 50_000, 20, seed=3)
+    exact = svmgpu.SVC(memory_budget="40MB").fit(X, y)
+    assert exact.solver_ == "exact" and sp.issparse(exact.support_vectors_)
+    ref = svmgpu.SVC().fit(X, y)
+    assert_allclose(exact.decision_function(X), ref.decision_function(X), atol=1e-12)
+    low = svmgpu.SVC(solver="lowrank", rank=100, memory_budget="20MB").fit(X, y)
+    assert low.solver_ == "lowrank" and sp.issparse(low.support_vectors_)
+    free = svmgpu.SVC(solver="lowrank", rank=100).fit(X, y)  # (the same model unbounded)
+    assert_allclose(low.decision_function(X), free.decision_function(X), atol=1e-8)
 
 
 def test_a_model_file_with_a_damaged_sparse_matrix_is_refused(tmp_path):

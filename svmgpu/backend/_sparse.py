@@ -190,6 +190,12 @@ def sparse_side(Z, X):
     return sparse_rows(Z) if is_sparse(X) else Z
 
 
+def keeps_sparse(X) -> bool:
+    """Whether X's rows are held sparse as a whole (:func:`model_rows` of all of them): a
+    sparse X of at most :data:`SPARSE_SIDE_DENSITY` nonzero entries."""
+    return is_sparse(X) and _few_nonzeros(X.nnz, X.shape)
+
+
 def model_rows(X, rows, *, xp):
     """Rows ``rows`` of ``X`` that a fitted model keeps (its support vectors or landmarks): a
     sparse X's rows stay CSR where at most :data:`SPARSE_SIDE_DENSITY` of their entries are

@@ -75,6 +75,7 @@ from svmgpu.backend import (
     is_numpy,
     is_sparse,
     jittered_cholesky,
+    keeps_sparse,
     map_threads,
     model_rows,
     numpy_dtype,
@@ -86,7 +87,6 @@ from svmgpu.backend import (
     set_rows,
     solve_triangular,
     sorted_unique,
-    sparse_rows,
     take_block,
     take_rows,
     widen_rows,
@@ -774,12 +774,17 @@ class _FrontDoor:
         tags.svm.dask = True  # (on the partitioned path only: _choose_solver says so)
         return tags
 
-    def _exact_bytes(self, m):
-        """The exact path's memory: the kernel matrix, a pair's copy of it, the dense rows
-        and their side of the kernel prepared for the kernel rows' products (16 bytes an
-        entry: two float64 matrices, or a float32 one, a pair's copy and the float64 one of
-        a refinement, :meth:`_exact_solve`; :class:`~svmgpu.kernels.KernelRows`)."""
-        return 16 * m * m + m * (2 * self.n_features_in_ + 2) * 8
+    def _exact_bytes(self, m, dense=False):
+        """The exact path's memory: the kernel matrix, a pair's copy of it, the rows and their
+        side of the kernel prepared for the kernel rows' products (16 bytes an entry: two
+        float64 matrices, or a float32 one, a pair's copy and the float64 one of a
+        refinement, :meth:`_exact_solve`; :class:`~svmgpu.kernels.KernelRows`). The rows as
+        the fit holds them (:meth:`_prepare_fit`: sparse rows of few nonzeros stay sparse,
+        and 2,000 text rows of 100,000 features had been charged 3.2 GB as dense ones), or
+        ``dense`` (the partitioned path's regions)."""
+        row = (2 * self.n_features_in_ + 2) * 8 if dense or not hasattr(self, "_row_bytes") \
+            else self._row_bytes
+        return int(16 * m * m + m * row)
 
     def _float32_kernel(self, m, region=False):
         """Whether a fit on m rows holds its kernel values in float32: with ``dtype=None`` and
@@ -925,6 +930,10 @@ class _FrontDoor:
         m, xp = X.shape[0], ctx.xp
         self.kernel_ = self._make_kernel(X, sample_weight)
         self.rank_path_ = None
+        # (bytes of a row as the exact path holds it: a sparse row of few nonzeros its stored
+        # values and column indices, twice; a dense one and its prepared side, float64)
+        self._row_bytes = 24 * X.nnz / max(m, 1) + 16 if keeps_sparse(X) else \
+            (2 * self.n_features_in_ + 2) * 8
         self.solver_, why = self._choose_solver(X, ctx.budget_bytes)
         # (prediction computes its kernel values in the fit's dtype: _prepare_predict)
         self._kernel_float32 = self._float32_kernel(m, region=self.solver_ == "partition")
@@ -997,7 +1006,7 @@ class _FrontDoor:
             Xf = take_rows(Xf, order[0], xp=xp)  # (sparse rows stay sparse)
             J, bounds = self._class_sorted(J, 0)
             self._landmark_bounds = [bounds]
-        Z = dense_rows(X, J, xp=xp)
+        Z = model_rows(X, J, xp=xp)  # (sparse rows of few nonzeros stay sparse)
         self._landmarks = (J, Z)
         self.rank_path_ = [{"rank": self.rank_, "changed": None, "seconds": None}]
         flat = out = None
@@ -1085,7 +1094,7 @@ class _FrontDoor:
         the array P is written into) and the RKHS penalty ``B`` (float64)."""
         xp = self._ctx.xp
         (Zf,) = self._kernel_rows(Z, shift=self._kernel_shift, check=False)  # (rows of X)
-        P = reduced_kernel_features(Xf, self.kernel_, xp.astype(Zf, Xf.dtype, copy=False),
+        P = reduced_kernel_features(Xf, self.kernel_, astype_rows(Zf, Xf.dtype, xp=xp),
                                     intercept=True, in_memory=in_memory,
                                     memory_budget=blocks, known=known, out=out,
                                     filled=filled)
@@ -1203,7 +1212,7 @@ class _FrontDoor:
                 new, bounds = self._class_sorted(new, r)
                 self._landmark_bounds.append(bounds)
             J = xp.concat([self._landmarks[0], new])
-            Z = dense_rows(X, J, xp=xp)
+            Z = model_rows(X, J, xp=xp)  # (sparse rows of few nonzeros stay sparse)
             shared.update(self._phase("features", self._landmark_features, Xf, Z, blocks,
                                       **kw, detail={"rank": r_next}))
             del kw  # (its views of the features would keep them past _refine's release)
@@ -1700,13 +1709,13 @@ class _FrontDoor:
         dense = 2 * m * d * numpy_dtype(X.dtype).itemsize + 64 * m
         if self._dask_fit:  # the rows stay on the workers; the client holds m-vectors
             dense = 64 * m
-        check_fits(dense + self._exact_bytes(min(size, m)), ctx.budget_bytes,
+        check_fits(dense + self._exact_bytes(min(size, m), dense=True), ctx.budget_bytes,
                    what=f"SVC's partitioned path: {m:,} dense rows and a region's kernel matrix "
                         f"({min(size, m):,} rows)",
                    hint="lower region_rows")
         max_rows = REGION_MAX_ROWS
         while max_rows > size and \
-                dense + PARTITION_THREADS * self._exact_bytes(max_rows) > ctx.budget_bytes:
+                dense + PARTITION_THREADS * self._exact_bytes(max_rows, dense=True) > ctx.budget_bytes:
             max_rows = max(size, max_rows * 3 // 4)
         self.rank_ = None
         self.region_overlap_ = self._overlap_band()
@@ -2302,8 +2311,6 @@ class _FrontDoor:
     def _after_lowrank_fit(self):
         xp, models = self._ctx.xp, self.models_
         J, Z = self._landmarks
-        if self._sparse_fit:  # (held sparse where few of their entries are nonzero)
-            Z = sparse_rows(Z)
         W = xp.stack([mod.pop("alpha") for mod in models], axis=1)
         for q, mod in enumerate(models):
             mod.pop("margins", None)  # (a fixed rank's: no growth read them)
