@@ -2068,6 +2068,38 @@ def test_svr_low_rank_path_is_translation_equivariant(device):
         ref.score(X[2000:], y[2000:] + 50.0) - 0.01
 
 
+def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
+    """SMO_SYSTEM_ROWS: on NumPy an exact problem whose Newton system would exceed it is
+    solved by SMO (a factorization of 6,000 rows costs what SMO's whole solve does: medium
+    fuzz seed 3838's trial 6, 17.6 → 4.5 s), to the same model as Newton's. ``exact_newton``'s
+    ``max_system`` stops before such a system is factored (``info["large"]``), and before a
+    corner start of more rows."""
+    import svmgpu.estimators.svc as svc_mod
+    from svmgpu.kernels import RBF
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers.exact import exact_newton
+
+    X, y = make_classification(600, 10, flip_y=0.2, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    ref = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    calls, smo = [], svc_mod.SVC._smo
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 50)
+    got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    assert calls and got.converged_.all()
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
+    K, s = RBF(0.1).block(X, X), np.where(y == 1, 1.0, -1.0)
+    loss = get_loss("huber_hinge", delta=0.1)
+    full = exact_newton(K, s, loss, C=10.0, xp=np)
+    assert not full.info["large"] and max(full.info["active"]) > 50
+    cut = exact_newton(K, s, loss, C=10.0, xp=np, max_system=50)
+    assert cut.info["large"] and cut.info["stalled"] and not cut.converged
+    assert max(cut.info["active"], default=0) <= 50
+    corners = exact_newton(K, s, loss, C=10.0, xp=np, start="corners", max_system=50)
+    assert corners.info["large"] and corners.n_iter == 0
+
+
 def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     """LOWRANK_MIN_CAPTURE (fuzz seed 1111, trial 4, session 45): the polynomial kernel at
     gamma="scale" on 200 features (kernel values ~3e-4 between rows, 1 on the diagonal) leaves
@@ -2088,6 +2120,10 @@ def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     first = low.rank_path_[0]
     assert first["captured"] < LOWRANK_MIN_CAPTURE and low.rank_ == first["rank"]
     assert "LOWRANK_MIN_CAPTURE" in first["stop"] and isinstance(first["refined"], dict)
+    # (every row of each pair a candidate: the low-rank margins cannot pick them either)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    sizes = [int(np.sum((y[:2000] == i) | (y[:2000] == j))) for i, j in pairs]
+    assert first["refined"]["candidates"] == sizes
     exact = SVC(kernel="poly", solver="exact").fit(X[:2000], y[:2000])
     assert np.mean(low.predict(X[2000:]) == exact.predict(X[2000:])) >= 0.99
     X, y = make_regression(12000, n_features=200, n_informative=100, noise=1.0,

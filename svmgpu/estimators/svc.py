@@ -732,6 +732,24 @@ SMO_MAX_ROWS = 6000
 #: rows, C = 100; scikit-learn 4.8 s): the continuation 0.74 s, SMO to 10 a row then 78
 #: Newton steps 2.4 s, to 5 a row 1.5 s. 2121's trial 43 needs 4.0 a row.
 SMO_ITERATIONS = 5
+#: On NumPy, an exact problem whose Newton system (or LS-SVM / corner start) would exceed this
+#: many rows is solved by SMO instead, whatever its size (the exact path's rows, a pair, a
+#: refinement's candidates; :data:`SMO_ITERATIONS` a row, then Newton's method from there):
+#: a factorization costs q³ / 3, 0.6 s at 6,000 rows here (117 GFlop/s), about what SMO takes
+#: for a whole problem of that size, and a Newton iteration takes 8–30 of them. Medium fuzz
+#: seed 3838's trial 6 (14,000 rows of 10 features, three classes, RBF at ``gamma=1``, a
+#: local kernel, C = 10; scikit-learn 6.3 s): its pairs of 9,300 rows held systems of up to
+#: 7,036 rows and a corner start of all of them, 17.6 s on the exact path (4.5 s now) and
+#: 20 s refined (15 s; 8.6–9.2 s with the whole rows, :data:`LOWRANK_MIN_CAPTURE`); one pair by
+#: SMO 1.25 s (11,226 iterations) against 11.6 s by Newton. At 4,000 rows, pairs whose
+#: largest systems held 4,072 and 5,007 rows (seed 3434's trials 8 and 7: noisy, five
+#: classes, 80 features, C = 100 and 10) took 22,000 SMO iterations each, 9.1 → 11.7 s and
+#: 15.4 → 19.9 s (at 6,000: 9.3 and 16.6 s); seed 3838's trial 0 (pairs of 7,300 rows: the
+#: corner start) 39.6 → 34.6 s (at 6,000 40.2 s). The ``make_classification`` refinement
+#: (8,732 candidates, systems of at most 2,287 rows) stays with Newton: 0.42 s against SMO's
+#: 1.0–1.7 s. On a GPU the factorizations are fast and each SMO iteration reads scalars to
+#: the host: Newton there.
+SMO_SYSTEM_ROWS = 6000
 
 
 def _by_class(labels, k, offset, *, xp):
@@ -1148,7 +1166,13 @@ class _FrontDoor:
         path = self.rank_path_
         captured = path[0]["captured"] = self._landmarks_capture(shared, Xf)
         if captured is not None and captured < LOWRANK_MIN_CAPTURE and self._refines:
-            exact = self._refine(shared, problems, models, X, decisions=out)
+            # (every row of each problem where they are few enough: the low-rank margins
+            # cannot pick the candidates either. Medium fuzz seed 3838's trial 6, three pairs
+            # of 9,300 rows at 2.4 %: 64 % of the rows candidates, then 2,800–3,400 rows
+            # outside violating the refined model and a second solve each, 15 s; whole
+            # 8.6–9.2 s, the same model; scikit-learn 6.3 s)
+            whole = all(int(y.shape[0]) <= REFINE_WHOLE_MAX_ROWS for _, y, _ in problems)
+            exact = self._refine(shared, problems, models, X, decisions=out, whole=whole)
             if exact is not None:  # (a low-rank model cannot tell where the exact one's
                 # support vectors are: LOWRANK_MIN_CAPTURE)
                 path[-1]["stop"] = f"the landmarks hold {captured:.1%} of the kernel's " \
@@ -1891,17 +1915,21 @@ class _FrontDoor:
         SMO_MAX_ROWS rows the continuation from wider corners no longer runs. It had ended
         mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)"""
         dual = K.shape[0] <= SMO_MAX_ROWS
+        big = SMO_SYSTEM_ROWS if is_numpy(self._ctx.xp) and K.shape[0] > SMO_SYSTEM_ROWS \
+            else None
         res = exact_newton(K, y, loss, hard_short_steps=EXACT_SHORT_STEPS if dual else None,
-                           **more, **kw)
+                           max_system=big, **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
-        if not (dual and res.info["stalled"]):  # (a crawl is a stall too)
+        large = res.info["large"]
+        if not ((dual or large) and res.info["stalled"]):  # (a crawl is a stall too)
             return res, n_iter, False
         loss = self._losses()[-1]
         got = self._smo(K, y, loss, sample_weight)
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
-            f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"] else
-            "stall (no descent along a step)", "converged" if got.converged else
+            f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
+            else f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"]
+            else "stall (no descent along a step)", "converged" if got.converged else
             "not converged (SMO_ITERATIONS): Newton's method from there", got.n_iter)
         if got.converged:
             return got, n_iter + got.n_iter, True

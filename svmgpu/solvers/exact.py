@@ -342,7 +342,7 @@ def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
                  max_iter=200, start=None, presolve="auto", groups=None, corner_start=False,
-                 short_steps=None, corners_of=None, hard_short_steps=None):
+                 short_steps=None, corners_of=None, hard_short_steps=None, max_system=None):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
 
     Parameters
@@ -473,12 +473,19 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         problem whose Newton iteration crawls there by another method
         (:func:`svmgpu.solvers.smo.smo`). None: no limit there. ``info["crawled"]`` says
         whether the short steps ended the iteration (``short_steps``, or these).
+    max_system : int, optional
+        A Newton system of more rows (the pieces' system of a step, or the whole K of an
+        LS-SVM or corner start) is not factored: the iteration ends there as stalled, with
+        ``info["large"]`` True, for a caller that solves such problems by another method
+        (:class:`svmgpu.SVC`'s SMO: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS`). The
+        presolve and the squared hinge's first solve keep their own systems. None: no limit.
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
                              tol=tol, max_iter=max_iter, start=start, presolve=presolve,
                              groups=groups, corner_start=corner_start, short_steps=short_steps,
-                             corners_of=corners_of, hard_short_steps=hard_short_steps)
+                             corners_of=corners_of, hard_short_steps=hard_short_steps,
+                             max_system=max_system)
 
 
 def _plateau(first, y, loss, m, *, xp):
@@ -943,7 +950,7 @@ class _Intercepts:
 
 def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start, presolve,
                   groups, corner_start=False, short_steps=None, corners_of=None,
-                  hard_short_steps=None):
+                  hard_short_steps=None, max_system=None):
     if not loss.piecewise_quadratic or not loss.convex:
         raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
                          f"{loss.name!r}")
@@ -1041,6 +1048,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     # float64, a float64 copy of K first: on a fuzz refinement of 6,844 rows at C = 10, 0.66 s
     # for the copy and 1.1 s for the factorization, of a 9.1 s fit)
     low_start = K.dtype == xp.float32 and m >= MIXED_MIN_ORDER
+    # (a whole-K start past max_system: not factored, the caller's other method instead)
+    large = max_system is not None and isinstance(start, str) and m > max_system
+    if large:
+        start = None
     if start is None:
         alpha, b = xp.zeros((m,), dtype=f64, device=dev), [0.0] * grp.k
         if not cls:  # (regression: b the best intercept of α = 0, where targets offset
@@ -1116,13 +1127,16 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         res = _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
                             tol=tol, max_iter=max_iter, start=point, presolve=False,
                             groups=None, short_steps=short_steps,
-                            hard_short_steps=hard_short_steps)
+                            hard_short_steps=hard_short_steps, max_system=max_system)
         res.n_iter += n_iter
         res.info["n_presolve_iter"] += n_pre
         res.info["corners"] = corners
         return res
 
     for n_iter in range(1, max_iter + 1):
+        if large:
+            stalled, n_iter = True, 0
+            break
         r = tgt - sig * (Ka + grp.spread(b)) if accepted is None else accepted[0]
         g = loss.grad(r, xp=xp)
         c = loss.curvature(r, xp=xp)
@@ -1151,6 +1165,10 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         Q = xp.nonzero(inQ)[0]
         alpha_new = xp.where(inQ, zeros, Css * a)
         nQ = int(Q.shape[0])
+        if max_system is not None and nQ > max_system:  # (max_system: not factored)
+            large = stalled = True
+            n_iter -= 1
+            break
         active.append(nQ)
         empty = empty + 1 if given and nQ == 0 else 0
         if empty >= _EMPTY_STEPS:  # (a given start's pieces, not Newton: _EMPTY_STEPS)
@@ -1307,7 +1325,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                         info={"intercept": b[0] if groups is None else b, "margins": margins,
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
                               "rounding": rounding, "factorizations": n_factor,
-                              "crawled": crawled,
+                              "crawled": crawled, "large": large,
                               "corners": isinstance(start, str) and start == "corners"})
 
 
