@@ -409,7 +409,10 @@ def test_the_refinement_of_sparse_rows_keeps_them_sparse(monkeypatch):
     lambda: ReducedSVC(C=10.0, rank=100, random_state=0),
     lambda: LSSVC(C=10.0),
     lambda: GreedySVC(max_support=60),
-], ids=["unisvc-full", "unisvc", "unisvr", "reduced", "lssvc", "greedy"])
+    lambda: L2SVMPath(rank=None),  # (its kernel form over the active rows)
+    lambda: L2SVMPath(rank=100, random_state=0),  # (refit: the same, expanded)
+], ids=["unisvc-full", "unisvc", "unisvr", "reduced", "lssvc", "greedy", "path-exact",
+        "path-refit"])
 def test_the_paper_estimators_keep_sparse_rows_sparse(tmp_path, make):
     """The paper estimators hold the rows their models keep (landmarks, reduced sets, the full
     form's rows, support vectors) sparse where X's are sparse with few nonzeros (model_rows):
@@ -427,7 +430,9 @@ def test_the_paper_estimators_keep_sparse_rows_sparse(tmp_path, make):
         sparse_fit, dense_fit = make().fit(X, target), make().fit(X.toarray(), target)
     held = [v for v in (getattr(sparse_fit, "X_fit_", None),
                         getattr(sparse_fit, "support_vectors_", None),
-                        getattr(getattr(sparse_fit, "factor_", None), "landmark_X", None))
+                        getattr(getattr(sparse_fit, "factor_", None), "landmark_X", None),
+                        *(mod.get("X_support") for mod in getattr(sparse_fit, "models_", [])
+                          if isinstance(mod, dict)))
             if v is not None]
     assert held and all(sp.issparse(v) for v in held)
     scores = getattr(sparse_fit, "decision_function", sparse_fit.predict)

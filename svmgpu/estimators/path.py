@@ -6,6 +6,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from svmgpu.backend import (
+    astype_rows,
     check_fits,
     cho_solve,
     dense_rows,
@@ -13,6 +14,7 @@ from svmgpu.backend import (
     host_array,
     is_sparse,
     jittered_cholesky,
+    model_rows,
 )
 from svmgpu.estimators._base import CLASSIFIER_PARAMS_DOC, SVCBase, fit_method, store_parameters
 from svmgpu.estimators._params import POSITIVE, constraints
@@ -298,7 +300,7 @@ class L2SVMPath(SVCBase):
         if self.factor_ is None:
             # Exact factor: h(x) = Σ_E αᵢ yᵢ κ(xᵢ, x) + b (2).
             coef = xp.take(res.coef, support) * xp.astype(xp.take(y, support), xp.float64)
-            model.update(form="kernel", X_support=dense_rows(X, support, xp=xp),
+            model.update(form="kernel", X_support=model_rows(X, support, xp=xp),
                          dual_coef=xp.astype(coef, dt))
         elif self.refit:
             # Section 2.7.3 with J = E: (K_EE + ε/2 I) γ = (P Pᵀ)_{E,E} (y ∘ α) = P_E w
@@ -307,8 +309,8 @@ class L2SVMPath(SVCBase):
             check_fits(2 * n_E * n_E * 8, shared["budget"],
                        what=f"expanding the selected classifier on its {n_E} active points",
                        hint="use refit=False (the classifier then stays on the r landmarks)")
-            XE = dense_rows(X, support, xp=xp)
-            XE64 = xp.astype(XE, xp.float64)
+            XE = model_rows(X, support, xp=xp)  # (sparse rows of few nonzeros stay sparse)
+            XE64 = astype_rows(XE, xp.float64, xp=xp)
             KE = self.kernel_.block(XE64, XE64)
             KE = KE + self._ridge(sample_weight, support, xp=xp, n=n_E,
                                   device=getattr(KE, "device", None))
@@ -334,7 +336,7 @@ class L2SVMPath(SVCBase):
             return xp.matmul(P, xp.astype(model["w"], P.dtype)) + model["b"]
         X = feats["X"]
         coef = xp.astype(model["dual_coef"], X.dtype)
-        Z = xp.astype(model["X_support"], X.dtype)
+        Z = astype_rows(model["X_support"], X.dtype, xp=xp)
         return kernel_matvec(self.kernel_, X, Z, coef, memory_budget=feats["budget"]) + \
             model["b"]
 
