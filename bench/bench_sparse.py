@@ -31,6 +31,7 @@ from _common import (
     reset_peak,
     rss_bytes,
     timing_fields,
+    timing_stats,
     write_results,
 )
 
@@ -75,8 +76,7 @@ def run(make, X, y, Xt, yt, repeats):
         peak.append(peak_rss_bytes() - before)
     pred, predict = repeat_timed(lambda: est.predict(Xt), repeats)
     Z = est.support_vectors_
-    return {**timing_fields("fit_seconds", {"repeats": len(fit), "median": float(np.median(fit)),
-                                            "min": min(fit), "max": max(fit)}),
+    return {**timing_fields("fit_seconds", timing_stats(fit)),
             **timing_fields("predict_seconds", predict),
             "test_accuracy": float(np.mean(pred == yt)), "n_support": int(Z.shape[0]),
             "support_vectors_sparse": hasattr(Z, "indptr"), "support_vectors_bytes": stored_bytes(Z),

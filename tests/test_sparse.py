@@ -462,6 +462,32 @@ def test_a_memory_budget_counts_sparse_rows_as_sparse():
     assert_allclose(low.decision_function(X), free.decision_function(X), atol=1e-8)
 
 
+def test_model_rows_keep_sparse_rows_of_few_nonzeros_sparse():
+    """backend.model_rows: rows of a sparse X stay CSR where at most SPARSE_SIDE_DENSITY of
+    their entries are nonzero (judged on the rows taken), else dense; a dense X's rows are
+    dense; the same rows either way. keeps_sparse says the same of X whole. An index out of
+    range raises."""
+    from svmgpu.backend import keeps_sparse, model_rows
+    from svmgpu.backend._sparse import SPARSE_SIDE_DENSITY
+
+    rng = np.random.default_rng(0)
+    A = np.zeros((40, 100))
+    A[:20, :2] = rng.standard_normal((20, 2))  # rows 0-19: 2 % nonzero
+    A[20:, :30] = rng.standard_normal((20, 30))  # rows 20-39: 30 % nonzero
+    X = sp.csr_matrix(A)
+    few, many = np.arange(0, 20, 3), np.arange(20, 40, 3)
+    assert sp.issparse(model_rows(X, few, xp=np)) and 0.02 <= SPARSE_SIDE_DENSITY
+    assert isinstance(model_rows(X, many, xp=np), np.ndarray)
+    assert isinstance(model_rows(A, few, xp=np), np.ndarray)
+    for rows in (few, many, slice(3, 9)):
+        got = model_rows(X, rows, xp=np)
+        np.testing.assert_array_equal(got.toarray() if sp.issparse(got) else got, A[rows])
+    assert keeps_sparse(X[:20]) and not keeps_sparse(X) and not keeps_sparse(A)
+    assert not keeps_sparse(sp.csr_matrix((0, 5)))
+    with pytest.raises(IndexError):
+        model_rows(X, np.array([40]), xp=np)
+
+
 def test_a_model_file_with_a_damaged_sparse_matrix_is_refused(tmp_path):
     """A sparse support-vector matrix whose column indices leave its shape is refused on
     load (ModelFormatError), not read out of bounds at the first prediction."""

@@ -103,7 +103,6 @@ from svmgpu.backend._sparse import (
     row_extent,
     row_sq_norms,
     sparse_product_t,
-    sparse_rows,
     sparse_side,
     take_rows,
 )
@@ -128,7 +127,6 @@ __all__ = [
     "row_extent",
     "row_sq_norms",
     "sparse_product_t",
-    "sparse_rows",
     "sparse_side",
     "take_rows",
     "take_block",

@@ -26,14 +26,9 @@ def is_device_sparse(x) -> bool:
     return type(x).__module__.startswith("cupyx.scipy.sparse")
 
 
-def _on_gpu(x) -> bool:
-    """Whether ``x`` (a dense array or a sparse matrix) is CuPy's."""
-    return type(x).__module__.startswith("cupy")
-
-
 def _module(X):
-    """NumPy or CuPy: the array module of a sparse matrix's data (or of a dense array)."""
-    if _on_gpu(X):
+    """NumPy or CuPy: the array module of a sparse matrix's data."""
+    if is_device_sparse(X):
         import cupy  # noqa: PLC0415
 
         return cupy
@@ -41,9 +36,8 @@ def _module(X):
 
 
 def _sparse_module(X):
-    """SciPy's or CuPy's sparse module: the one of the sparse matrix (or dense array) ``X``'s
-    kind."""
-    if _on_gpu(X):
+    """SciPy's or CuPy's sparse module: the one of the sparse matrix ``X``'s kind."""
+    if is_device_sparse(X):
         import cupyx.scipy.sparse as sparse  # noqa: PLC0415
     else:
         import scipy.sparse as sparse  # noqa: PLC0415
@@ -174,20 +168,14 @@ def _few_nonzeros(nnz, shape):
     return size > 0 and int(nnz) <= SPARSE_SIDE_DENSITY * size
 
 
-def sparse_rows(Z):
-    """Dense rows ``Z`` as CSR of their own kind (SciPy for NumPy, CuPy's for CuPy) where at
-    most :data:`SPARSE_SIDE_DENSITY` of their entries are nonzero, else ``Z`` unchanged (also
-    where ``Z`` is sparse already)."""
-    if is_sparse(Z) or not _few_nonzeros(_module(Z).count_nonzero(Z), Z.shape):
-        return Z
-    return _sparse_module(Z).csr_matrix(Z)
-
-
 def sparse_side(Z, X):
-    """``Z`` (dense rows multiplied by sparse rows ``X``) as CSR where at most
-    :data:`SPARSE_SIDE_DENSITY` of its entries are nonzero (:func:`sparse_rows`), else ``Z``
-    unchanged (also where ``X`` is dense or ``Z`` sparse already)."""
-    return sparse_rows(Z) if is_sparse(X) else Z
+    """``Z`` (dense rows multiplied by sparse rows ``X``) as CSR of X's kind where at most
+    :data:`SPARSE_SIDE_DENSITY` of its entries are nonzero, else ``Z`` unchanged (also where
+    ``X`` is dense or ``Z`` sparse already)."""
+    if not is_sparse(X) or is_sparse(Z) or \
+            not _few_nonzeros(_module(X).count_nonzero(Z), Z.shape):
+        return Z
+    return _sparse_module(X).csr_matrix(Z)
 
 
 def keeps_sparse(X) -> bool:

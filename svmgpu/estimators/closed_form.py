@@ -143,7 +143,7 @@ class LSSVC(_LeastSquaresBase):
                        hint="pass rank=... (e.g. rank=1000) for the reduced LS-SVM (21)")
             self.solver_ = "dual"
             self.support_ = xp.arange(m, dtype=xp.int64, device=ctx.native_device)
-            self.support_vectors_ = model_rows(X, slice(None), xp=xp)  # (sparse X: model_rows)
+            self.support_vectors_ = model_rows(X, slice(None), xp=xp)  # (sparse: CSR if few nonzeros)
             K = kernel_columns(kernel, X, self.support_vectors_, memory_budget=budget)
             return {"K": K, "m": m}
         self.solver_ = "reduced"

@@ -202,7 +202,7 @@ class GreedySVC(SVCBase):
                 for m, s in zip(self.models_, sup_each)]
         self.kernel_ = shared["kernel"]
         self.support_ = support
-        self.support_vectors_ = model_rows(X, support, xp=xp)  # (sparse X: model_rows)
+        self.support_vectors_ = model_rows(X, support, xp=xp)  # (sparse: CSR if few nonzeros)
         self.dual_coef_ = xp.stack(dual, axis=0)
         self.n_iter_ = host_array([m["n_iter"] for m in self.models_], "int64")
         self.converged_ = host_array([m["converged"] for m in self.models_], "bool")

@@ -800,8 +800,7 @@ class _FrontDoor:
         the fit holds them (:meth:`_prepare_fit`: sparse rows of few nonzeros stay sparse,
         and 2,000 text rows of 100,000 features had been charged 3.2 GB as dense ones), or
         ``dense`` (the partitioned path's regions)."""
-        row = (2 * self.n_features_in_ + 2) * 8 if dense or not hasattr(self, "_row_bytes") \
-            else self._row_bytes
+        row = (2 * self.n_features_in_ + 2) * 8 if dense else self._row_bytes
         return int(16 * m * m + m * row)
 
     def _float32_kernel(self, m, region=False):
