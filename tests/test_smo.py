@@ -123,7 +123,8 @@ def test_svr_solves_a_newton_crawl_by_smo_with_scikit_learns_model(caplog):
     """SVR's exact path hands a crawl in the hard-margin regime (SMO_MAX_ROWS rows at most)
     to SMO on its dual: scikit-learn's predictions (its corners narrowed as the exact path's,
     SVR_NARROWINGS), where the Newton iteration alone stopped at max_iter with R² 0.247
-    against 0.258; above SMO_MAX_ROWS the Newton iteration goes on; where SMO does not
+    against 0.258; above SMO_MAX_ROWS the Newton iteration goes on (on NumPy only up to
+    SMO_SYSTEM_ROWS: beyond, any size goes to SMO); where SMO does not
     converge in SMO_ITERATIONS a row, Newton's method goes on from its last point."""
     X, y, Xt, yt = _crawl_case()
     kw = dict(kernel="poly", gamma="auto", C=100.0, epsilon=0.01)
@@ -139,6 +140,13 @@ def test_svr_solves_a_newton_crawl_by_smo_with_scikit_learns_model(caplog):
         mp.setattr(svc, "SMO_MAX_ROWS", 299)
         SVR(max_iter=30, **kw).fit(X, y)  # (the crawl, cut at 30 steps)
     assert "its dual by SMO" not in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="svmgpu"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(svc, "SMO_MAX_ROWS", 299)
+        mp.setattr(svc, "SMO_SYSTEM_ROWS", 299)  # (on NumPy a crawl of any size: session 54)
+        est = SVR(**kw).fit(X, y)
+    assert "crawl (10 short steps in a row): its dual by SMO" in caplog.text
+    assert_allclose(est.predict(Xt), ref.predict(Xt), rtol=0, atol=1e-2 * np.std(yt))
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="svmgpu"), pytest.MonkeyPatch.context() as mp:
         mp.setattr(svc, "SMO_ITERATIONS", 0.01)  # (3 iterations: SMO stops unconverged)

@@ -416,6 +416,22 @@ AUTO_RANK_WARN_FACTOR = 5.0
 #: 0.0009 changed and R² 0.0036 below the exact SVR's; at 1,125 rows, 0.0020 changed at 400
 #: landmarks and R² 0.0115 below, 0.0008 at 566 and 0.0066 below).
 SVR_AUTO_RANK_CHANGE = 1e-3
+#: SVR's growth whose last stage still raised the training R² (on the compared rows) by more
+#: than this, its predictions settled (:data:`SVR_AUTO_RANK_CHANGE`), is solved exactly on
+#: every row where it may (the conditions of :data:`AUTO_RANK_WARN_FACTOR`'s exact solve: at
+#: most :data:`REFINE_WHOLE_MAX_ROWS` rows, ``C · max(s) · k`` at most the exact path's
+#: :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C`). ``‖Δf‖²`` is second order in a change
+#: that moves f along the residuals, while R² moves with ``2 (y − f)ᵀΔf``: where most rows'
+#: α sit at ±C (C small against the targets' spread; session 54) each stage of landmarks
+#: changed the predictions by 10⁻⁴ of the targets' variance and raised R² by 50 times that.
+#: Mixed fuzz trials of 12,000 rows (the last stage's gain; R² low-rank / exact /
+#: scikit-learn's): seed 3939's trial 0 (C = 1, targets of spread 100; 177 landmarks) 0.56 %,
+#: 0.848 / 0.870 / 0.870; seed 77's trial 8 0.87 %, 0.895 / 0.908 / 0.908; seed 1818's trial 1
+#: 0.74 %, 0.911 / 0.923 / 0.923; seed 3535's trial 6 0.91 %, 0.842 / 0.859 / 0.859; below it,
+#: seed 202's trial 35 0.33 %, 0.949 / 0.951 / 0.951, and friedman1 (noise 1) at 12,000 /
+#: 15,000 / 20,000 rows 0.27 / 0.26 / 0.30 % at 1,418 landmarks (R² 0.0036 below the exact SVR's
+#: at 20,000). The R² left was 1.2–4 times the last gain.
+SVR_AUTO_RANK_GAIN = 4e-3
 #: Training rows at most on which ``rank="auto"`` compares a stage's predictions with the last
 #: one's (evenly strided): the comparison costs rows × rank × problems, and 0.2 % of 50,000
 #: rows is 100 of them.
@@ -721,7 +737,14 @@ EXACT_SHORT_STEPS = 10
 #: 0.1): the continuation's six stages 3.7 s, SMO 1.2 s (scikit-learn 0.55 s). Below 600 rows
 #: the continuation's LS-SVM start and stages took 0.10–0.12 s where SMO takes 0.01–0.04 s
 #: (scikit-learn 0.00–0.02 s): seeds 606 t22, 909 t34, 1212 t3 and t41, 1919 t19, t45 and t49,
-#: 2121 t41.
+#: 2121 t41. On NumPy every size (as :data:`SMO_SYSTEM_ROWS`; session 54): the continuation's
+#: widest Huber loss puts nearly every row in a quadratic piece, and on 12,000 rows its
+#: factorizations took 16 s of mixed seed 77's trial 8 (SVR solved exactly, C = 1, targets of
+#: spread 100; 6.1 s by SMO, scikit-learn 4.5 s), 26 → 7.5 s on seed 3131's trial 38, 13.8 →
+#: 3.7 s on seed 1818's trial 1. The fuzz trials above 6,000 rows whose crawls reach SMO so
+#: (174 of the sweeps' slower trials scanned; the same scores, two fits each): medium seed
+#: 505's trial 5 14.9 → 8.6 s, mixed 505's trial 2 8.6 → 6.7 s, medium 2020's trial 12 28.1 →
+#: 23.1 s, medium 21's trial 18 13.2 → 13.8 s, medium 2525's trial 5 19.5 → 22.0 s.
 SMO_MAX_ROWS = 6000
 #: SMO's iterations a row at most there: a crawl can also converge soon, where SMO (as
 #: LIBSVM) takes far longer; then the Newton iteration goes on from SMO's last point, which
@@ -1251,10 +1274,13 @@ class _FrontDoor:
             margins = [mod.get("margins") for mod in models]
             new = self._training_outputs(shared["P"], models)
             changed = self._output_change(out, new, problems)
+            gained = self._output_gain(out, new, problems)
             starved = self._starved(new, compared)
             out = new
             path.append({"rank": r_next, "changed": changed,
                          "seconds": time.perf_counter() - t1})
+            if gained is not None:
+                path[-1]["gained"] = gained
             if starved is not None:
                 path[-1]["starved"] = starved
             if changed <= limit and starved is not None and self._starvation_holds(
@@ -1281,14 +1307,22 @@ class _FrontDoor:
         # limit: SVR solves it exactly where it may, else the warning below)
         far = r_max == AUTO_RANK_MAX == self.rank_ and last is not None and \
             last > AUTO_RANK_WARN_FACTOR * limit
-        if far and not self._refines and max(self._c_max(w) for _, _, w in problems) * \
-                self._kernel_scale(Xf) <= HARD_MARGIN_FIRST_C:
+        # (or, SVR, its last stage still raised the training R² by more than
+        # SVR_AUTO_RANK_GAIN: its predictions settled, its fit did not)
+        gained = path[-1].get("gained")
+        gaining = gained is not None and gained > SVR_AUTO_RANK_GAIN
+        if (far or gaining) and not self._refines and \
+                max(self._c_max(w) for _, _, w in problems) * self._kernel_scale(Xf) <= \
+                HARD_MARGIN_FIRST_C:
             exact = self._refine(shared, problems, models, X, decisions=out, whole=True)
-            if exact is not None:  # (SVR far from settled: AUTO_RANK_WARN_FACTOR)
+            if exact is not None:  # (SVR far from settled: AUTO_RANK_WARN_FACTOR, or still
+                # gaining: SVR_AUTO_RANK_GAIN)
                 models = exact
-                path[-1]["stop"] = stop = f"{stop}, {last:.2%} of the predictions' " \
-                    f"variance changed > {AUTO_RANK_WARN_FACTOR:g} × {name}={limit:.2%}: " \
-                    "solved exactly on every row"
+                path[-1]["stop"] = stop = f"{stop}, " + (
+                    f"{last:.2%} of the predictions' variance changed > "
+                    f"{AUTO_RANK_WARN_FACTOR:g} × {name}={limit:.2%}" if far else
+                    f"but the training R² rose by {gained:.2%} > SVR_AUTO_RANK_GAIN="
+                    f"{SVR_AUTO_RANK_GAIN:.2%}") + ": solved exactly on every row"
                 self._log.info("rank %d: %s", self.rank_, stop)
         refined = path[-1].get("refined")  # (a dict where refined, a string saying why not)
         warned = False
@@ -1908,14 +1942,14 @@ class _FrontDoor:
 
     def _newton(self, K, y, loss, sample_weight, kw, **more):
         """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl or
-        stall (:data:`SMO_MAX_ROWS`), SMO on the dual of the exact path's own loss (the last
-        of :meth:`_losses`) instead, or where SMO does not converge in :data:`SMO_ITERATIONS`
-        a row, Newton's method on that loss from SMO's last point. (So on at most
-        SMO_MAX_ROWS rows the continuation from wider corners no longer runs. It had ended
+        stall (:data:`SMO_MAX_ROWS`; on NumPy any size), SMO on the dual of the exact path's
+        own loss (the last of :meth:`_losses`) instead, or where SMO does not converge in
+        :data:`SMO_ITERATIONS` a row, Newton's method on that loss from SMO's last point. (So
+        there the continuation from wider corners no longer runs. It had ended
         mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)"""
-        dual = K.shape[0] <= SMO_MAX_ROWS
         big = SMO_SYSTEM_ROWS if is_numpy(self._ctx.xp) and K.shape[0] > SMO_SYSTEM_ROWS \
             else None
+        dual = K.shape[0] <= SMO_MAX_ROWS or big is not None  # (NumPy: every size)
         res = exact_newton(K, y, loss, hard_short_steps=EXACT_SHORT_STEPS if dual else None,
                            max_system=big, **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
@@ -2649,6 +2683,12 @@ class SVC(_FrontDoor, SVCBase):
         differ = self._predicted(old) != self._predicted(new)
         return float(fetch_scalars(xp.mean(xp.astype(differ, xp.float64)), xp=xp)[0])
 
+    def _output_gain(self, old, new, problems):
+        """What a stage gained in fitting the training rows, on a scale the growth compares
+        with a limit (SVR: :data:`SVR_AUTO_RANK_GAIN`); None here (SVC's growth ends by its
+        predictions alone)."""
+        return None
+
     def _predicted(self, F):
         """The class index each row of the decision values F (:meth:`_training_outputs`) is
         predicted (one-vs-one: LIBSVM's vote)."""
@@ -2884,6 +2924,17 @@ class SVR(_FrontDoor, SVRBase):
         d, v = fetch_scalars(xp.sum((new[:, 0] - old[:, 0]) ** 2),
                              xp.sum((y - xp.mean(y)) ** 2), xp=xp)
         return 0.0 if float(v) == 0.0 else float(d) / float(v)
+
+    def _output_gain(self, old, new, problems):
+        """The training R² gained between two sets of training predictions, ``(‖y − f_old‖² −
+        ‖y − f_new‖²) / ‖y − ȳ‖²`` on the rows of :meth:`_training_outputs` (0 for constant
+        targets): :data:`SVR_AUTO_RANK_GAIN`."""
+        xp = self._ctx.xp
+        y = problems[0][1][::_sample_step(int(problems[0][1].shape[0]))]
+        before, after, v = fetch_scalars(xp.sum((y - old[:, 0]) ** 2),
+                                         xp.sum((y - new[:, 0]) ** 2),
+                                         xp.sum((y - xp.mean(y)) ** 2), xp=xp)
+        return 0.0 if float(v) == 0.0 else (float(before) - float(after)) / float(v)
 
     def _after_fit(self, shared):
         super()._after_fit(shared)
