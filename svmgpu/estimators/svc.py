@@ -2786,7 +2786,10 @@ class SVR(_FrontDoor, SVRBase):
     rank_path_ : list of dict or None
         As in :class:`SVC`; a stage's ``changed`` is ``‖Δf‖² / ‖y − ȳ‖²`` of the training
         predictions and targets (the share of the targets' variance that moved, on R²'s
-        scale; 0 for constant targets).
+        scale; 0 for constant targets), and ``gained`` (from the second stage) the training
+        R² it added, ``(‖y − f_old‖² − ‖y − f_new‖²) / ‖y − ȳ‖²``: above
+        :data:`SVR_AUTO_RANK_GAIN` at the last stage, the problem is solved exactly on every
+        row where it may (``refined``).
     n_iter_, converged_, fit_timings_, region_centers_, region_starts_, region_intercept_,
     region_overlap_
         As in :class:`SVC`.
