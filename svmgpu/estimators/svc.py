@@ -1273,8 +1273,7 @@ class _FrontDoor:
             models = super()._fit_problems(shared, problems, len(problems), starts=starts)
             margins = [mod.get("margins") for mod in models]
             new = self._training_outputs(shared["P"], models)
-            changed = self._output_change(out, new, problems)
-            gained = self._output_gain(out, new, problems)
+            changed, gained = self._output_change(out, new, problems)
             starved = self._starved(new, compared)
             out = new
             path.append({"rank": r_next, "changed": changed,
@@ -2677,17 +2676,13 @@ class SVC(_FrontDoor, SVCBase):
         return xp.nonzero(near)[0]
 
     def _output_change(self, old, new, problems):
-        """The fraction of training rows whose predicted class differs between two sets of
-        decision values (:meth:`_training_outputs`)."""
+        """``(changed, gained)`` between two sets of decision values on the training rows
+        (:meth:`_training_outputs`): the fraction of rows whose predicted class differs, and
+        None (SVC's growth ends by its predictions alone; SVR's gain:
+        :data:`SVR_AUTO_RANK_GAIN`)."""
         xp = self._ctx.xp
         differ = self._predicted(old) != self._predicted(new)
-        return float(fetch_scalars(xp.mean(xp.astype(differ, xp.float64)), xp=xp)[0])
-
-    def _output_gain(self, old, new, problems):
-        """What a stage gained in fitting the training rows, on a scale the growth compares
-        with a limit (SVR: :data:`SVR_AUTO_RANK_GAIN`); None here (SVC's growth ends by its
-        predictions alone)."""
-        return None
+        return float(fetch_scalars(xp.mean(xp.astype(differ, xp.float64)), xp=xp)[0]), None
 
     def _predicted(self, F):
         """The class index each row of the decision values F (:meth:`_training_outputs`) is
@@ -2917,27 +2912,21 @@ class SVR(_FrontDoor, SVRBase):
         return float(mid)
 
     def _output_change(self, old, new, problems):
-        """``‖Δf‖² / ‖y − ȳ‖²`` between two sets of training predictions, on the rows of
-        :meth:`_training_outputs` (the share of the targets' variance that changed, on R²'s
-        scale; 0 for constant targets, which leave nothing to fit). Not the predictions'
-        own variance: where they are nearly constant that ratio is rounding over rounding
-        (y ≡ 2 grew to 2,000 landmarks, 0.95 and 0.83 "changed")."""
+        """``(changed, gained)`` between two sets of training predictions, on the rows of
+        :meth:`_training_outputs`: ``‖Δf‖² / ‖y − ȳ‖²`` (the share of the targets' variance
+        that changed, on R²'s scale) and the training R² gained, ``(‖y − f_old‖² − ‖y −
+        f_new‖²) / ‖y − ȳ‖²`` (:data:`SVR_AUTO_RANK_GAIN`); both 0 for constant targets,
+        which leave nothing to fit. Not on the predictions' own variance: where they are
+        nearly constant that ratio is rounding over rounding (y ≡ 2 grew to 2,000 landmarks,
+        0.95 and 0.83 "changed")."""
         xp = self._ctx.xp
         y = problems[0][1][::_sample_step(int(problems[0][1].shape[0]))]
-        d, v = fetch_scalars(xp.sum((new[:, 0] - old[:, 0]) ** 2),
-                             xp.sum((y - xp.mean(y)) ** 2), xp=xp)
-        return 0.0 if float(v) == 0.0 else float(d) / float(v)
-
-    def _output_gain(self, old, new, problems):
-        """The training R² gained between two sets of training predictions, ``(‖y − f_old‖² −
-        ‖y − f_new‖²) / ‖y − ȳ‖²`` on the rows of :meth:`_training_outputs` (0 for constant
-        targets): :data:`SVR_AUTO_RANK_GAIN`."""
-        xp = self._ctx.xp
-        y = problems[0][1][::_sample_step(int(problems[0][1].shape[0]))]
-        before, after, v = fetch_scalars(xp.sum((y - old[:, 0]) ** 2),
-                                         xp.sum((y - new[:, 0]) ** 2),
-                                         xp.sum((y - xp.mean(y)) ** 2), xp=xp)
-        return 0.0 if float(v) == 0.0 else (float(before) - float(after)) / float(v)
+        d, before, after, v = fetch_scalars(
+            xp.sum((new[:, 0] - old[:, 0]) ** 2), xp.sum((y - old[:, 0]) ** 2),
+            xp.sum((y - new[:, 0]) ** 2), xp.sum((y - xp.mean(y)) ** 2), xp=xp)
+        if float(v) == 0.0:
+            return 0.0, 0.0
+        return float(d) / float(v), (float(before) - float(after)) / float(v)
 
     def _after_fit(self, shared):
         super()._after_fit(shared)
