@@ -244,6 +244,21 @@ def test_against_equals_evaluate(kernel, ref):
     assert_allclose(out, ref(X[17:], Z), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel,ref", CASES, ids=IDS)
+def test_sparse_rows_have_no_centre(kernel, ref):
+    """``center_of``: the mean of dense rows for a translation-invariant kernel, None for
+    sparse rows (never centred: that would densify them) and for other kernels."""
+    import scipy.sparse as sp
+
+    Z = np.random.default_rng(6).standard_normal((4, 3))
+    c = kernel.center_of(Z, xp=np)
+    if kernel.translation_invariant:
+        assert_allclose(c, Z.mean(axis=0))
+    else:
+        assert c is None
+    assert kernel.center_of(sp.csr_matrix(Z), xp=np) is None
+
+
 def test_exp_floor_far_apart_points():
     # exponents far below −700 are clipped to exp(−700): values stay in [0, 1e-300]
     X = np.array([[0.0, 0.0], [1.0, 0.0], [30.0, 0.0]])

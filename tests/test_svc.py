@@ -1560,7 +1560,7 @@ def test_refinement_is_skipped_where_the_candidates_cannot_make_a_problem(monkey
         "no: problem 1 has candidate support vectors of one class or none"
     assert fit.support_vectors_.shape[0] == fit.rank_ == 80
     monkeypatch.setattr(svc_module, "REFINE_MARGIN", 0.5)
-    monkeypatch.setattr(svc_module.SVC, "_exact_bytes", lambda self, m: 10**12)
+    monkeypatch.setattr(svc_module.SVC, "_exact_bytes", lambda self, m, dense=False: 10**12)
     fit = SVC(solver="lowrank", rank="auto", memory_budget="5GB").fit(X, y)
     assert "exceeds the memory budget" in fit.rank_path_[-1]["refined"]
     assert fit.support_vectors_.shape[0] == fit.rank_ == 80

@@ -823,7 +823,8 @@ class _FrontDoor:
         the fit holds them (:meth:`_prepare_fit`: sparse rows of few nonzeros stay sparse,
         and 2,000 text rows of 100,000 features had been charged 3.2 GB as dense ones), or
         ``dense`` (the partitioned path's regions)."""
-        row = (2 * self.n_features_in_ + 2) * 8 if dense else self._row_bytes
+        row = self._row_bytes if self._row_bytes is not None and not dense else \
+            (2 * self.n_features_in_ + 2) * 8
         return int(16 * m * m + m * row)
 
     def _float32_kernel(self, m, region=False):
@@ -970,10 +971,9 @@ class _FrontDoor:
         m, xp = X.shape[0], ctx.xp
         self.kernel_ = self._make_kernel(X, sample_weight)
         self.rank_path_ = None
-        # (bytes of a row as the exact path holds it: a sparse row of few nonzeros its stored
-        # values and column indices, twice; a dense one and its prepared side, float64)
-        self._row_bytes = 24 * X.nnz / max(m, 1) + 16 if keeps_sparse(X) else \
-            (2 * self.n_features_in_ + 2) * 8
+        # (bytes of a row as the exact path holds it where its rows stay sparse: a row's
+        # stored values and column indices, twice; None: dense rows, _exact_bytes)
+        self._row_bytes = 24 * X.nnz / max(m, 1) + 16 if keeps_sparse(X) else None
         self.solver_, why = self._choose_solver(X, ctx.budget_bytes)
         # (prediction computes its kernel values in the fit's dtype: _prepare_predict)
         self._kernel_float32 = self._float32_kernel(m, region=self.solver_ == "partition")
@@ -1953,7 +1953,7 @@ class _FrontDoor:
                            max_system=big, **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         large = res.info["large"]
-        if not ((dual or large) and res.info["stalled"]):  # (a crawl is a stall too)
+        if not (dual and res.info["stalled"]):  # (a crawl is a stall too; large: dual)
             return res, n_iter, False
         loss = self._losses()[-1]
         got = self._smo(K, y, loss, sample_weight)

@@ -498,8 +498,7 @@ def kernel_columns(kernel, X, Z, *, memory_budget=None, intercept=False, progres
     if r0 < r:
         map_kernel_blocks(kernel, X, Z[r0:, :],
                           lambda s, e, K: finite.append(xp.all(xp.isfinite(K))),
-                          memory_budget=memory_budget,
-                          center=None if is_sparse(Z) else kernel.center_of(Z, xp=xp),
+                          memory_budget=memory_budget, center=kernel.center_of(Z, xp=xp),
                           out=F[:, r0:r], progress=progress)
     if intercept:
         F[:, r] = 1.0

@@ -90,8 +90,10 @@ class Kernel:
 
     # -- preparation ---------------------------------------------------------------
     def center_of(self, Z, *, xp):
-        """The centre used for ``Z`` and anything evaluated against it (mean of the rows)."""
-        if not self.translation_invariant:
+        """The centre used for ``Z`` and anything evaluated against it (mean of the rows);
+        None for a kernel that is not translation-invariant, or sparse ``Z`` (sparse rows are
+        not centred, which would densify them: :meth:`sparse_block`)."""
+        if not self.translation_invariant or is_sparse(Z):
             return None
         if Z.shape[0] == 0:
             return xp.zeros((Z.shape[1],), dtype=Z.dtype, device=getattr(Z, "device", None))

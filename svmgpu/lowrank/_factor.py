@@ -217,7 +217,7 @@ def _finish(X, kernel, L, landmarks, *, device, memory_budget, method, P=None, t
     xp = device.xp
     landmark_X = model_rows(X, landmarks, xp=xp)  # (sparse rows of few nonzeros: CSR)
     L_inv = xp.astype(tri_inv(xp.astype(L, xp.float64, copy=False), lower=True, xp=xp), X.dtype)
-    center = None if is_sparse(landmark_X) else kernel.center_of(landmark_X, xp=xp)
+    center = kernel.center_of(landmark_X, xp=xp)  # (None for sparse rows)
     if not keep:
         return LowRankFactor(P=None, landmarks=landmarks, landmark_X=landmark_X, kernel=kernel,
                              L_inv=L_inv, trace_residual=math.nan, method=method,
