@@ -184,8 +184,27 @@ _CONTINUATION = (1.0, 0.3, HINGE_SMOOTHING)
 #: no difference. The partitioned path's regions always (32 Covtype regions, C = 32, γ = 32,
 #: one thread: solves 3.2 → 2.1 s, kernels 0.65 → 0.33 s, objectives equal to 3e-8). The
 #: low-rank path's features from the same number of rows (its memory halved; ijcnn1 3.7 →
-#: 3.1 s, Covtype's 7 classes on 50,000 rows 25.0 → 21.6 s, the same test accuracy).
-EXACT_FLOAT32_ROWS = 10_000
+#: 3.1 s, Covtype's 7 classes on 50,000 rows 25.0 → 21.6 s, the same test accuracy). It was
+#: 10,000 until session 55 (SVR's still is: :data:`SVR_FLOAT32_ROWS`). The exact path's fits
+#: of 2,500–6,000 rows of 35 fuzz trials (mixed seeds 3030–4242, each fit in a fresh process
+#: after a 3 s pause, as a user's one fit) took 0.25–0.90 times as long in float32 in 31 of
+#: them (6,000 × 200 at C = 10: 5.6 → 3.0 s; 2,500 × 200: 0.86 → 0.23 s), the same test
+#: accuracy: this VM backs memory written for the first time at up to 6 ms/MB after a pause,
+#: and a float64 kernel matrix of 6,000 rows is 288 MB. Two whose float32 Newton steps
+#: stalled took 3–7 times as long (SMO on the float32 matrix), hence
+#: :data:`FLOAT32_REDO_ROWS`.
+EXACT_FLOAT32_ROWS = 2_500
+#: ``SVR``'s :data:`EXACT_FLOAT32_ROWS`: its narrowed corners (:data:`SVR_NARROWINGS`) need
+#: the float64 kernel matrix, which a float32 fit of more than :data:`EXACT_FALLBACK_ROWS`
+#: rows does not narrow (session 55: fuzz SVR trials of 6,000 rows at C = 100 ended 0.001–
+#: 0.003 in R² from the float64 fit's and scikit-learn's model).
+SVR_FLOAT32_ROWS = 10_000
+#: The exact path (``solver_ == "exact"``) on fewer rows than this whose Newton steps stall on
+#: a float32 kernel matrix solves the problem again on the float64 one (its rounding stalled
+#: the line search) instead of by SMO on the float32 one: mixed seed 3737's trial 6 (6,000
+#: rows of one feature, C = 100), 5.2 s by SMO against 3.5–3.8 s (float64 from the start
+#: 1.3–1.7 s).
+FLOAT32_REDO_ROWS = 10_000
 
 #: The largest rounding of an RBF exponent ``γ‖x − z‖²`` that float32 kernel values may carry:
 #: float32's eps times ``γ · max ‖x − c‖²`` over the rows shifted by their mean c (the squared
@@ -837,7 +856,12 @@ class _FrontDoor:
         of the rows leaves unchanged (features offset by 10³: 53 % test accuracy against
         85 % in float64)."""
         return self.dtype is None and self.kernel_.translation_invariant and \
-            (region or m >= EXACT_FLOAT32_ROWS)
+            (region or m >= self._float32_rows())
+
+    def _float32_rows(self):
+        """The rows from which a fit holds its kernel values in float32
+        (:data:`EXACT_FLOAT32_ROWS`)."""
+        return EXACT_FLOAT32_ROWS
 
     def _shift_of(self, X):
         """The common shift of rows before their float32 cast (the kernel is translation
@@ -1891,11 +1915,22 @@ class _FrontDoor:
         starts = [start, None] if isinstance(start, tuple) and \
             K.shape[0] > PRESOLVE_MIN_ROWS else [start]
         n_iter = 0
+        redo = rows_f64 is not None and K.dtype != self._ctx.xp.float64 and \
+            self.solver_ == "exact" and K.shape[0] < FLOAT32_REDO_ROWS
         for first in starts:
             res, more, dual = self._newton(K, y, self._losses()[-1], sample_weight, kw,
                                            start=first, corner_start=True,
-                                           short_steps=EXACT_SHORT_STEPS)
+                                           short_steps=EXACT_SHORT_STEPS, smo=not redo)
             n_iter += more
+            if redo and res.info["stalled"]:  # (float32's rounding: FLOAT32_REDO_ROWS)
+                self._log.info("the exact path's Newton steps stall on the float32 kernel "
+                               "matrix: solved again on the float64 one")
+                K, rows_f64 = self._float64_kernel(rows_f64)
+                redo = False
+                res, more, dual = self._newton(K, y, self._losses()[-1], sample_weight, kw,
+                                               start=first, corner_start=True,
+                                               short_steps=EXACT_SHORT_STEPS)
+                n_iter += more
             if dual or not res.info["stalled"]:
                 break
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
@@ -1939,11 +1974,12 @@ class _FrontDoor:
             n_iter += more
         return res, n_iter
 
-    def _newton(self, K, y, loss, sample_weight, kw, **more):
+    def _newton(self, K, y, loss, sample_weight, kw, smo=True, **more):
         """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl or
         stall (:data:`SMO_MAX_ROWS`; on NumPy any size), SMO on the dual of the exact path's
         own loss (the last of :meth:`_losses`) instead, or where SMO does not converge in
-        :data:`SMO_ITERATIONS` a row, Newton's method on that loss from SMO's last point. (So
+        :data:`SMO_ITERATIONS` a row, Newton's method on that loss from SMO's last point
+        (``smo=False``: the stalled result, for the caller's own remedy). (So
         there the continuation from wider corners no longer runs. It had ended
         mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)"""
         big = SMO_SYSTEM_ROWS if is_numpy(self._ctx.xp) and K.shape[0] > SMO_SYSTEM_ROWS \
@@ -1953,8 +1989,8 @@ class _FrontDoor:
                            max_system=big, **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         large = res.info["large"]
-        if not (dual and res.info["stalled"]):  # (a crawl is a stall too; large: dual)
-            return res, n_iter, False
+        if not (dual and smo and res.info["stalled"]):  # (a crawl is a stall too; large:
+            return res, n_iter, False  # dual; smo=False: the caller's own remedy)
         loss = self._losses()[-1]
         got = self._smo(K, y, loss, sample_weight)
         self._log.info(
@@ -2840,6 +2876,9 @@ class SVR(_FrontDoor, SVRBase):
 
     def _rank_change_limit(self):
         return "SVR_AUTO_RANK_CHANGE", SVR_AUTO_RANK_CHANGE
+
+    def _float32_rows(self):
+        return SVR_FLOAT32_ROWS
 
     def _narrowings(self):
         return SVR_NARROWINGS
