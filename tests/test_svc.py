@@ -2106,6 +2106,39 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     assert corners.info["large"] and corners.n_iter == 0
 
 
+def test_newton_steps_that_stall_on_a_float32_kernel_are_solved_again_in_float64(monkeypatch):
+    """FLOAT32_REDO_ROWS: SVC's exact path holds its kernel matrix in float32 from
+    EXACT_FLOAT32_ROWS rows; where the Newton steps stall on it (its rounding, here made to),
+    the problem is solved again on the float64 matrix, not by SMO on the float32 one: the
+    model of ``dtype="float64"``. SVR keeps float64 below SVR_FLOAT32_ROWS."""
+    import svmgpu.estimators.svc as svc_mod
+
+    X, y = make_classification(600, 10, flip_y=0.1, random_state=2)
+    X = StandardScaler().fit_transform(X)
+    ref = SVC(C=10.0, dtype="float64", tol=1e-6).fit(X, y)
+    monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
+    seen, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
+
+    def stalls_in_float32(K, y, loss, **kw):
+        res = newton(K, y, loss, **kw)
+        seen.append(str(K.dtype))
+        if seen[-1] == "float32":
+            res.info["stalled"], res.converged = True, False
+        return res
+
+    monkeypatch.setattr(svc_mod, "exact_newton", stalls_in_float32)
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: smo_calls.append(1) or smo(self, *a, **k))
+    got = SVC(C=10.0, tol=1e-6).fit(X, y)
+    assert got.solver_ == "exact" and got.converged_.all() and not smo_calls
+    assert seen[0] == "float32" and seen[-1] == "float64"
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
+    seen.clear()
+    monkeypatch.setattr(svc_mod, "SVR_FLOAT32_ROWS", 10_000)
+    SVR(C=1.0).fit(X, X[:, 0])
+    assert set(seen) == {"float64"}
+
+
 def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     """LOWRANK_MIN_CAPTURE (fuzz seed 1111, trial 4, session 45): the polynomial kernel at
     gamma="scale" on 200 features (kernel values ~3e-4 between rows, 1 on the diagonal) leaves

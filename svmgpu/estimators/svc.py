@@ -185,14 +185,14 @@ _CONTINUATION = (1.0, 0.3, HINGE_SMOOTHING)
 #: one thread: solves 3.2 → 2.1 s, kernels 0.65 → 0.33 s, objectives equal to 3e-8). The
 #: low-rank path's features from the same number of rows (its memory halved; ijcnn1 3.7 →
 #: 3.1 s, Covtype's 7 classes on 50,000 rows 25.0 → 21.6 s, the same test accuracy). It was
-#: 10,000 until session 55 (SVR's still is: :data:`SVR_FLOAT32_ROWS`). The exact path's fits
-#: of 2,500–6,000 rows of 35 fuzz trials (mixed seeds 3030–4242, each fit in a fresh process
-#: after a 3 s pause, as a user's one fit) took 0.25–0.90 times as long in float32 in 31 of
+#: 10,000 until session 55 (SVR's still is: :data:`SVR_FLOAT32_ROWS`). SVC's exact fits of
+#: 2,500–6,000 rows in 24 fuzz trials (mixed seeds 3030–4242, each fit in a fresh process
+#: after a 3 s pause, as a user's one fit) took 0.25–0.83 times as long in float32 in 22 of
 #: them (6,000 × 200 at C = 10: 5.6 → 3.0 s; 2,500 × 200: 0.86 → 0.23 s), the same test
 #: accuracy: this VM backs memory written for the first time at up to 6 ms/MB after a pause,
-#: and a float64 kernel matrix of 6,000 rows is 288 MB. Two whose float32 Newton steps
-#: stalled took 3–7 times as long (SMO on the float32 matrix), hence
-#: :data:`FLOAT32_REDO_ROWS`.
+#: and a float64 kernel matrix of 6,000 rows is 288 MB. ``make_classification`` at 5,000 rows
+#: 0.92× → 0.66× scikit-learn's time. One whose float32 Newton steps stalled took 3 times as
+#: long (SMO on the float32 matrix), hence :data:`FLOAT32_REDO_ROWS`.
 EXACT_FLOAT32_ROWS = 2_500
 #: ``SVR``'s :data:`EXACT_FLOAT32_ROWS`: its narrowed corners (:data:`SVR_NARROWINGS`) need
 #: the float64 kernel matrix, which a float32 fit of more than :data:`EXACT_FALLBACK_ROWS`
