@@ -1888,6 +1888,7 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     features are widened in place (:func:`svmgpu.backend.widen_rows`), so the next stage
     needs no room for a copy of them beside it: a budget that held 20 but not 20 + 28 grows."""
     svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 10_000)  # (float64 features)
     X, y = make_classification(4000, n_features=6, random_state=2)
     feats = 4000 * 8  # bytes of one feature column
     # a budget that holds the first rank's features but not those of AUTO_RANK_UNGROWN (at
