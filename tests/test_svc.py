@@ -1414,7 +1414,7 @@ def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, 
     misclassified rows then join the candidates with the others of nonzero loss gradient. They
     outnumber the candidates, and the problem is solved again from the exact path's own start:
     the exact SVM's predictions, on every backend. Without the larger sample the first one
-    passes, and the model is not the exact SVM."""
+    passes (REFINE_CHECK_JOIN off), and the model is not the exact SVM."""
     svc_module = _grow(monkeypatch)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
     monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.05)
@@ -1432,10 +1432,41 @@ def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, 
     np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
     assert np.max(np.abs(host(fit.decision_function(Xd)) - exact.decision_function(X))) < 0.05
     monkeypatch.setattr(svc_module, "REFINE_CHECK_TOTAL", 0)
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_JOIN", 1.0)
     small = SVC(solver="lowrank", tol=1e-8).fit(X, y)
     (only,), = small.rank_path_[-1]["refined"]["checks"]
     assert only["sampled"] == 5 and "added" not in only
     assert np.mean(small.predict(X) == exact.predict(X)) < 0.99
+
+
+def test_a_sample_mostly_inside_the_margin_joins_the_rows_outside(monkeypatch, device):
+    """REFINE_CHECK_JOIN: where more than that share of the refinement's first sample lies
+    inside the refined model's margin, the rows outside of nonzero loss gradient join the
+    candidates though too few of the sample are misclassified to say so (no larger sample
+    here: REFINE_CHECK_TOTAL = 0): the exact SVM's predictions, on every backend. With the
+    share at 1 the sample passes, and the model disagrees with the exact SVM on 7 % of the
+    rows."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.05)
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_ROWS", 20)
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_TOTAL", 0)
+    X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.05, random_state=4)
+    X = StandardScaler().fit_transform(X)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    exact = SVC(rank=None, tol=1e-8).fit(X, y)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    (first, second), = fit.rank_path_[-1]["refined"]["checks"]
+    assert first["sampled"] == 20 and first["misclassified"] < svc_module.REFINE_CHECK_MISSES
+    assert first["violating"] > svc_module.REFINE_CHECK_JOIN * 20 and first["added"] > 0
+    assert "added" not in second
+    np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
+    assert np.max(np.abs(host(fit.decision_function(Xd)) - exact.decision_function(X))) < 0.05
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_JOIN", 1.0)
+    passed = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    (only,), = passed.rank_path_[-1]["refined"]["checks"]
+    assert only["violating"] == first["violating"] and "added" not in only
+    assert np.mean(passed.predict(X) == exact.predict(X)) < 0.95
 
 
 def test_a_round_after_the_check_starts_at_the_corners_at_a_large_c(monkeypatch, device):
@@ -1500,8 +1531,8 @@ def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch
     """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
     labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its
     rows: the exact path's model, on every backend. On the candidates alone (the share
-    raised past 1) rows outside them violate its margin and the decision values are off by
-    more than 0.5."""
+    raised past 1, and REFINE_CHECK_JOIN's, whose check would add them) rows outside them
+    violate its margin and the decision values are off by more than 0.5."""
     svc_module = _grow(monkeypatch, top=40)
     monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 25)
     X, y = make_classification(600, n_features=20, n_informative=6, flip_y=0.3,
@@ -1514,6 +1545,7 @@ def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch
     np.testing.assert_array_equal(host(whole.support_), host(exact.support_))
     assert_allclose(whole.decision_function(Xd), exact.decision_function(Xd), atol=1e-6)
     monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_JOIN", 1.01)
     part = SVC(solver="lowrank", tol=1e-8).fit(X, y)
     (n_cand,) = part.rank_path_[-1]["refined"]["candidates"]
     assert 0.8 * 600 <= n_cand < 600
