@@ -1407,6 +1407,23 @@ def test_the_refinement_adds_the_rows_outside_its_candidates_that_it_misclassifi
     assert np.mean(unchecked.predict(X) == exact.predict(X)) < 0.5
 
 
+def _refined_near_the_margin(monkeypatch, device, *, sample, total=None):
+    """``(svc module, X, y, the exact SVM, the refined fit on device)``: a refinement whose
+    candidates (the low-rank margin less 0.05) leave out rows inside the exact model's margin,
+    checked on ``sample`` rows (REFINE_CHECK_ROWS; REFINE_CHECK_TOTAL ``total``)."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.05)
+    monkeypatch.setattr(svc_module, "REFINE_CHECK_ROWS", sample)
+    if total is not None:
+        monkeypatch.setattr(svc_module, "REFINE_CHECK_TOTAL", total)
+    X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.05, random_state=4)
+    X = StandardScaler().fit_transform(X)
+    exact = SVC(rank=None, tol=1e-8).fit(X, y)
+    fit = SVC(solver="lowrank", tol=1e-8).fit(to_device(X, device), to_device(y, device))
+    return svc_module, X, y, exact, fit
+
+
 def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, device):
     """Where the refinement's first sample (REFINE_CHECK_ROWS) misclassifies too few rows to
     decide but more than REFINE_CHECK_DOUBT of it violates the refined model's margin, a larger
@@ -1415,15 +1432,8 @@ def test_a_sample_that_violates_the_margin_is_checked_on_more_rows(monkeypatch, 
     outnumber the candidates, and the problem is solved again from the exact path's own start:
     the exact SVM's predictions, on every backend. Without the larger sample the first one
     passes (REFINE_CHECK_JOIN off), and the model is not the exact SVM."""
-    svc_module = _grow(monkeypatch)
-    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
-    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.05)
-    monkeypatch.setattr(svc_module, "REFINE_CHECK_ROWS", 5)
-    X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.05, random_state=4)
-    X = StandardScaler().fit_transform(X)
-    Xd, yd = to_device(X, device), to_device(y, device)
-    exact = SVC(rank=None, tol=1e-8).fit(X, y)
-    fit = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    svc_module, X, y, exact, fit = _refined_near_the_margin(monkeypatch, device, sample=5)
+    Xd = to_device(X, device)
     (first, second), = fit.rank_path_[-1]["refined"]["checks"]
     assert first["violating"] > svc_module.REFINE_CHECK_DOUBT * 5
     assert first["sampled"] == first["outside"] > 5  # (the larger sample: every row outside)
@@ -1446,16 +1456,9 @@ def test_a_sample_mostly_inside_the_margin_joins_the_rows_outside(monkeypatch, d
     here: REFINE_CHECK_TOTAL = 0): the exact SVM's predictions, on every backend. With the
     share at 1 the sample passes, and the model disagrees with the exact SVM on 7 % of the
     rows."""
-    svc_module = _grow(monkeypatch)
-    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
-    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.05)
-    monkeypatch.setattr(svc_module, "REFINE_CHECK_ROWS", 20)
-    monkeypatch.setattr(svc_module, "REFINE_CHECK_TOTAL", 0)
-    X, y = make_classification(600, n_features=8, n_informative=6, flip_y=0.05, random_state=4)
-    X = StandardScaler().fit_transform(X)
-    Xd, yd = to_device(X, device), to_device(y, device)
-    exact = SVC(rank=None, tol=1e-8).fit(X, y)
-    fit = SVC(solver="lowrank", tol=1e-8).fit(Xd, yd)
+    svc_module, X, y, exact, fit = _refined_near_the_margin(monkeypatch, device, sample=20,
+                                                            total=0)
+    Xd = to_device(X, device)
     (first, second), = fit.rank_path_[-1]["refined"]["checks"]
     assert first["sampled"] == 20 and first["misclassified"] < svc_module.REFINE_CHECK_MISSES
     assert first["violating"] > svc_module.REFINE_CHECK_JOIN * 20 and first["added"] > 0
