@@ -1937,19 +1937,17 @@ class _FrontDoor:
         redo = rows_f64 is not None and K.dtype != self._ctx.xp.float64 and \
             getattr(self, "solver_", None) == "exact" and K.shape[0] < FLOAT32_REDO_ROWS
         for first in starts:
-            res, more, dual = self._newton(K, y, self._losses()[-1], sample_weight, kw,
-                                           start=first, corner_start=True,
-                                           short_steps=EXACT_SHORT_STEPS, smo=not redo)
-            n_iter += more
-            if redo and res.info["stalled"]:  # (float32's rounding: FLOAT32_REDO_ROWS)
-                self._log.info("the exact path's Newton steps stall on the float32 kernel "
-                               "matrix: solved again on the float64 one")
-                K, rows_f64 = self._float64_kernel(rows_f64)
-                redo = False
+            while True:
                 res, more, dual = self._newton(K, y, self._losses()[-1], sample_weight, kw,
                                                start=first, corner_start=True,
-                                               short_steps=EXACT_SHORT_STEPS)
+                                               short_steps=EXACT_SHORT_STEPS, smo=not redo)
                 n_iter += more
+                if not (redo and res.info["stalled"]):
+                    break
+                self._log.info("the exact path's Newton steps stall on the float32 kernel "
+                               "matrix: solved again on the float64 one (FLOAT32_REDO_ROWS)")
+                K, rows_f64 = self._float64_kernel(rows_f64)
+                redo = False
             if dual or not res.info["stalled"]:
                 break
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
