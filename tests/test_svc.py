@@ -1,6 +1,7 @@
 """svmgpu.SVC (the front door under scikit-learn's name) and its exact path, the primal Newton
 of Chapelle 2007 on the full kernel (svmgpu.solvers.exact)."""
 
+import logging
 import math
 import warnings
 
@@ -3162,8 +3163,37 @@ def test_a_kernel_of_finite_rank_takes_the_exact_low_rank(monkeypatch, device, E
         assert np.mean(host(low.predict(Xd)) == peer.predict(X)) >= 0.99
     else:
         assert float(np.max(np.abs(host(low.predict(Xd)) - peer.predict(X)))) < 0.05 * scale
-    wide = rng.standard_normal((400, 20))  # (400 rows < 25 a dimension: the exact path)
+    wide = rng.standard_normal((400, 50))  # (8 rows a dimension, below SVR_LINEAR_FINITE_RANK_ROWS
+    # and FINITE_RANK_ROWS: the exact path)
     assert Est(kernel=kernel).fit(to_device(wide, device), yd).solver_ == "exact"
+
+
+def test_svr_takes_the_low_rank_path_for_the_linear_kernel_from_fewer_rows_a_dimension(
+        monkeypatch, device, caplog):
+    """SVR with kernel='linear' takes the low-rank path from SVR_LINEAR_FINITE_RANK_ROWS (10)
+    rows a dimension, where the exact path's Newton steps crawl on targets nearly linear in
+    the rows; its model is the exact path's (the landmarks span the d features). SVC, and
+    SVR's polynomial kernel, keep FINITE_RANK_ROWS (25). On every backend."""
+    from svmgpu.estimators import svc as svc_module
+
+    monkeypatch.setattr(svc_module, "FINITE_RANK_MIN_ROWS", 300)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((400, 20))  # (20 rows a dimension: between the two rules)
+    y = X @ rng.standard_normal(20) + 0.1 * rng.standard_normal(400) + 5.0
+    Xd, yd = to_device(X, device), to_device(y, device)
+    with caplog.at_level(logging.INFO, logger="svmgpu"):
+        low = SVR(kernel="linear", tol=1e-8).fit(Xd, yd)
+    assert low.solver_ == "lowrank" and low.rank_ >= 20
+    assert "SVR_LINEAR_FINITE_RANK_ROWS=10" in caplog.text
+    exact = SVR(kernel="linear", tol=1e-8, solver="exact").fit(Xd, yd)
+    scale = float(np.max(np.abs(host(exact.predict(Xd)))))
+    assert_allclose(host(low.predict(Xd)), host(exact.predict(Xd)), atol=1e-4 * scale)
+    peer = SklearnSVR(kernel="linear").fit(X, y)
+    assert abs(low.score(Xd, yd) - peer.score(X, y)) < 1e-3
+    labels = to_device((y > 5.0).astype(int), device)
+    assert SVC(kernel="linear").fit(Xd, labels).solver_ == "exact"
+    cubic = to_device(X[:, :4], device)  # (degree 3 on 4 features: 20 monomials)
+    assert SVR(kernel="poly").fit(cubic, yd).solver_ == "exact"
 
 
 def test_the_ls_svm_start_of_a_float32_kernel_is_factored_in_float32(monkeypatch, device):

@@ -36,14 +36,14 @@ split one-vs-one as LIBSVM does. The solver is chosen per fit (``solver_``):
 
 ``solver="auto"`` takes the low-rank path when ``rank`` is an int, or for a kernel of finite rank
 (``"linear"``, ``"poly"``) on at least :data:`FINITE_RANK_ROWS` rows a dimension of its feature
-space; with ``rank="auto"`` the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix
-fits the memory budget, else the partitioned one when the kernel is local (the median kernel value
-between random rows below :data:`LOCAL_KERNEL_LEVEL`; SVC's above :data:`LOCAL_REFINE_MAX_ROWS` rows
-only), else the low-rank one, whose rank ``"auto"``
-grows with the data: from :data:`AUTO_RANK_START` landmarks by :data:`AUTO_RANK_GROWTH` a stage,
-each stage started from the last one's solution, while more than :data:`AUTO_RANK_CHANGE` of the
-training predictions change, up to :data:`AUTO_RANK_MAX` or the memory budget (``rank_path_``). The
-choices and their reasons are logged at ``verbose=1``.
+space (:class:`SVR`'s linear kernel: :data:`SVR_LINEAR_FINITE_RANK_ROWS`); with ``rank="auto"``
+the exact path up to :data:`EXACT_MAX_ROWS` rows when the kernel matrix fits the memory budget,
+else the partitioned one when the kernel is local (the median kernel value between random rows
+below :data:`LOCAL_KERNEL_LEVEL`; SVC's above :data:`LOCAL_REFINE_MAX_ROWS` rows only), else the
+low-rank one, whose rank ``"auto"`` grows with the data: from :data:`AUTO_RANK_START` landmarks
+by :data:`AUTO_RANK_GROWTH` a stage, each stage started from the last one's solution, while more
+than :data:`AUTO_RANK_CHANGE` of the training predictions change, up to :data:`AUTO_RANK_MAX` or
+the memory budget (``rank_path_``). The choices and their reasons are logged at ``verbose=1``.
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ from svmgpu.estimators.reduced import (
 from svmgpu.kernels import (
     RBF,
     KernelRows,
+    Linear,
     distance_range_problem,
     kernel_matvec,
     negligible_level,
@@ -257,6 +258,23 @@ FINITE_RANK_MIN_ROWS = 2000
 #: Rows a dimension of the kernel's feature space from which ``solver="auto"`` takes the
 #: low-rank path (:data:`FINITE_RANK_MIN_ROWS`).
 FINITE_RANK_ROWS = 25
+#: :data:`FINITE_RANK_ROWS` for :class:`SVR` with ``kernel="linear"``. Where the targets are
+#: nearly a linear function of the rows, most residuals sit near the tube's edges, and the
+#: exact path's Newton steps in kernel coordinates (K of rank d: at most about d + 1 rows
+#: free) crawl a row at a time, then SMO's iterations run out: mixed fuzz seed 4343's trial
+#: 31 (2,500 × 200, C = 100) 3.2 s exact against 0.11 s low-rank (scikit-learn 0.10 s),
+#: seed 202's trial 15 (C = 10) 3.9 against 0.97 s (scikit-learn 58 s), seed 1212's trial 33
+#: 0.85 against 0.40 s; ``make_regression`` sets of 3,000 × 200 (15 rows a dimension;
+#: noise 10 / 100, friedman1 with 195 noise features, a low-rank design with an offset; C =
+#: 0.1, 1, 100) 0.38–5.5 s against 0.12–0.85 s, every R² the same to 0.002, none slower by
+#: more than 0.03 s; 2,000 × 100 likewise. At 4–8 rows a dimension neither path wins (800 ×
+#: 200: friedman1 0.03–0.09 s exact against 0.45–0.81 s low-rank, the noise-10 set at C = 100
+#: 1.4 against 0.18 s). The polynomial kernel keeps :data:`FINITE_RANK_ROWS`: its landmarks'
+#: factor of a kernel matrix of far lower rank than its order (the spectrum spans many
+#: orders of magnitude at ``gamma=3``) drops directions the exact problem uses (seed 1818's
+#: trial 3, 2,500 × 10 at degree 3, 220 dimensions: R² 0.715 low-rank, 0.697 at 400
+#: landmarks, against 0.7335 exact and scikit-learn's 0.7334).
+SVR_LINEAR_FINITE_RANK_ROWS = 10
 #: The partitioned path's largest region (an exact problem): a region of more rows, or whose
 #: kernel matrix would pass the memory budget, is split by 2-means.
 REGION_MAX_ROWS = 20_000
@@ -943,11 +961,11 @@ class _FrontDoor:
         if self.rank != "auto":  # a rank asks for landmarks: never silently the exact path
             return "lowrank", f"rank={self.rank}"
         dim = self.kernel_.feature_dimension(int(X.shape[1]))
-        if dim is not None and m >= FINITE_RANK_MIN_ROWS and dim * FINITE_RANK_ROWS <= m:
+        per_name, per = self._finite_rank_rows()
+        if dim is not None and m >= FINITE_RANK_MIN_ROWS and dim * per <= m:
             return "lowrank", (f"the {self.kernel_.name!r} kernel on {X.shape[1]:,} features has "
                                f"rank at most {dim:,} (its feature space), which landmarks hold "
-                               f"exactly ({m:,} rows ≥ FINITE_RANK_ROWS={FINITE_RANK_ROWS} a "
-                               "dimension)")
+                               f"exactly ({m:,} rows ≥ {per_name}={per} a dimension)")
         name, top = self._exact_max_rows()
         if m <= top and exact_bytes <= budget:
             return "exact", f"{m:,} rows, and the kernel matrix fits the budget"
@@ -969,6 +987,11 @@ class _FrontDoor:
     def _exact_max_rows(self):
         """``(name, rows)``: the constant up to which ``solver="auto"`` takes the exact path."""
         return "EXACT_MAX_ROWS", EXACT_MAX_ROWS
+
+    def _finite_rank_rows(self):
+        """``(name, rows)``: the rows a dimension of a finite-rank kernel's feature space from
+        which ``solver="auto"`` takes the low-rank path (:data:`FINITE_RANK_ROWS`)."""
+        return "FINITE_RANK_ROWS", FINITE_RANK_ROWS
 
     def _rank_change_limit(self):
         """``(name, value)``: the change of the training predictions that ends ``rank="auto"``'s
@@ -2809,7 +2832,8 @@ class SVR(_FrontDoor, SVRBase):
     the Huber loss of half-width :data:`HINGE_SMOOTHING`), the intercept ``b`` unpenalized; on
     the exact or the low-rank path as :class:`SVC`, except that ``solver="auto"`` takes the
     exact path up to :data:`SVR_EXACT_MAX_ROWS` rows (the low-rank path reaches SVR's R² to
-    0.01 sooner than SVC's accuracy).
+    0.01 sooner than SVC's accuracy), and the low-rank path for ``kernel="linear"`` from
+    :data:`SVR_LINEAR_FINITE_RANK_ROWS` rows a feature (SVC's: :data:`FINITE_RANK_ROWS`).
 
     Parameters
     ----------
@@ -2890,6 +2914,11 @@ class SVR(_FrontDoor, SVRBase):
         small = self.C <= SVR_EXACT_SMALL_C and not self._dask_fit  # (Dask: its partitions)
         return ("REFINE_WHOLE_MAX_ROWS", REFINE_WHOLE_MAX_ROWS) if small else \
             ("SVR_EXACT_MAX_ROWS", SVR_EXACT_MAX_ROWS)
+
+    def _finite_rank_rows(self):
+        if isinstance(self.kernel_, Linear):
+            return "SVR_LINEAR_FINITE_RANK_ROWS", SVR_LINEAR_FINITE_RANK_ROWS
+        return super()._finite_rank_rows()
 
     def _rank_change_limit(self):
         return "SVR_AUTO_RANK_CHANGE", SVR_AUTO_RANK_CHANGE
