@@ -734,6 +734,12 @@ def test_a_kernel_matrix_over_the_budget_is_refused_up_front_or_avoided():
         SVC(solver="exact", memory_budget="50KB").fit(X, y)
     clf = SVC(rank=20, memory_budget="150KB").fit(X, y)  # "auto": the low-rank path fits
     assert clf.solver_ == "lowrank" and clf.score(X, y) > 0.9
+    # (each estimator's messages name it and its own low-rank estimator: SVR's had said SVC)
+    with pytest.raises(MemoryError, match="SVR's exact path: the kernel matrix of 150 samples"
+                                          ".*UniSVR"):
+        SVR(solver="exact", memory_budget="50KB").fit(X, X[:, 0])
+    with pytest.raises(MemoryError, match="SVR's partitioned path"):
+        SVR(solver="partition", memory_budget="10KB").fit(X, X[:, 0])
 
 
 def test_the_low_rank_path_with_every_row_a_landmark_is_the_exact_svm():

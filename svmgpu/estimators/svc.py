@@ -1049,8 +1049,11 @@ class _FrontDoor:
         self._log.info("solver %s: %s", self.solver_, why)
         if self.solver_ == "exact":
             check_fits(self._exact_bytes(m), ctx.budget_bytes,
-                       what=f"SVC's exact path: the kernel matrix of {m:,} samples",
-                       hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples")
+                       what=f"{type(self).__name__}'s exact path: the kernel matrix of {m:,} "
+                            "samples",
+                       hint="use solver='lowrank' (or UniSVC/GreedySVC) for this many samples"
+                       if self._task == "classification" else
+                       "use solver='lowrank' (or UniSVR) for this many samples")
             self.rank_ = None
             # (sparse rows stay sparse where few of their entries are nonzero: the kernel
             # rows then come from sparse products, KernelRows; SPARSE_SIDE_DENSITY)
@@ -1832,8 +1835,8 @@ class _FrontDoor:
         if self._dask_fit:  # the rows stay on the workers; the client holds m-vectors
             dense = 64 * m
         check_fits(dense + self._exact_bytes(min(size, m), dense=True), ctx.budget_bytes,
-                   what=f"SVC's partitioned path: {m:,} dense rows and a region's kernel matrix "
-                        f"({min(size, m):,} rows)",
+                   what=f"{type(self).__name__}'s partitioned path: {m:,} dense rows and a "
+                        f"region's kernel matrix ({min(size, m):,} rows)",
                    hint="lower region_rows")
         max_rows = REGION_MAX_ROWS
         while max_rows > size and \
