@@ -2272,6 +2272,38 @@ def test_svr_epsilon_zero_and_the_low_rank_path():
         get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.05, delta=0.1)
 
 
+def test_a_float32_row_store_whose_newton_system_is_indefinite_is_solved_in_float64():
+    """Every row twice with both labels at C = 10⁶ (2,600 rows: the exact path's kernel rows
+    in float32, computed as the Newton steps read them, KernelRows): the float32 system is
+    indefinite, and the fit is solved again on the float64 kernel matrix. It raised
+    "TypeError: KernelRows is not a supported array type" (the fallback asked the row store
+    for its namespace). As scikit-learn's: every row a support vector at its bound C."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((1300, 5))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(1300) > 0).astype(int)
+    got = SVC(C=1e6).fit(np.r_[X, X], np.r_[y, 1 - y])
+    assert got.solver_ == "exact" and list(got.n_support_) == [1300, 1300]
+    assert_allclose(np.abs(host(got.dual_coef_)), 1e6, rtol=1e-9)
+
+
+def test_svr_epsilon_zero_at_a_large_c_keeps_the_continuation_not_smo(device):
+    """SVR(epsilon=0) solves the regression Huber loss, which SMO does not take: where its
+    exact Newton steps crawl (C = 10⁴, 300 rows) the fit goes on by the continuation from wider
+    losses instead of handing SMO a loss it refuses (it raised "smo solves the loss
+    'huber_epsilon_insensitive' for regression; got 'huber'"). Its corners narrowed at this C,
+    the model is scikit-learn's absolute-loss SVR (epsilon=0) to 0.01 on new rows
+    (scikit-learn's own tol=1e-6 fit: 0.007)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 5))
+    y = X[:, 0] + 0.1 * rng.standard_normal(300)
+    got = SVR(epsilon=0.0, C=1e4).fit(to_device(X, device), to_device(y, device))
+    assert got.solver_ == "exact" and bool(np.all(host(got.converged_)))
+    ref = SklearnSVR(epsilon=0.0, C=1e4, tol=1e-6).fit(X, y)
+    Xt = rng.standard_normal((500, 5))
+    assert_allclose(host(got.predict(to_device(Xt, device))), ref.predict(Xt), rtol=0,
+                    atol=1e-2)
+
+
 @pytest.mark.parametrize("C", [100.0, 1000.0])
 def test_svr_at_a_large_c_narrows_its_corners_to_fit_the_whole_tube(C, device):
     """At a large C the corners' inner halves (ε − δ to ε) kept every row out of them: the fit

@@ -124,7 +124,7 @@ from svmgpu.solvers.partition import (
     kmeans,
 )
 from svmgpu.solvers.reduced import newton_reduced
-from svmgpu.solvers.smo import smo
+from svmgpu.solvers.smo import SMO_LOSSES, smo
 
 #: The half-width δ of the Huber hinge that stands in for the hinge: the widest that gave
 #: scikit-learn's SVC test accuracy on digits, breast cancer and make_classification (a wider
@@ -1934,7 +1934,7 @@ class _FrontDoor:
         try:
             return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start)
         except LinAlgError as exc:
-            if rows_f64 is None or K.dtype == get_namespace(K).float64:
+            if rows_f64 is None or K.dtype == self._ctx.xp.float64:  # (K: KernelRows too)
                 raise LinAlgError(
                     f"the exact path's Newton system is not positive definite ({exc}): the "
                     f"kernel matrix is indefinite in {numpy_dtype(K.dtype).name} at this "
@@ -2025,9 +2025,14 @@ class _FrontDoor:
         (``smo=False``: the stalled result, for the caller's own remedy). (So
         there the continuation from wider corners no longer runs. It had ended
         mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)"""
-        big = SMO_SYSTEM_ROWS if is_numpy(self._ctx.xp) and K.shape[0] > SMO_SYSTEM_ROWS \
-            else None
-        dual = K.shape[0] <= SMO_MAX_ROWS or big is not None  # (NumPy: every size)
+        # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
+        # ε = 0: its two dual variables a row, free together in the corners' overlap, are
+        # held apart only by the corners' 2δ/C, and SMO crawled at C = 10⁴; that loss keeps
+        # the continuation)
+        dual = self._losses()[-1].name == SMO_LOSSES[self._task]
+        big = SMO_SYSTEM_ROWS if dual and is_numpy(self._ctx.xp) and \
+            K.shape[0] > SMO_SYSTEM_ROWS else None
+        dual = dual and (K.shape[0] <= SMO_MAX_ROWS or big is not None)  # (NumPy: every size)
         res = exact_newton(K, y, loss, hard_short_steps=EXACT_SHORT_STEPS if dual else None,
                            max_system=big, **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
