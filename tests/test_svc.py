@@ -1030,6 +1030,35 @@ def test_the_exact_solves_fallback_takes_the_kernels_independent_rows(monkeypatc
                     rtol=0, atol=1e-5, device=device)
 
 
+def test_a_fallback_model_far_from_the_exact_problems_fixed_point_warns():
+    """The 'poly' kernel at degree 10 and gamma=1 on 700 rows of 5 standard normal features (a
+    kernel diagonal of 10⁻¹¹ to 10¹¹): the exact path stalls, SMO runs out of iterations, and
+    the fallback's Newton method over independent rows stops by its own gradient test at a
+    hinge objective 1.6 times scikit-learn's. That model had been reported converged, silently;
+    the exact problem's fixed point α* = C y ψ'(r) at its residuals now shows it is not
+    (FALLBACK_KKT): a ConvergenceWarning with what to change, converged_ False. Below it, where
+    the fallback is the exact model, no warning (test_the_stalled_exact_solves_fallback...)."""
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((700, 5))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(700) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="lower degree or gamma"):
+        got = SVC(kernel="poly", degree=10, gamma=1.0).fit(X, y)
+    assert not got.converged_.any()
+    K = polynomial_kernel(X, degree=10, gamma=1.0, coef0=0.0)
+    alpha = np.zeros(700)
+    alpha[got.support_] = got.dual_coef_[0]
+    f = K @ alpha + got.intercept_[0]
+    hinge = 0.5 * alpha @ K @ alpha + np.maximum(0.0, 1.0 - (2 * y - 1) * f).sum()
+    ref = SklearnSVC(kernel="poly", degree=10, gamma=1.0).fit(X, y)
+    ref_alpha = np.zeros(700)
+    ref_alpha[ref.support_] = ref.dual_coef_[0]
+    ref_f = K @ ref_alpha + ref.intercept_[0]
+    ref_hinge = 0.5 * ref_alpha @ K @ ref_alpha + np.maximum(0.0, 1.0 - (2 * y - 1) * ref_f).sum()
+    assert hinge > 1.2 * ref_hinge  # (the case the warning is for: far from the optimum)
+
+
 def test_the_stalled_exact_solves_fallback_on_every_backend(monkeypatch, device):
     """The fallback of an exact solve that stalled (:data:`EXACT_FALLBACK_ROWS`) runs on
     every backend (array-api-strict's device1: no host round trip), for a one-vs-one pair
