@@ -224,6 +224,7 @@ def test_make_kernel_and_gamma_rules():
     (lambda: Polynomial(degree=0), "degree"),
     (lambda: Polynomial(degree=2.5), "degree"),
     (lambda: Polynomial(coef0=float("inf")), "coef0"),
+    (lambda: Polynomial(coef0=-1.0), "not a positive semi-definite kernel"),
 ])
 def test_kernel_errors(call, match):
     with pytest.raises(ValueError, match=match):

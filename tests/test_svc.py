@@ -1030,6 +1030,19 @@ def test_the_exact_solves_fallback_takes_the_kernels_independent_rows(monkeypatc
                     rtol=0, atol=1e-5, device=device)
 
 
+def test_an_indefinite_polynomial_kernel_is_refused_before_the_fit_and_the_model_kept():
+    """kernel='poly' with coef0 < 0 is not positive semi-definite: refused by name before the
+    work (it had run into a LinAlgError whose advice was to scale the features), and a fitted
+    estimator keeps its model."""
+    X, y = load_iris(return_X_y=True)
+    clf = SVC(kernel="poly").fit(X, y)
+    before = clf.decision_function(X)
+    clf.set_params(coef0=-5.0)
+    with pytest.raises(ValueError, match="coef0 must be >= 0 .*positive semi-definite"):
+        clf.fit(X, y)
+    assert_allclose(clf.decision_function(X), before)
+
+
 def test_a_fallback_model_far_from_the_exact_problems_fixed_point_warns():
     """The 'poly' kernel at degree 10 and gamma=1 on 700 rows of 5 standard normal features (a
     kernel diagonal of 10⁻¹¹ to 10¹¹): the exact path stalls, SMO runs out of iterations, and

@@ -2609,7 +2609,8 @@ class SVC(_FrontDoor, SVCBase):
         ignores the weights there, so its "scale" differs on weighted data: pass the fitted
         ``kernel_.gamma`` to compare the two on the same kernel.
     coef0 : float, default 0.0
-        Constant term of the "poly" kernel.
+        Constant term of the "poly" kernel, at least 0 (a negative one makes the kernel
+        indefinite, which the solvers cannot factor: refused).
     tol : float, default 1e-3
         Stop each pair's Newton iteration when ``max |α − C s y ψ'(r)| ≤ tol · min(C, 100 / k)
         · max(s)``, k the larger of 1 and the kernel matrix's largest diagonal entry (the exact

@@ -256,6 +256,13 @@ class Polynomial(Kernel):
         self.gamma = _check_positive("gamma", gamma)
         if isinstance(coef0, bool) or not isinstance(coef0, Real) or not math.isfinite(coef0):
             raise ValueError(f"coef0 must be a finite number, got {coef0!r}")
+        if coef0 < 0:  # (the constant's power alone, coef0^degree · 11ᵀ for degree odd, or
+            # the cross term 2 γ coef0 XXᵀ for degree 2, is negative definite on its span)
+            raise ValueError(
+                f"coef0 must be >= 0 for the 'poly' kernel, got {coef0!r}: with coef0 < 0, "
+                f"(gamma * x'z + coef0)^degree is not a positive semi-definite kernel, and "
+                "svmgpu's solvers factor its matrices (scikit-learn's SVC accepts it without a "
+                "guarantee); use coef0 >= 0")
         self.coef0 = float(coef0)
 
     def _param_names(self):
