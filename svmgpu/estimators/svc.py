@@ -2041,7 +2041,8 @@ class _FrontDoor:
         # ε = 0: its two dual variables a row, free together in the corners' overlap, are
         # held apart only by the corners' 2δ/C, and SMO crawled at C = 10⁴; that loss keeps
         # the continuation)
-        dual = self._losses()[-1].name == SMO_LOSSES[self._task]
+        own = self._losses()[-1]
+        dual = own.name == SMO_LOSSES[self._task]
         big = SMO_SYSTEM_ROWS if dual and is_numpy(self._ctx.xp) and \
             K.shape[0] > SMO_SYSTEM_ROWS else None
         dual = dual and (K.shape[0] <= SMO_MAX_ROWS or big is not None)  # (NumPy: every size)
@@ -2051,8 +2052,7 @@ class _FrontDoor:
         large = res.info["large"]
         if not (dual and smo and res.info["stalled"]):  # (a crawl is a stall too; large:
             return res, n_iter, False  # dual; smo=False: the caller's own remedy)
-        loss = self._losses()[-1]
-        got = self._smo(K, y, loss, sample_weight)
+        got = self._smo(K, y, own, sample_weight)
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
             f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
@@ -2061,7 +2061,7 @@ class _FrontDoor:
             "not converged (SMO_ITERATIONS): Newton's method from there", got.n_iter)
         if got.converged:
             return got, n_iter + got.n_iter, True
-        res = exact_newton(K, y, loss, start=(got.coef, got.info["intercept"]), **kw)
+        res = exact_newton(K, y, own, start=(got.coef, got.info["intercept"]), **kw)
         return res, n_iter + got.n_iter + res.n_iter + res.info["n_presolve_iter"], False
 
     def _smo(self, K, y, loss, sample_weight, start=None):
@@ -2124,19 +2124,20 @@ class _FrontDoor:
         info = {"intercept": float(coef[r]), "stalled": False, "n_presolve_iter": 0,
                 "rounding": False, "fallback": True}
         alpha = set_rows(xp.zeros((m,), dtype=xp.float64, device=dev), J, coef[:r], xp=xp)
-        converged = res.converged and not self._fallback_misses(rows, alpha, info["intercept"],
-                                                                y, sample_weight)
+        b = info["intercept"]
+        converged = res.converged and not self._fallback_misses(rows, b, P.matvec(coef) - b, y,
+                                                                sample_weight)
         return SolverResult(coef=alpha, n_iter=res.n_iter, converged=converged,
                             objective_history=res.objective_history, info=info), res.n_iter
 
-    def _fallback_misses(self, rows, alpha, b, y, sample_weight):
-        """Whether :meth:`_exact_fallback`'s model (``alpha`` over ``rows``, intercept ``b``) is
-        far from the exact problem's: the exact problem's fixed point ``α* = C s σ ψ'(r)`` at
-        its residuals r gives decision values ``K α* + b`` that differ from the model's by
-        more than :data:`FALLBACK_KKT` of their scale (the margin, 1, for classification)."""
+    def _fallback_misses(self, rows, b, f, y, sample_weight):
+        """Whether :meth:`_exact_fallback`'s model (intercept ``b``, decision values ``f + b``
+        at its ``rows``: its features' product, not the kernel's again) is far from the exact
+        problem's: the exact problem's fixed point ``α* = C s σ ψ'(r)`` at its residuals r
+        gives decision values ``K α* + b`` that differ from the model's by more than
+        :data:`FALLBACK_KKT` of their scale (the margin, 1, for classification)."""
         xp = self._ctx.xp
         cls = self._task == "classification"
-        f = kernel_matvec(self.kernel_, rows, rows, alpha, memory_budget=self._ctx.budget_bytes)
         r = 1.0 - y * (f + b) if cls else y - (f + b)
         ideal = self.C * self._losses()[-1].grad(r, xp=xp) * (y if cls else 1.0)
         if sample_weight is not None:
