@@ -2180,6 +2180,14 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
     assert calls and got.converged_.all()
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
+    # (so on a float32 kernel matrix too: a large system is not its rounding, and is not
+    # solved again on the float64 one, FLOAT32_REDO_ROWS)
+    monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
+    monkeypatch.setattr(svc_mod.SVC, "_smo", lambda self, K, *a, **k: calls.append(
+        str(K.dtype)) or smo(self, K, *a, **k))
+    got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    assert calls[1:] == ["float32"] and got.converged_.all()
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
     K, s = RBF(0.1).block(X, X), np.where(y == 1, 1.0, -1.0)
     loss = get_loss("huber_hinge", delta=0.1)
     full = exact_newton(K, s, loss, C=10.0, xp=np)
@@ -2191,37 +2199,58 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     assert corners.info["large"] and corners.n_iter == 0
 
 
-def test_newton_steps_that_stall_on_a_float32_kernel_are_solved_again_in_float64(monkeypatch):
-    """FLOAT32_REDO_ROWS: SVC's exact path holds its kernel matrix in float32 from
-    EXACT_FLOAT32_ROWS rows; where the Newton steps stall on it (its rounding, here made to),
-    the problem is solved again on the float64 matrix, not by SMO on the float32 one: the
-    model of ``dtype="float64"``. SVR keeps float64 below SVR_FLOAT32_ROWS."""
+@pytest.mark.parametrize("path", ["exact", "refined"])
+def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeypatch, path):
+    """FLOAT32_REDO_ROWS: SVC holds the exact path's kernel matrix (and a refinement's kernel
+    rows) in float32 from EXACT_FLOAT32_ROWS rows; where the Newton steps stall on it (its
+    rounding, here made to), the exact path and the refinement go on from where they stalled
+    on the float64 matrix, not by SMO on the float32 one: the model of ``dtype="float64"``.
+    SVR keeps float64 below SVR_FLOAT32_ROWS."""
     import svmgpu.estimators.svc as svc_mod
 
-    X, y = make_classification(600, 10, flip_y=0.1, random_state=2)
-    X = StandardScaler().fit_transform(X)
-    ref = SVC(C=10.0, dtype="float64", tol=1e-6).fit(X, y)
+    if path == "exact":
+        X, y = make_classification(600, 10, flip_y=0.1, random_state=2)
+        X, kw = StandardScaler().fit_transform(X), {}
+    else:  # (as test_an_unsettled_growth_is_refined_into_the_exact_svm)
+        _grow(monkeypatch)
+        monkeypatch.setattr(svc_mod, "REFINE_MIN_RANK", 60)
+        monkeypatch.setattr(svc_mod, "REFINE_MARGIN", 1.0)
+        monkeypatch.setattr(svc_mod, "REFINE_ALL_SHARE", 1.01)
+        (X, y), kw = _unsettled(), {"solver": "lowrank"}
+    ref = SVC(C=10.0, dtype="float64", tol=1e-6, **kw).fit(X, y)
     monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
-    seen, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
+    calls, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
 
     def stalls_in_float32(K, y, loss, **kw):
         res = newton(K, y, loss, **kw)
-        seen.append(str(K.dtype))
-        if seen[-1] == "float32":
+        calls.append((str(K.dtype), kw.get("start"), res))
+        if calls[-1][0] == "float32":
             res.info["stalled"], res.converged = True, False
         return res
 
     monkeypatch.setattr(svc_mod, "exact_newton", stalls_in_float32)
     monkeypatch.setattr(svc_mod.SVC, "_smo",
                         lambda self, *a, **k: smo_calls.append(1) or smo(self, *a, **k))
-    got = SVC(C=10.0, tol=1e-6).fit(X, y)
-    assert got.solver_ == "exact" and got.converged_.all() and not smo_calls
-    assert seen[0] == "float32" and seen[-1] == "float64"
+    got = SVC(C=10.0, tol=1e-6, **kw).fit(X, y)
+    assert got.converged_.all() and not smo_calls
+    assert got.solver_ == ("exact" if path == "exact" else "lowrank")
+    if path == "refined":
+        assert isinstance(got.rank_path_[-1]["refined"], dict)
+    dtypes = [c[0] for c in calls]
+    assert dtypes[0] == "float32" and dtypes[-1] == "float64"
+    # (each problem's first float64 solve starts where its float32 steps stopped)
+    follow = [(a, b) for a, b in zip(calls, calls[1:]) if a[0] == "float32" and
+              b[0] == "float64"]
+    assert len(follow) == (1 if path == "exact" else 3)
+    for (_, _, stalled), (_, start, _) in follow:
+        assert isinstance(start, tuple)
+        np.testing.assert_array_equal(start[0], stalled.coef)
+        assert start[1] == stalled.info["intercept"]
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
-    seen.clear()
+    calls.clear()
     monkeypatch.setattr(svc_mod, "SVR_FLOAT32_ROWS", 10_000)
     SVR(C=1.0).fit(X, X[:, 0])
-    assert set(seen) == {"float64"}
+    assert {c[0] for c in calls} == {"float64"}
 
 
 def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():

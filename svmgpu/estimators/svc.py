@@ -203,11 +203,22 @@ EXACT_FLOAT32_ROWS = 2_500
 #: 16 fuzz SVR trials of 2,500–6,000 rows took 26.2 s against 25.7 s in all: 10 faster (1.26
 #: → 0.38 s), 5 slower (6.5 → 9.1 s, 1.47 → 2.55 s).
 SVR_FLOAT32_ROWS = 10_000
-#: The exact path (``solver_ == "exact"``) on fewer rows than this whose Newton steps stall on
-#: a float32 kernel matrix solves the problem again on the float64 one (its rounding stalled
-#: the line search) instead of by SMO on the float32 one: mixed seed 3737's trial 6 (6,000
-#: rows of one feature, C = 100), 5.2 s by SMO against 3.5–3.8 s (float64 from the start
-#: 1.3–1.7 s).
+#: The exact path and a refinement (``solver_`` "exact" or "lowrank"; not the partitioned
+#: path's regions) on fewer rows than this whose Newton steps stall or crawl on a float32
+#: kernel matrix go on from there on the float64 one (its rounding stalled the line search),
+#: not by SMO on the float32 one; where they stall there too, SMO reads the float32 matrix
+#: (:meth:`_FrontDoor._newton`). A Newton system past :data:`SMO_SYSTEM_ROWS` is not
+#: rounding: SMO at once, as in float64. Session 57: medium fuzz seed 4747's trial 7 (14,000
+#: rows of 5 features, three classes, C = 100, 20 % of the labels flipped; scikit-learn
+#: 10.9 s): its refined pairs of 9,309–9,368 rows stalled at F within 2·10⁻⁵ of the minimum,
+#: short of the stopping rule; SMO then stopped unconverged after 46,545 iterations at a
+#: higher F, and the float32 Newton steps from there stalled again (one pair's whole solve
+#: repeated from its own start, then the continuation):
+#: 65–71 → 15–16 s (float64 throughout 12.6 s), the same model. Seed 3838's trial 0 44–46 →
+#: 22–24 s, 2020's trial 12 22–26 → 15–16 s, mixed 3737's trial 29 7.9–8.3 → 3.8–4.9 s; 27
+#: fuzz trials whose float32 steps stalled 298 → 213 s in all. Until session 57 the exact
+#: path alone, solved again from its own start (mixed 3737's trial 6: 5.2 s by SMO, 2.8–3.1 s
+#: so, 1.4–1.7 s from where it stalled).
 FLOAT32_REDO_ROWS = 10_000
 
 #: The largest rounding of an RBF exponent ``γ‖x − z‖²`` that float32 kernel values may carry:
@@ -1973,19 +1984,23 @@ class _FrontDoor:
             K.shape[0] > PRESOLVE_MIN_ROWS else [start]
         n_iter = 0
         redo = rows_f64 is not None and K.dtype != self._ctx.xp.float64 and \
-            getattr(self, "solver_", None) == "exact" and K.shape[0] < FLOAT32_REDO_ROWS
+            getattr(self, "solver_", None) in ("exact", "lowrank") and \
+            K.shape[0] < FLOAT32_REDO_ROWS
+        K32, smo_runs = None, {}  # (the float32 K once redone; SMO's outcomes: _newton)
         for first in starts:
             while True:
                 res, more, dual = self._newton(K, y, self._losses()[-1], sample_weight, kw,
                                                start=first, corner_start=True,
-                                               short_steps=EXACT_SHORT_STEPS, smo=not redo)
+                                               short_steps=EXACT_SHORT_STEPS, redo=redo,
+                                               dual_K=K32, smo_runs=smo_runs)
                 n_iter += more
-                if not (redo and res.info["stalled"]):
+                if not (redo and res.info["stalled"]) or dual:
                     break
                 self._log.info("the exact path's Newton steps stall on the float32 kernel "
-                               "matrix: solved again on the float64 one (FLOAT32_REDO_ROWS)")
-                K, rows_f64 = self._float64_kernel(rows_f64)
-                redo = False
+                               "matrix: continued on the float64 one from there "
+                               "(FLOAT32_REDO_ROWS)")
+                K32, (K, rows_f64) = K, self._float64_kernel(rows_f64)
+                first, redo = (res.coef, res.info["intercept"]), False
             if dual or not res.info["stalled"]:
                 break
         if res.info["stalled"]:  # continuation: wider corners first, each from the last
@@ -2029,14 +2044,20 @@ class _FrontDoor:
             n_iter += more
         return res, n_iter
 
-    def _newton(self, K, y, loss, sample_weight, kw, smo=True, **more):
+    def _newton(self, K, y, loss, sample_weight, kw, redo=False, dual_K=None, smo_runs=None,
+                **more):
         """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl or
         stall (:data:`SMO_MAX_ROWS`; on NumPy any size), SMO on the dual of the exact path's
         own loss (the last of :meth:`_losses`) instead, or where SMO does not converge in
         :data:`SMO_ITERATIONS` a row, Newton's method on that loss from SMO's last point
-        (``smo=False``: the stalled result, for the caller's own remedy). (So
+        (``redo``: a stall or crawl short of :data:`SMO_SYSTEM_ROWS` returned as it is, for
+        the caller's float64 kernel matrix: :data:`FLOAT32_REDO_ROWS`). (So
         there the continuation from wider corners no longer runs. It had ended
-        mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)"""
+        mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)
+        SMO reads ``dual_K`` where given (the float32 matrix of a float64 redo: it held the
+        same solutions in half the memory), and starts from α = 0 whatever Newton's start:
+        ``smo_runs`` (a dict, the caller's for one problem) keeps its outcome, which a second
+        stall on the same matrices then takes instead of repeating it."""
         # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
         # ε = 0: its two dual variables a row, free together in the corners' overlap, are
         # held apart only by the corners' 2δ/C, and SMO crawled at C = 10⁴; that loss keeps
@@ -2050,9 +2071,13 @@ class _FrontDoor:
                            max_system=big, **more, **kw)
         n_iter = res.n_iter + res.info["n_presolve_iter"]
         large = res.info["large"]
-        if not (dual and smo and res.info["stalled"]):  # (a crawl is a stall too; large:
-            return res, n_iter, False  # dual; smo=False: the caller's own remedy)
-        got = self._smo(K, y, own, sample_weight)
+        if not (dual and res.info["stalled"]) or redo and not large:  # (a crawl is a
+            return res, n_iter, False  # stall too; redo: the caller's float64 matrix)
+        key = (id(K), id(dual_K))
+        if smo_runs is not None and key in smo_runs:
+            res, steps, by_smo = smo_runs[key]
+            return res, n_iter + steps, by_smo
+        got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight)
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
             f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
@@ -2060,9 +2085,13 @@ class _FrontDoor:
             else "stall (no descent along a step)", "converged" if got.converged else
             "not converged (SMO_ITERATIONS): Newton's method from there", got.n_iter)
         if got.converged:
-            return got, n_iter + got.n_iter, True
-        res = exact_newton(K, y, own, start=(got.coef, got.info["intercept"]), **kw)
-        return res, n_iter + got.n_iter + res.n_iter + res.info["n_presolve_iter"], False
+            out = got, got.n_iter, True
+        else:
+            res = exact_newton(K, y, own, start=(got.coef, got.info["intercept"]), **kw)
+            out = res, got.n_iter + res.n_iter + res.info["n_presolve_iter"], False
+        if smo_runs is not None:
+            smo_runs[key] = out
+        return out[0], n_iter + out[1], out[2]
 
     def _smo(self, K, y, loss, sample_weight, start=None):
         """The exact problem of ``loss`` on K by SMO on its dual, at most
