@@ -2253,6 +2253,51 @@ def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeyp
     assert {c[0] for c in calls} == {"float64"}
 
 
+def test_a_stall_in_float64_too_runs_smo_once_on_the_float32_matrix(monkeypatch):
+    """FLOAT32_REDO_ROWS: where the float64 steps stall too (the stall was not the rounding),
+    SMO reads the float32 matrix (``dual_K``), and it runs once a problem: SMO starts from
+    α = 0 whatever Newton's start, so the refinement's second start (the exact path's own),
+    stalling on the same matrices, takes its outcome (``smo_runs``) instead of repeating it.
+    Here every first Newton solve and the Newton steps after SMO stall (made to), and SMO
+    reports itself unconverged; the continuation then reaches the model of
+    ``dtype="float64"``."""
+    import svmgpu.estimators.svc as svc_mod
+
+    _grow(monkeypatch)
+    monkeypatch.setattr(svc_mod, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_mod, "REFINE_MARGIN", 1.0)
+    monkeypatch.setattr(svc_mod, "REFINE_ALL_SHARE", 1.01)
+    X, y = _unsettled()
+    ref = SVC(C=10.0, dtype="float64", tol=1e-6, solver="lowrank").fit(X, y)
+    monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
+    monkeypatch.setattr(svc_mod, "PRESOLVE_MIN_ROWS", 100)  # (two starts: [given, own])
+    newton, smo, after, smo_calls = svc_mod.exact_newton, svc_mod.SVC._smo, [], []
+
+    def stalls(K, y, loss, **kw):
+        res = newton(K, y, loss, **kw)
+        start = kw.get("start")
+        if kw.get("corner_start") or after and isinstance(start, tuple) and \
+                start[0] is after[-1][0]:
+            res.info["stalled"], res.converged = True, False
+        return res
+
+    def unconverged_smo(self, K, *a, **k):
+        got = smo(self, K, *a, **k)
+        smo_calls.append(str(K.dtype))
+        got.converged = False
+        after.append((got.coef, got.info["intercept"]))
+        return got
+
+    monkeypatch.setattr(svc_mod, "exact_newton", stalls)
+    monkeypatch.setattr(svc_mod.SVC, "_smo", unconverged_smo)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        got = SVC(C=10.0, tol=1e-6, solver="lowrank").fit(X, y)
+    assert isinstance(got.rank_path_[-1]["refined"], dict)
+    assert smo_calls == ["float32"] * 3  # (once a pair, on its float32 matrix)
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
+
+
 def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     """LOWRANK_MIN_CAPTURE (fuzz seed 1111, trial 4, session 45): the polynomial kernel at
     gamma="scale" on 200 features (kernel values ~3e-4 between rows, 1 on the diagonal) leaves
