@@ -2200,12 +2200,13 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
 
 
 @pytest.mark.parametrize("path", ["exact", "refined"])
-def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeypatch, path):
+def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeypatch, path,
+                                                                         device):
     """FLOAT32_REDO_ROWS: SVC holds the exact path's kernel matrix (and a refinement's kernel
     rows) in float32 from EXACT_FLOAT32_ROWS rows; where the Newton steps stall on it (its
     rounding, here made to), the exact path and the refinement go on from where they stalled
     on the float64 matrix, not by SMO on the float32 one: the model of ``dtype="float64"``.
-    SVR keeps float64 below SVR_FLOAT32_ROWS."""
+    SVR keeps float64 below SVR_FLOAT32_ROWS. On every backend."""
     import svmgpu.estimators.svc as svc_mod
 
     if path == "exact":
@@ -2217,13 +2218,14 @@ def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeyp
         monkeypatch.setattr(svc_mod, "REFINE_MARGIN", 1.0)
         monkeypatch.setattr(svc_mod, "REFINE_ALL_SHARE", 1.01)
         (X, y), kw = _unsettled(), {"solver": "lowrank"}
+    X, y = to_device(X, device), to_device(y, device)
     ref = SVC(C=10.0, dtype="float64", tol=1e-6, **kw).fit(X, y)
     monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
     calls, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
 
     def stalls_in_float32(K, y, loss, **kw):
         res = newton(K, y, loss, **kw)
-        calls.append((str(K.dtype), kw.get("start"), res))
+        calls.append((str(K.dtype).split(".")[-1], kw.get("start"), res))
         if calls[-1][0] == "float32":
             res.info["stalled"], res.converged = True, False
         return res
@@ -2243,8 +2245,7 @@ def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeyp
               b[0] == "float64"]
     assert len(follow) == (1 if path == "exact" else 3)
     for (_, _, stalled), (_, start, _) in follow:
-        assert isinstance(start, tuple)
-        np.testing.assert_array_equal(start[0], stalled.coef)
+        assert isinstance(start, tuple) and start[0] is stalled.coef
         assert start[1] == stalled.info["intercept"]
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
     calls.clear()
