@@ -2162,7 +2162,8 @@ def test_svr_low_rank_path_is_translation_equivariant(device):
 def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     """SMO_SYSTEM_ROWS: on NumPy an exact problem whose Newton system would exceed it is
     solved by SMO (a factorization of 6,000 rows costs what SMO's whole solve does: medium
-    fuzz seed 3838's trial 6, 17.6 → 4.5 s), to the same model as Newton's. ``exact_newton``'s
+    fuzz seed 3838's trial 6, 17.6 → 4.5 s), at most SMO_LARGE_ITERATIONS a row, to the
+    same model as Newton's. ``exact_newton``'s
     ``max_system`` stops before such a system is factored (``info["large"]``), and before a
     corner start of more rows."""
     import svmgpu.estimators.svc as svc_mod
@@ -2173,12 +2174,16 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     X, y = make_classification(600, 10, flip_y=0.2, random_state=1)
     X = StandardScaler().fit_transform(X)
     ref = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
-    calls, smo = [], svc_mod.SVC._smo
+    calls, smo, caps, dual = [], svc_mod.SVC._smo, [], svc_mod.smo
     monkeypatch.setattr(svc_mod.SVC, "_smo",
                         lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    monkeypatch.setattr(svc_mod, "smo", lambda K, *a, **k: caps.append(
+        k["max_iter"] / K.shape[0]) or dual(K, *a, **k))
     monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 50)
     got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
     assert calls and got.converged_.all()
+    # (SMO_LARGE_ITERATIONS a row: Newton's method after it would meet such systems again)
+    assert caps == [svc_mod.SMO_LARGE_ITERATIONS] * len(calls)
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
     # (so on a float32 kernel matrix too: a large system is not its rounding, and is not
     # solved again on the float64 one, FLOAT32_REDO_ROWS)

@@ -827,6 +827,15 @@ SMO_MAX_ROWS = 6000
 #: rows, C = 100; scikit-learn 4.8 s): the continuation 0.74 s, SMO to 10 a row then 78
 #: Newton steps 2.4 s, to 5 a row 1.5 s. 2121's trial 43 needs 4.0 a row.
 SMO_ITERATIONS = 5
+#: :data:`SMO_ITERATIONS` where the Newton iteration stopped at a system past
+#: :data:`SMO_SYSTEM_ROWS`: Newton's method from an unconverged SMO's point meets systems of
+#: that size again (a factorization of 6,000 rows 0.6 s here), where a crawl's finish is
+#: cheap. Session 57, medium fuzz trials whose refinements reach such systems (each fit in a
+#: fresh process, 5 / 10 / 20 a row): seed 5050's trial 14 (binary, 11,000 × 30, C = 100;
+#: scikit-learn 6.2 s) 12.3 / 9.4 / 9.7 s, 2020's trial 4 (the same shape; 8.8 s) 19.1 /
+#: 14.9 / 15.1 s; six others 65.0 / 65.8 / 67.2 s in all (505/10, 4747/3, 3838/5, 1313/18,
+#: 2020/9, 3838/6; this VM's spread, 3838/6 6.8–9.4 s either way).
+SMO_LARGE_ITERATIONS = 10
 #: On NumPy, an exact problem whose Newton system (or LS-SVM / corner start) would exceed this
 #: many rows is solved by SMO instead, whatever its size (the exact path's rows, a pair, a
 #: refinement's candidates; :data:`SMO_ITERATIONS` a row, then Newton's method from there):
@@ -2078,13 +2087,15 @@ class _FrontDoor:
         if smo_runs is not None and key in smo_runs:  # (its steps counted once)
             res, _, by_smo = smo_runs[key]
             return res, n_iter, by_smo
-        got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight)
+        cap = SMO_LARGE_ITERATIONS if large else SMO_ITERATIONS
+        got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight, per_row=cap)
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
             f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
             else f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"]
             else "stall (no descent along a step)", "converged" if got.converged else
-            "not converged (SMO_ITERATIONS): Newton's method from there", got.n_iter)
+            "not converged (%s): Newton's method from there" % (
+                "SMO_LARGE_ITERATIONS" if large else "SMO_ITERATIONS"), got.n_iter)
         if got.converged:
             out = got, got.n_iter, True
         else:
@@ -2094,13 +2105,15 @@ class _FrontDoor:
             smo_runs[key] = out
         return out[0], n_iter + out[1], out[2]
 
-    def _smo(self, K, y, loss, sample_weight, start=None):
-        """The exact problem of ``loss`` on K by SMO on its dual, at most
-        :data:`SMO_ITERATIONS` iterations a row (:data:`SMO_MAX_ROWS`), from the α of an
-        SMO solution ``start`` (a narrowing's wider corners) or α = 0."""
+    def _smo(self, K, y, loss, sample_weight, start=None, per_row=None):
+        """The exact problem of ``loss`` on K by SMO on its dual, at most ``per_row``
+        iterations a row (:data:`SMO_ITERATIONS`, :data:`SMO_LARGE_ITERATIONS`; see
+        :data:`SMO_MAX_ROWS`), from the α of an SMO solution ``start`` (a narrowing's wider
+        corners) or α = 0."""
         return smo(K, y, loss, C=self.C, xp=self._ctx.xp, task=self._task,
                    sample_weight=sample_weight, tol=self.tol,
-                   max_iter=SMO_ITERATIONS * int(K.shape[0]), start=start)
+                   max_iter=int((SMO_ITERATIONS if per_row is None else per_row) *
+                                int(K.shape[0])), start=start)
 
     def _float64_kernel(self, rows_f64):
         """``(the float64 kernel matrix, its rows)`` of a float32 kernel matrix's rows
