@@ -1347,6 +1347,18 @@ def _unsettled(seed=2, n_classes=3):
     return StandardScaler().fit_transform(X), y
 
 
+def _refined_exactly(monkeypatch):
+    """The growth of :func:`_grow` refined at REFINE_MIN_RANK = 60 on candidates wide enough
+    (REFINE_MARGIN = 1) to hold the exact problem's support vectors of :func:`_unsettled`'s
+    set, the candidates alone (REFINE_ALL_SHARE out of reach): the refined model is the exact
+    path's. Returns the svc module."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 1.0)
+    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)  # (the candidates alone)
+    return svc_module
+
+
 def test_an_unsettled_growth_is_refined_into_the_exact_svm(monkeypatch, device):
     """Where the predictions still change by more than AUTO_RANK_CHANGE at REFINE_MIN_RANK
     landmarks or more, each pair's exact problem is solved on its candidate rows (low-rank
@@ -1354,10 +1366,7 @@ def test_an_unsettled_growth_is_refined_into_the_exact_svm(monkeypatch, device):
     exact problem's support vectors (a wide REFINE_MARGIN here) the model is the exact
     path's: the same support vectors and decision values, on every backend. The low-rank
     model it replaces is more than 1 from them."""
-    svc_module = _grow(monkeypatch)
-    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
-    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 1.0)
-    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)  # (the candidates alone)
+    svc_module = _refined_exactly(monkeypatch)
     X, y = _unsettled()
     Xd, yd = to_device(X, device), to_device(y, device)
     exact = SVC(rank=None, tol=1e-8).fit(Xd, yd)
@@ -2217,11 +2226,8 @@ def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeyp
     if path == "exact":
         X, y = make_classification(600, 10, flip_y=0.1, random_state=2)
         X, kw = StandardScaler().fit_transform(X), {}
-    else:  # (as test_an_unsettled_growth_is_refined_into_the_exact_svm)
-        _grow(monkeypatch)
-        monkeypatch.setattr(svc_mod, "REFINE_MIN_RANK", 60)
-        monkeypatch.setattr(svc_mod, "REFINE_MARGIN", 1.0)
-        monkeypatch.setattr(svc_mod, "REFINE_ALL_SHARE", 1.01)
+    else:
+        _refined_exactly(monkeypatch)
         (X, y), kw = _unsettled(), {"solver": "lowrank"}
     X, y = to_device(X, device), to_device(y, device)
     ref = SVC(C=10.0, dtype="float64", tol=1e-6, **kw).fit(X, y)
@@ -2269,10 +2275,7 @@ def test_a_stall_in_float64_too_runs_smo_once_on_the_float32_matrix(monkeypatch)
     ``dtype="float64"``."""
     import svmgpu.estimators.svc as svc_mod
 
-    _grow(monkeypatch)
-    monkeypatch.setattr(svc_mod, "REFINE_MIN_RANK", 60)
-    monkeypatch.setattr(svc_mod, "REFINE_MARGIN", 1.0)
-    monkeypatch.setattr(svc_mod, "REFINE_ALL_SHARE", 1.01)
+    _refined_exactly(monkeypatch)
     X, y = _unsettled()
     ref = SVC(C=10.0, dtype="float64", tol=1e-6, solver="lowrank").fit(X, y)
     monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
