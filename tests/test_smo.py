@@ -246,3 +246,38 @@ def test_a_first_solve_that_stalls_goes_to_smo_instead_of_the_continuation(caplo
     ref = SklearnSVR(**kw).fit(X[:300], y[:300])
     assert_allclose(est.predict(X[300:]), ref.predict(X[300:]), rtol=0, atol=1e-4)
     assert est.support_.shape[0] == ref.support_.shape[0]
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_smo_goes_past_its_cap_where_its_violation_says_it_converges_soon(task, device):
+    """``extend``: at a cap of 80 % of the iterations SMO needs, its violation's geometric
+    decrease says it converges within twice the cap, so it goes on, along the same iterates,
+    to the uncapped run's solution; without ``extend`` it stops unconverged at the cap."""
+    K, y, w = _problem(task, n=120, seed=3)
+    loss = _loss(task, 0.05)
+    Kd, yd = to_device(K, device), to_device(y, device)
+    kw = dict(C=30.0, xp=device.xp, task=task, sample_weight=to_device(w, device), tol=1e-8)
+    full = smo(Kd, yd, loss, **kw)
+    cap = int(0.8 * full.n_iter)
+    assert full.converged and cap >= 100
+    capped = smo(Kd, yd, loss, max_iter=cap, **kw)
+    assert not capped.converged and capped.n_iter == cap
+    more = smo(Kd, yd, loss, max_iter=cap, extend=2.0, **kw)
+    assert more.converged and more.n_iter == full.n_iter
+    assert_allclose(host(more.coef), host(full.coef), rtol=0, atol=0)
+
+
+def test_more_iterations_follow_the_violations_geometric_decrease():
+    """The projection of :func:`smo._more_iterations`: a violation falling tenfold every 100
+    iterations (below an oscillation of its own size) from 1 reaches 1e-5 at 500: from a
+    cap of 400 it needs 100 more (125 given), from a cap of 200 it needs 300 (past twice the
+    cap: none); a violation that does not fall, or is below tol already, gets none."""
+    def gaps(n):
+        return [10.0 ** (-k / 100) * (2.0 if k % 3 else 1.0) for k in range(n)]
+
+    more = smo_module._more_iterations(gaps(400), 1e-5, 2.0)
+    assert more == pytest.approx(126, abs=2)
+    assert smo_module._more_iterations(gaps(200), 1e-5, 2.0) == 0
+    assert smo_module._more_iterations(gaps(400), 1e-5, 1.0) == 0
+    assert smo_module._more_iterations([1.0] * 400, 1e-5, 2.0) == 0
+    assert smo_module._more_iterations(gaps(400), 0.1, 2.0) == 0

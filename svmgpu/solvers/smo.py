@@ -58,7 +58,7 @@ _TAU = 1e-12
 
 
 def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
-        start=None):
+        start=None, extend=1.0):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over α and an unpenalized intercept b by SMO on
     its dual (see the module), for the Huber hinge (classification, ``y`` in {−1, 1}) or the
     Huber ε-insensitive loss (regression).
@@ -78,11 +78,15 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     tol : float
         The largest violation of the optimality conditions left (LIBSVM's ``eps``).
     max_iter : int, optional
-        Iterations at most (default ``max(100_000, 100 m)``).
+        Iterations at most (default ``max(100_000, 100 m)``), unless ``extend``.
     start : array of shape (m,), optional
         The α of a solution of this function for the same ``C`` and weights (another loss's,
         such as wider corners: a point of the same box with ``Σ α = 0``) to start from;
         otherwise α = 0.
+    extend : float
+        Where ``max_iter`` iterations end unconverged, up to ``extend · max_iter`` in all if
+        the largest violation's geometric decrease over the second half of them says it
+        reaches ``tol`` by then (:func:`_more_iterations`); 1: no more.
 
     Returns
     -------
@@ -166,7 +170,13 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
             *_masks(Bw, Uw, Sw, xp=xp), host + [[int(t) for t in fetch_vector(rows, xp=xp)]]
 
     act, V, QDa, Ra, Mu, Ml, (hB, hS, hU, hQD, hD, hR) = working(every, -sig * G)
-    while n_iter < max_iter:
+    gaps, extended = [], False  # (the largest violation before each iteration: extend)
+    while True:
+        if n_iter >= max_iter:
+            more = 0 if extended else _more_iterations(gaps, tol, extend)
+            if more <= 0:
+                break
+            max_iter, extended = max_iter + more, True
         vu, vl = V + Mu, V + Ml
         i, gmax, gmin = fetch_scalars(xp.argmax(vu), xp.max(vu), xp.min(vl), xp=xp)
         gap = gmax - gmin
@@ -199,6 +209,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
                     xp.take(act, keep), xp.take(V, keep))
                 least = min(least, int(act.shape[0]))
             continue
+        gaps.append(gap)
         n_iter += 1
         i = int(i)
         Ki = row(hR[i], Ra)  # (K's row of variable i at the working variables' rows)
@@ -236,6 +247,29 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
                         objective_history=[obj], timings={"solve": time.perf_counter() - t0},
                         info={"intercept": b, "margins": margins, "stalled": False,
                               "n_presolve_iter": 0, "solver": "smo", "least_working": least})
+
+
+def _more_iterations(gaps, tol, extend):
+    """Iterations past the cap (``len(gaps)`` iterations, each one's largest violation) where
+    their geometric decrease reaches ``tol`` within ``extend`` times the cap, else 0. SMO's
+    violation falls geometrically once its working set settles (Chen, Fan and Lin 2006 prove
+    the linear rate), below an oscillation from iteration to iteration: the rate is that of
+    its least value in a tenth of the iterations at the middle and at the end, and 25 % more
+    are given than it says. On mixed fuzz seed 4848's trial 40 (SVR, 2,500 rows, C = 100,
+    ε = 0.01) the least violation fell from 0.01 at 4.6 iterations a row to 0.0052 at 5.0,
+    and SMO converged at 6.3 a row where the Newton iteration from its point at 5 had taken
+    29 steps (1.1 s). Mixed seed 101's trial 43 (SVR, 2,500 rows, C = 100), whose SMO takes
+    664,688 iterations (36 s), fell from 0.2 to 0.19 between 5 and 8 a row: no more there."""
+    N = len(gaps)
+    if extend <= 1.0 or N < 100:
+        return 0
+    a, b = min(gaps[int(0.4 * N):N // 2]), min(gaps[int(0.9 * N):])
+    if not tol < b < a:
+        return 0
+    left = math.log(tol / b) / (math.log(b / a) / (0.95 * N - 0.45 * N))
+    if N + left > extend * N:
+        return 0
+    return int(min((extend - 1.0) * N, 1.25 * left + 1))
 
 
 def _movable(beta, bound, sig):
