@@ -2787,6 +2787,28 @@ def test_exact_newton_stalls_after_short_steps_only_when_asked():
     assert SHORT_STEP == 2.0 ** -5  # (2⁻⁶ until session 51: fuzz 2929 t28 crawled at 2⁻⁵)
 
 
+def test_a_run_of_short_steps_survives_steps_of_up_to_short_keep_times_short_step():
+    """``exact_newton``'s short-step stall counts steps of at most SHORT_STEP in a row; steps
+    of at most SHORT_KEEP · SHORT_STEP keep the count (a crawl alternating 2⁻⁵ and 2⁻⁴ had
+    never stalled), longer ones end it; in the hard-margin regime only HARD_SHORT_STEP
+    counts and any longer step ends the run."""
+    from svmgpu.solvers import exact
+
+    def run(steps, stiff=False):
+        short = 0
+        for t in steps:
+            short = exact._short_run(short, t, stiff)
+        return short
+
+    s = exact.SHORT_STEP
+    assert run([s, 2 * s] * 10) == 10
+    assert run([s] * 5 + [2.01 * s] + [s] * 3) == 3
+    assert run([s / 4] * 4) == 4
+    h = exact.HARD_SHORT_STEP
+    assert run([h, 2 * h, h], stiff=True) == 1
+    assert run([h, h / 2], stiff=True) == 2
+
+
 def test_svr_takes_the_low_rank_path_above_its_own_bound(monkeypatch, capsys):
     """solver="auto": SVR's exact path ends at SVR_EXACT_MAX_ROWS (at C up to
     SVR_EXACT_SMALL_C, at REFINE_WHOLE_MAX_ROWS), SVC's at EXACT_MAX_ROWS, each its own (SVR
