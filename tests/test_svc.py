@@ -2311,10 +2311,11 @@ def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     """LOWRANK_MIN_CAPTURE (fuzz seed 1111, trial 4, session 45): the polynomial kernel at
     gamma="scale" on 200 features (kernel values ~3e-4 between rows, 1 on the diagonal) leaves
     the first stage's landmarks a few per cent of the kernel's diagonal. SVC then solves the
-    exact problem on its candidates at once (the exact solver's predictions); SVR, which has
-    no refinement, warns where its growth ends with little held (on 12,000 such rows at 177
-    landmarks, R² 0 either way). On the old code trial 4's 12,000 rows ended at 177 landmarks
-    predicting one class (31.95 % against scikit-learn's 56.65 %), and SVR did not warn."""
+    exact problem on its candidates at once (the exact solver's predictions), SVR on every
+    row; where SVR may not (its kernel matrix past the memory budget, or near the hard
+    margin) it warns where its growth ends with little held. On the old code trial 4's
+    12,000 rows ended at 177 landmarks predicting one class
+    (31.95 % against scikit-learn's 56.65 %), and SVR did not warn."""
     from sklearn.datasets import make_regression
 
     from svmgpu.estimators.svc import LOWRANK_MIN_CAPTURE
@@ -2333,11 +2334,21 @@ def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     assert first["refined"]["candidates"] == sizes
     exact = SVC(kernel="poly", solver="exact").fit(X[:2000], y[:2000])
     assert np.mean(low.predict(X[2000:]) == exact.predict(X[2000:])) >= 0.99
-    X, y = make_regression(12000, n_features=200, n_informative=100, noise=1.0,
+    # SVR, which has no candidates, solves every row at once where it may (session 58: mixed
+    # fuzz seed 1818's trial 10 had grown to 2,000 landmarks first, 10 s), and warns where it
+    # may not: here the memory budget refuses the rows' kernel matrix
+    X, y = make_regression(2500, n_features=200, n_informative=100, noise=1.0,
                            random_state=0)
-    X = StandardScaler().fit_transform(X)
+    X, y = StandardScaler().fit_transform(X), 100.0 * y / y.std()
+    kw = dict(kernel="poly", epsilon=0.01)
+    low = SVR(solver="lowrank", **kw).fit(X[:2000], y[:2000])
+    first = low.rank_path_[0]
+    assert first["captured"] < LOWRANK_MIN_CAPTURE and low.rank_ == first["rank"]
+    assert "LOWRANK_MIN_CAPTURE" in first["stop"] and "every row" in first["stop"]
+    exact = SVR(solver="exact", **kw).fit(X[:2000], y[:2000])
+    assert_allclose(low.predict(X[2000:]), exact.predict(X[2000:]), rtol=0, atol=1e-3)
     with pytest.warns(UserWarning, match="of the kernel's diagonal"):
-        SVR(kernel="poly", epsilon=0.01).fit(X, 100.0 * y / y.std())
+        SVR(solver="lowrank", memory_budget="8MB", **kw).fit(X[:2000], y[:2000])
 
 
 def test_a_growth_capped_with_the_predictions_still_changing_warns(monkeypatch):

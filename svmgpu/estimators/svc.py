@@ -492,8 +492,15 @@ AUTO_RANK_SAMPLE = 50_000
 #: diagonal (their Nyström approximation's ``Σ k_Zᵢᵀ K_ZZ⁻¹ k_Zᵢ`` against ``Σ k(xᵢ, xᵢ)``,
 #: :meth:`_FrontDoor._landmarks_capture`), a low-rank model cannot say what the exact one
 #: would: SVC refines at once (the exact problem on the candidates, :meth:`_FrontDoor._refine`),
-#: and a fit that cannot (SVR, or past the refinement's bounds) ends with a warning where its
-#: last stage still holds less. The polynomial kernel at ``gamma="scale"`` on 200 features
+#: SVR solves every row at once where :data:`AUTO_RANK_WARN_FACTOR`'s exact solve may (session
+#: 58: mixed fuzz seed 1818's trial 10, 12,000 rows of 200 features, the 'poly' kernel at
+#: ``gamma=0.003``, 1.2 % held, grew to 2,000 landmarks first: 22 → 12.7 s, scikit-learn's R²;
+#: seed 4040's trial 20 25 → 16.7 s; seeds 909's trial 1 and 5151's trial 25, whose growth
+#: had settled at 177 landmarks with R² 0.0000 and 0.0001 and a warning, 0.4 → 10.5 s and
+#: 0.2 → 1.1 s with scikit-learn's 0.0223 and 0.0006, in 7.5 and 2.9 s), and a fit that
+#: cannot (past the refinement's bounds or the memory budget, or near the hard margin) ends
+#: with a warning where its last stage still holds less. The polynomial kernel at
+#: ``gamma="scale"`` on 200 features
 #: (degree 3: a feature space of 1.4 million dimensions, kernel values 3e-4 between random
 #: rows against 1 on the diagonal): fuzz seed 1111's trial 4 (12,000 rows, three classes, 10 %
 #: of the labels flipped, C = 1) held 1.0 % at 125 landmarks and predicted one class for every
@@ -1287,18 +1294,25 @@ class _FrontDoor:
         out = self._training_outputs(shared["P"], models)
         path = self.rank_path_
         captured = path[0]["captured"] = self._landmarks_capture(shared, Xf)
-        if captured is not None and captured < LOWRANK_MIN_CAPTURE and self._refines:
+        if captured is not None and captured < LOWRANK_MIN_CAPTURE and (
+                self._refines or self._whole_in_reach(problems, Xf)):
             # (every row of each problem where they are few enough: the low-rank margins
             # cannot pick the candidates either. Medium fuzz seed 3838's trial 6, three pairs
             # of 9,300 rows at 2.4 %: 64 % of the rows candidates, then 2,800–3,400 rows
             # outside violating the refined model and a second solve each, 15 s; whole
-            # 8.6–9.2 s, the same model; scikit-learn 6.3 s)
-            whole = all(int(y.shape[0]) <= REFINE_WHOLE_MAX_ROWS for _, y, _ in problems)
+            # 8.6–9.2 s, the same model; scikit-learn 6.3 s. SVR, which has no candidates,
+            # on every row where it may, as where its growth ends far from settled: mixed
+            # fuzz seed 1818's trial 10, 12,000 rows of 200 features, the 'poly' kernel at
+            # gamma=0.003, 1.2 % held at 125 landmarks, grew to 2,000 landmarks still
+            # changing, 10 s, before that exact solve)
+            whole = not self._refines or \
+                all(int(y.shape[0]) <= REFINE_WHOLE_MAX_ROWS for _, y, _ in problems)
             exact = self._refine(shared, problems, models, X, decisions=out, whole=whole)
             if exact is not None:  # (a low-rank model cannot tell where the exact one's
                 # support vectors are: LOWRANK_MIN_CAPTURE)
                 path[-1]["stop"] = f"the landmarks hold {captured:.1%} of the kernel's " \
-                    f"diagonal < LOWRANK_MIN_CAPTURE={LOWRANK_MIN_CAPTURE:.0%}: refined"
+                    f"diagonal < LOWRANK_MIN_CAPTURE={LOWRANK_MIN_CAPTURE:.0%}: " + \
+                    ("refined" if self._refines else "solved exactly on every row")
                 self._log.info("rank %d: %s", self.rank_, path[-1]["stop"])
                 return exact
         stop = f"AUTO_RANK_MAX={AUTO_RANK_MAX} landmarks" if r_max == AUTO_RANK_MAX else \
@@ -1410,9 +1424,7 @@ class _FrontDoor:
         # SVR_AUTO_RANK_GAIN: its predictions settled, its fit did not)
         gained = path[-1].get("gained")
         gaining = gained is not None and gained > SVR_AUTO_RANK_GAIN
-        if (far or gaining) and not self._refines and \
-                max(self._c_max(w) for _, _, w in problems) * self._kernel_scale(Xf) <= \
-                HARD_MARGIN_FIRST_C:
+        if (far or gaining) and not self._refines and self._whole_in_reach(problems, Xf):
             exact = self._refine(shared, problems, models, X, decisions=out, whole=True)
             if exact is not None:  # (SVR far from settled: AUTO_RANK_WARN_FACTOR, or still
                 # gaining: SVR_AUTO_RANK_GAIN)
@@ -1466,6 +1478,14 @@ class _FrontDoor:
                    "solver='exact' (its kernel matrix holds m² values) to solve it exactly"),
                 UserWarning, stacklevel=caller_stacklevel())
         return models
+
+    def _whole_in_reach(self, problems, Xf):
+        """Whether SVR's exact problem on every row may replace its low-rank model
+        (:data:`AUTO_RANK_WARN_FACTOR`, :data:`LOWRANK_MIN_CAPTURE`): ``C · max(s) · k`` at
+        most the exact path's :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C`; the rows
+        and the memory budget are :meth:`_refine`'s to check."""
+        return max(self._c_max(w) for _, _, w in problems) * self._kernel_scale(Xf) <= \
+            HARD_MARGIN_FIRST_C
 
     def _landmarks_capture(self, shared, Xf):
         """The share of the kernel's diagonal that the landmarks' Nyström approximation holds,
