@@ -2314,8 +2314,8 @@ def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     exact problem on its candidates at once (the exact solver's predictions), SVR on every
     row; where SVR may not (its kernel matrix past the memory budget, or near the hard
     margin) it warns where its growth ends with little held. On the old code trial 4's
-    12,000 rows ended at 177 landmarks predicting one class
-    (31.95 % against scikit-learn's 56.65 %), and SVR did not warn."""
+    12,000 rows ended at 177 landmarks predicting one class (31.95 % against scikit-learn's
+    56.65 %), and SVR did not warn."""
     from sklearn.datasets import make_regression
 
     from svmgpu.estimators.svc import LOWRANK_MIN_CAPTURE

@@ -491,25 +491,25 @@ AUTO_RANK_SAMPLE = 50_000
 #: ``rank="auto"``: where the first stage's landmarks hold less than this share of the kernel's
 #: diagonal (their Nyström approximation's ``Σ k_Zᵢᵀ K_ZZ⁻¹ k_Zᵢ`` against ``Σ k(xᵢ, xᵢ)``,
 #: :meth:`_FrontDoor._landmarks_capture`), a low-rank model cannot say what the exact one
-#: would: SVC refines at once (the exact problem on the candidates, :meth:`_FrontDoor._refine`),
-#: SVR solves every row at once where :data:`AUTO_RANK_WARN_FACTOR`'s exact solve may (session
-#: 58: mixed fuzz seed 1818's trial 10, 12,000 rows of 200 features, the 'poly' kernel at
-#: ``gamma=0.003``, 1.2 % held, grew to 2,000 landmarks first: 22 → 12.7 s, scikit-learn's R²;
-#: seed 4040's trial 20 25 → 16.7 s; seeds 909's trial 1 and 5151's trial 25, whose growth
-#: had settled at 177 landmarks with R² 0.0000 and 0.0001 and a warning, 0.4 → 10.5 s and
-#: 0.2 → 1.1 s with scikit-learn's 0.0223 and 0.0006, in 7.5 and 2.9 s), and a fit that
-#: cannot (past the refinement's bounds or the memory budget, or near the hard margin) ends
-#: with a warning where its last stage still holds less. The polynomial kernel at
-#: ``gamma="scale"`` on 200 features
-#: (degree 3: a feature space of 1.4 million dimensions, kernel values 3e-4 between random
-#: rows against 1 on the diagonal): fuzz seed 1111's trial 4 (12,000 rows, three classes, 10 %
-#: of the labels flipped, C = 1) held 1.0 % at 125 landmarks and predicted one class for every
-#: row, 31.95 % against scikit-learn's 56.65 %, its growth ended at 177 landmarks because
-#: those predictions did not change; refined at once, 56.60 % in 18 s (scikit-learn 23 s).
-#: Seed 909's SVR trial 1 (the same kernel, 12,000 rows) held 1.2 %, R² 0 (scikit-learn's
-#: 0.022). At 125 landmarks (session 45): ``make_classification`` at 20,000 rows 54 %, ijcnn1
-#: 92 %, Covtype's 7 classes on 50,000 rows 94 %, friedman1 69 %, friedman2 and friedman3
-#: 98 %, fuzz seed 1111's SVR trial 36 (200 features, ``gamma=0.003``) 41 %.
+#: would: SVC refines at once (the exact problem on the candidates,
+#: :meth:`_FrontDoor._refine`), SVR solves every row at once where
+#: :data:`AUTO_RANK_WARN_FACTOR`'s exact solve may (session 58: mixed fuzz seed 1818's trial
+#: 10, 12,000 rows of 200 features, the 'poly' kernel at ``gamma=0.003``, 1.2 % held, grew to
+#: 2,000 landmarks first: 22 → 12.7 s, scikit-learn's R²; seed 4040's trial 20 25 → 16.7 s;
+#: seeds 909's trial 1 and 5151's trial 25, whose growth had settled at 177 landmarks with R²
+#: 0.0000 and 0.0001 and a warning, 0.4 → 10.5 s and 0.2 → 1.1 s with scikit-learn's 0.0223 and
+#: 0.0006, in 7.5 and 2.9 s), and a fit that cannot (past the refinement's bounds or the memory
+#: budget, or near the hard margin) ends with a warning where its last stage still holds less.
+#: The polynomial kernel at ``gamma="scale"`` on 200 features (degree 3: a feature space of 1.4
+#: million dimensions, kernel values 3e-4 between random rows against 1 on the diagonal): fuzz
+#: seed 1111's trial 4 (12,000 rows, three classes, 10 % of the labels flipped, C = 1) held 1.0
+#: % at 125 landmarks and predicted one class for every row, 31.95 % against scikit-learn's
+#: 56.65 %, its growth ended at 177 landmarks because those predictions did not change; refined
+#: at once, 56.60 % in 18 s (scikit-learn 23 s). Seed 909's SVR trial 1 (the same kernel,
+#: 12,000 rows) held 1.2 %, R² 0 (scikit-learn's 0.022). At 125 landmarks (session 45):
+#: ``make_classification`` at 20,000 rows 54 %, ijcnn1 92 %, Covtype's 7 classes on 50,000 rows
+#: 94 %, friedman1 69 %, friedman2 and friedman3 98 %, fuzz seed 1111's SVR trial 36 (200
+#: features, ``gamma=0.003``) 41 %.
 LOWRANK_MIN_CAPTURE = 0.1
 #: Rows at most on which :meth:`_FrontDoor._landmarks_capture` measures (evenly strided).
 _CAPTURE_ROWS = 2000
