@@ -1465,6 +1465,39 @@ def test_the_refinement_adds_the_rows_outside_its_candidates_that_it_misclassifi
     assert np.mean(unchecked.predict(X) == exact.predict(X)) < 0.5
 
 
+
+def test_a_round_after_one_past_smo_system_rows_goes_to_smo_at_once(monkeypatch):
+    """A refinement round whose Newton systems passed SMO_SYSTEM_ROWS (its problem solved by
+    SMO) makes the next round, on its candidates and the rows the check added, start by SMO:
+    no Newton step first (there medium fuzz seed 2020's trial 4 spent 4.5 s of Newton steps
+    from two starts before SMO from α = 0 all the same). The same SMO solves, the same model,
+    the exact SVM's; a round after one whose Newton steps stalled still starts by Newton."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", -0.3)  # (the check adds rows: above)
+    monkeypatch.setattr(svc_module, "SMO_SYSTEM_ROWS", 10)
+    X, y = _unsettled(3)
+    exact = SVC(rank=None, tol=1e-8).fit(X, y)
+    events, newton, smo, solve = [], svc_module.exact_newton, svc_module.SVC._smo, \
+        svc_module.SVC._exact_solve
+    monkeypatch.setattr(svc_module, "exact_newton",
+                        lambda *a, **k: events.append("N") or newton(*a, **k))
+    monkeypatch.setattr(svc_module.SVC, "_smo",
+                        lambda self, *a, **k: events.append("S") or smo(self, *a, **k))
+    fit = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    on, events[:] = "".join(events), []
+    monkeypatch.setattr(svc_module.SVC, "_exact_solve", lambda self, *a, smo_first=False, **k:
+                        solve(self, *a, **k))
+    off = SVC(solver="lowrank", tol=1e-8).fit(X, y)
+    off_events = "".join(events)
+    assert [len(c) for c in fit.rank_path_[-1]["refined"]["checks"]] == [2, 2, 2]
+    # (three pairs, each solved again after its check: pairs 1 and 3 by SMO at once after
+    # their first rounds' systems passed 10 rows; pair 2's first round stalled)
+    assert on == "NSS" "NSNS" "NSS" and off_events == "NSNS" * 3
+    assert_allclose(fit.decision_function(X), off.decision_function(X), atol=1e-9)
+    assert np.max(np.abs(fit.decision_function(X) - exact.decision_function(X))) < 0.05
+    np.testing.assert_array_equal(fit.predict(X), exact.predict(X))
+
 def _refined_near_the_margin(monkeypatch, device, *, sample, total=None):
     """``(svc module, X, y, the exact SVM, the refined fit on device)``: a refinement whose
     candidates (the low-rank margin less 0.05) leave out rows inside the exact model's margin,
