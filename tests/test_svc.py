@@ -1465,7 +1465,6 @@ def test_the_refinement_adds_the_rows_outside_its_candidates_that_it_misclassifi
     assert np.mean(unchecked.predict(X) == exact.predict(X)) < 0.5
 
 
-
 def test_a_round_after_one_past_smo_system_rows_goes_to_smo_at_once(monkeypatch):
     """A refinement round whose Newton systems passed SMO_SYSTEM_ROWS (its problem solved by
     SMO) makes the next round, on its candidates and the rows the check added, start by SMO:
@@ -1497,6 +1496,7 @@ def test_a_round_after_one_past_smo_system_rows_goes_to_smo_at_once(monkeypatch)
     assert_allclose(fit.decision_function(X), off.decision_function(X), atol=1e-9)
     assert np.max(np.abs(fit.decision_function(X) - exact.decision_function(X))) < 0.05
     np.testing.assert_array_equal(fit.predict(X), exact.predict(X))
+
 
 def _refined_near_the_margin(monkeypatch, device, *, sample, total=None):
     """``(svc module, X, y, the exact SVM, the refined fit on device)``: a refinement whose

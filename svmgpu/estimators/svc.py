@@ -2009,7 +2009,7 @@ class _FrontDoor:
                            "matrix in float64")
             rows = rows_f64() if callable(rows_f64) else rows_f64
             return self._exact_solve_on(self._kernel_matrix(rows), y, sample_weight, max_iter,
-                                        None, start)
+                                        None, start, smo_first)
 
     def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64, start=None,
                         smo_first=False):
@@ -2101,7 +2101,9 @@ class _FrontDoor:
         stalls on it before, and over a float64 matrix computed whole for it took twice the
         memory and 2 s more at 9,000 rows), and starts from α = 0 whatever Newton's start:
         ``smo_runs`` (a dict, the caller's for one problem) keeps its outcome, which a second
-        stall on the same matrices then takes instead of repeating it."""
+        stall on the same matrices then takes instead of repeating it. ``smo_first``: SMO at
+        once where its systems may pass :data:`SMO_SYSTEM_ROWS` (no Newton step first); the
+        result of an SMO run says why it ran (``info["smo"]``, "large" or "stall")."""
         # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
         # ε = 0: its two dual variables a row, free together in the corners' overlap, are
         # held apart only by the corners' 2δ/C, and SMO crawled at C = 10⁴; that loss keeps
