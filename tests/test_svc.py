@@ -520,6 +520,55 @@ def test_exact_newton_solves_groups_as_their_problems_alone(device, task, start,
         assert abs(float(coef[at].sum())) < 1e-8
 
 
+def test_small_classification_problems_start_from_the_corners(monkeypatch, device):
+    """CORNER_START_ROWS: a classification problem of the exact path of at most 300 rows (one,
+    or one-vs-one pairs solved at once: their rows together) starts from the corners; a larger
+    one from α = 0, a small regression from the LS-SVM solution. The same models as from the
+    old starts (α = 0, or the LS-SVM solution up to 150 rows; a weighted binary problem with a
+    row of weight 0 too); iris's three pairs in fewer Newton steps (8 against 16 here)."""
+    from svmgpu.estimators import svc as svc_module
+
+    solve, starts = svc_module.exact_newton, []
+
+    def spy(K, yy, loss, *, start=None, **kw):
+        starts.append((int(K.shape[0]), start if start is None or isinstance(start, str)
+                       else "given", kw.get("groups") is not None))
+        return solve(K, yy, loss, start=start, **kw)
+
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+    X3, y3 = load_iris(return_X_y=True)
+    X3 = StandardScaler().fit_transform(X3)
+    rng = np.random.default_rng(3)
+    X2 = rng.standard_normal((200, 3))
+    y2 = np.where(X2[:, 0] + 0.5 * rng.standard_normal(200) > 0, 1, 0)
+    w2 = rng.uniform(0.5, 2.0, 200)
+    w2[7] = 0.0
+    fits = [(X3, y3, None, 150), (X2, y2, w2, 200)]
+    for X, y, w, n in fits:
+        Xd, yd = to_device(X, device), to_device(y, device)
+        wd = None if w is None else to_device(w, device)
+        starts.clear()
+        new = SVC(C=10.0, tol=1e-6).fit(Xd, yd, sample_weight=wd)
+        assert starts and all(s == "corners" for _, s, _ in starts)
+        assert any(g for _, _, g in starts) is (n == 150)  # (iris: its pairs at once)
+        with monkeypatch.context() as m:  # (the starts before CORNER_START_ROWS)
+            m.setattr(svc_module, "CORNER_START_ROWS", 0)
+            m.setattr(svc_module.SVC, "_own_start", lambda self, rows: "ls_svm"
+                      if self._task == "regression" or (rows <= 150 and not starts[-1][2])
+                      else None)
+            old = SVC(C=10.0, tol=1e-6).fit(Xd, yd, sample_weight=wd)
+        assert_allclose(new.decision_function(Xd), old.decision_function(Xd), atol=1e-5)
+        if n == 150:
+            assert int(np.sum(host(new.n_iter_))) < int(np.sum(host(old.n_iter_)))
+    starts.clear()
+    X4 = rng.standard_normal((400, 3))
+    SVC().fit(to_device(X4, device), to_device(np.where(X4[:, 0] > 0, 1, 0), device))
+    assert starts[0][1] is None
+    starts.clear()
+    SVR().fit(to_device(X2[:100], device), to_device(X2[:100, 0], device))
+    assert starts[0][1] == "ls_svm"
+
+
 @pytest.mark.parametrize("groups", [None, [0] * 7 + [1] * 5])
 def test_ls_svm_start_solves_its_bordered_system(device, groups):
     """The LS-SVM start: ``(K + diag(1/w)) α + b_g = t`` on the rows of positive weight,
@@ -608,9 +657,12 @@ def test_the_sufficient_decrease_breaks_the_cycles_of_full_steps(monkeypatch):
     ``C = _ARMIJO_MAX_C``): on digits' pairs (C = 1) full steps that lowered F a little while
     rows swapped pieces back and forth took 560 steps in all, against 362 with the rule. The
     same model either way; above ``_ARMIJO_MAX_C`` the line search takes any decrease, as
-    before (the same steps)."""
+    before (the same steps). (From α = 0, as digits' pairs started until session 60: from the
+    corners, CORNER_START_ROWS, they take 214 steps either way.)"""
+    import svmgpu.estimators.svc as svc_module
     import svmgpu.solvers.exact as exact_module
 
+    monkeypatch.setattr(svc_module, "CORNER_START_ROWS", 0)
     Xtr, Xte, ytr, _ = _split(load_digits)
     kw = dict(tol=1e-6)
     fits = {}
@@ -964,7 +1016,7 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     the low-rank fit over all rows. Since session 24 the line search's sufficient decrease
     solves this problem itself (9 steps, no fallback); it stalls with the former line search
     (any decrease taken), which SMO solves since session 49 (SMO_MAX_ROWS), and without SMO
-    exercises the fallback."""
+    exercises the fallback (from α = 0: CORNER_START_ROWS)."""
 
     import svmgpu.estimators.svc as svc_module
     import svmgpu.solvers.exact as exact_module
@@ -981,6 +1033,8 @@ def test_an_exact_solve_that_stalls_is_solved_over_its_rows_as_landmarks(monkeyp
     assert direct.converged_.all() and direct.n_iter_[0] < 50
     assert_allclose(direct.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-6)
     monkeypatch.setattr(exact_module, "_ARMIJO", 0.0)
+    monkeypatch.setattr(svc_module, "CORNER_START_ROWS", 0)  # (from α = 0, as before session
+    # 60: from the corners the former line search does not stall here either)
     with warnings.catch_warnings():  # (by default the stall goes to SMO: SMO_MAX_ROWS)
         warnings.simplefilter("error")
         smo = SVC(gamma=0.0128, tol=1e-8).fit(X, y)

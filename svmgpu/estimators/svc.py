@@ -322,11 +322,27 @@ SVR_EXACT_MAX_ROWS = 10_000
 #: At C = 1 the exact path took 0.9–21 s against 0.2–8.8 s (mixed, :data:`SVR_EXACT_MAX_ROWS`).
 SVR_EXACT_SMALL_C = 0.1
 
-#: Rows up to which the exact path starts from the LS-SVM solution (one factorization of the
-#: m × m system, every row on one quadratic piece) instead of α = 0: on iris's and wine's pairs
-#: (75–130 rows) 21–26 Newton steps instead of 29–33 and no intercept search in the first step;
-#: on digits' pairs (~270 rows) and breast cancer (426) the zero start was faster.
+#: Rows up to which the exact path's regression problems start from the LS-SVM solution (one
+#: factorization of the m × m system, every row on one quadratic piece) instead of α = 0: on
+#: iris's and wine's pairs (75–130 rows, classification until session 60) 21–26 Newton steps
+#: instead of 29–33 and no intercept search in the first step; on digits' pairs (~270 rows)
+#: and breast cancer (426) the zero start was faster.
 LS_SVM_START_ROWS = 150
+#: Rows up to which the exact path's classification problems (one, or one-vs-one pairs solved
+#: at once: their rows together) start from the corner start, every row of positive weight in
+#: the Huber hinge's quadratic piece at its kink (:func:`~svmgpu.solvers.exact.exact_newton`'s
+#: ``start="corners"``: one factorization of the m × m system, as the LS-SVM start), instead
+#: of the LS-SVM solution (up to 150 rows until session 60) or α = 0, whose first steps are
+#: damped (iris's three pairs at once: steps of 1/16, 1/4, 1/4, 1/4, 1/2 from α = 0). Session
+#: 60, fits alternating in one process (medians of 7 rounds, C = 1 / 10 / 100 / 1,000, time
+#: from the corners over the time before): iris 0.82 / 0.81 / 0.75 / 0.90, wine 0.95 / 0.60 /
+#: 0.80 / 0.89, breast cancer's rows sampled 100 / 150 / 250: 0.89 / 0.59 / 0.58 / 0.92,
+#: 0.83 / 0.80 / 0.55 / 0.92, 1.05 / 0.91 / 0.94 / 1.03, digits' 3s against 8s (357 rows)
+#: 1.00 / 0.88 / 0.96 / 1.01, wine's classes 0 and 1 (130) 0.74 / 0.77 / 0.66 / 0.92,
+#: ``make_moons(300, noise=0.3)`` 0.95 / 0.92 / 0.59 / 0.88, ``make_classification(300,
+#: flip_y=0.2)`` 1.09 / 0.41 / 0.62 / 0.70 (geometric mean 0.81); at 400 rows and C = 1 the
+#: corners were slower (breast cancer 3.9 → 5.4 ms: the first systems hold most rows).
+CORNER_START_ROWS = 300
 
 #: The exact path solves its one-vs-one pairs in consecutive chunks of at most this many rows,
 #: a chunk as one problem (:meth:`_FrontDoor._fit_pairs`): one Newton iteration over their
@@ -2016,7 +2032,7 @@ class _FrontDoor:
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
                   max_iter=max_iter, task=self._task)
         if start is None:
-            start = "ls_svm" if K.shape[0] <= LS_SVM_START_ROWS else None
+            start = self._own_start(K.shape[0])
         # a given start (the refinement's last solution and the rows its check added, α at
         # their bound) that stalls: the problem again from the exact path's own start
         # (presolve, corner start) before a continuation from the LS-SVM start. Medium fuzz
@@ -2086,6 +2102,14 @@ class _FrontDoor:
             res, more = self._exact_fallback(rows_f64, y, sample_weight, max_iter)
             n_iter += more
         return res, n_iter
+
+    def _own_start(self, m):
+        """The exact path's start on a problem of m rows where none is given: the corners up
+        to :data:`CORNER_START_ROWS` rows (classification), the LS-SVM solution up to
+        :data:`LS_SVM_START_ROWS` (regression), else None (α = 0, or the presolve's start)."""
+        if self._task == "classification":
+            return "corners" if m <= CORNER_START_ROWS else None
+        return "ls_svm" if m <= LS_SVM_START_ROWS else None
 
     def _newton(self, K, y, loss, sample_weight, kw, redo=False, dual_K=None, smo_runs=None,
                 smo_first=False, **more):
@@ -2482,7 +2506,7 @@ class _FrontDoor:
             xp.concat(blocks, axis=0), xp.concat([p[1] for p in pairs]), self._losses()[-1],
             C=self.C, xp=xp, task=self._task, tol=self.tol, max_iter=self._newton_steps(),
             sample_weight=xp.concat([p[2] for p in pairs]) if weighted else None,
-            start=None, corner_start=True,
+            start=self._own_start(N), corner_start=True,
             groups=xp.concat([xp.full((n,), g, dtype=xp.int64, device=dev)
                               for g, n in enumerate(sizes)]))
         if not res.converged:
