@@ -246,6 +246,36 @@ def test_svr_steps_of_a_thousandth_take_the_corner_start(device):
     assert F(z) == pytest.approx(F(z_ref), rel=1e-6)
 
 
+def test_a_small_svr_takes_the_corner_start_from_a_lower_share(monkeypatch, device):
+    """SVR_SMALL_CORNER_SHARE: below SVR_PROBE_ROWS rows the corner probe takes the corners
+    from a share of 0.4 of the rows consistent in them (0.8 until session 60): friedman1 at
+    400 rows and C = 100, whose first steps from α = 0 are damped, then crawled to SMO (2,028
+    Newton and SMO steps here) and now starts from the corners (24 steps): the same
+    minimum."""
+    import svmgpu.solvers.exact as exact_module
+
+    X, y = make_friedman1(400, noise=1.0, random_state=407)
+    X = StandardScaler().fit_transform(X)
+    y = (y - y.mean()) / y.std()
+    Xd, yd = to_device(X, device), to_device(y, device)
+    shares = []
+    corners = exact_module._svr_corners
+
+    def spy(*args, **kw):
+        out = corners(*args, **kw)
+        shares.append(out[2])
+        return out
+
+    monkeypatch.setattr(exact_module, "_svr_corners", spy)
+    new = SVR(C=100.0, tol=1e-6).fit(Xd, yd)
+    assert len(shares) == 1 and 0.4 <= shares[0] < 0.8
+    monkeypatch.setattr(exact_module, "SVR_SMALL_CORNER_SHARE", 0.8)
+    old = SVR(C=100.0, tol=1e-6).fit(Xd, yd)
+    assert new.converged_.all() and old.converged_.all()
+    assert int(host(new.n_iter_)[0]) * 10 < int(host(old.n_iter_)[0])
+    assert_allclose(new.predict(Xd), old.predict(Xd), atol=1e-6)
+
+
 def test_svr_corner_start_and_narrowing(device, monkeypatch):
     """(Fuzz, session 39.) Noise-free targets of spread 1, ε = 0.01, C = 10: most rows end
     as free support vectors on the tube's edges (in the corners), and from α = 0 the Newton

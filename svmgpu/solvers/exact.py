@@ -169,6 +169,19 @@ HARD_MARGIN_FIRST_C = 50.0
 #: Rows from which SVR's corner probe reads its share on every fourth row first
 #: (:func:`_svr_corner_probe`).
 SVR_PROBE_ROWS = 800
+#: The share of SVR's rows consistent in the corners from which its corner probe takes the
+#: corner start on fewer than :data:`SVR_PROBE_ROWS` rows (:data:`CORNER_START_SHARE` from
+#: them). There the probe has factored the whole problem already, and where the first steps
+#: from α = 0 were damped its corners start closer than those steps go on from. Session 60,
+#: fits alternating in one process (medians of 3 rounds, 0.8 → 0.4; targets standardized,
+#: ε = 0.1): ``make_regression`` (10 features, noise 5) at 200 rows, C = 1 / 10 / 100: 6.0 →
+#: 4.0, 31.2 → 5.4, 40.3 → 26.8 ms; at 400 rows 11.2 → 6.5, 24.5 → 12.1, 113.6 → 19.0 ms;
+#: friedman1 at 400 rows, C = 10 / 100: 36.4 → 11.1, 194.7 → 23.0 ms (5,847 Newton and SMO
+#: steps against 23); 36 synthetic fits at 400 and 600 rows (ε 0.01–1, targets of spread
+#: 6–800, C 0.05–100) took the same steps either way. From 800 rows the threshold
+#: also gates the whole problem's factorization, and at C = 1 0.4 lost there (friedman1 at
+#: 1,500 rows 64 → 102 ms, where the whole probe ran and was not taken).
+SVR_SMALL_CORNER_SHARE = 0.4
 
 
 def _presolve_stride(m):
@@ -1478,7 +1491,8 @@ def _strided(K, stride, *, xp):
 def _svr_corner_probe(K, y, loss, Cs, grp, s, *, xp, dev):
     """SVR's corner start for a problem whose first Newton steps from α = 0 were damped
     (:func:`_svr_corners`): ``(alpha, b)``, or None where fewer than
-    :data:`CORNER_START_SHARE` of the rows sit consistently in its corners. From
+    :data:`CORNER_START_SHARE` of the rows sit consistently in its corners
+    (:data:`SVR_SMALL_CORNER_SHARE` below :data:`SVR_PROBE_ROWS` rows). From
     :data:`SVR_PROBE_ROWS` rows the share is read first on every fourth row (a sixty-fourth
     of the factorization): friedman1 (2,000 rows, noise 1, SVR's defaults) shares 7 %, and
     the whole problem's corner start had cost 0.08 s of a 0.06 s fit."""
@@ -1499,7 +1513,8 @@ def _svr_corner_probe(K, y, loss, Cs, grp, s, *, xp, dev):
             return None
     alpha, b, share = _svr_corners(dense(K), y, loss, Cs, grp, xp=xp, low=low)
     _log.debug(fields(svr_corners=share))
-    return (alpha, b[0]) if share >= CORNER_START_SHARE else None
+    need = SVR_SMALL_CORNER_SHARE if m < SVR_PROBE_ROWS else CORNER_START_SHARE
+    return (alpha, b[0]) if share >= need else None
 
 
 def _check_corners_of(wide, loss):
