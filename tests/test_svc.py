@@ -584,8 +584,7 @@ def test_small_classification_problems_start_from_the_corners(monkeypatch, devic
         with monkeypatch.context() as m:  # (the starts before CORNER_START_ROWS)
             m.setattr(svc_module, "CORNER_START_ROWS", 0)
             m.setattr(svc_module.SVC, "_own_start", lambda self, rows: "ls_svm"
-                      if self._task == "regression" or (rows <= 150 and not starts[-1][2])
-                      else None)
+                      if rows <= svc_module.LS_SVM_START_ROWS else None)
             old = SVC(C=10.0, tol=1e-6).fit(Xd, yd, sample_weight=wd)
         assert_allclose(new.decision_function(Xd), old.decision_function(Xd), atol=1e-5)
         if n == 150:
@@ -688,7 +687,7 @@ def test_the_sufficient_decrease_breaks_the_cycles_of_full_steps(monkeypatch):
     rows swapped pieces back and forth took 560 steps in all, against 362 with the rule. The
     same model either way; above ``_ARMIJO_MAX_C`` the line search takes any decrease, as
     before (the same steps). (From α = 0, as digits' pairs started until session 60: from the
-    corners, CORNER_START_ROWS, they take 214 steps either way.)"""
+    corners, CORNER_START_ROWS, they take 214 steps with the rule and 215 without.)"""
     import svmgpu.estimators.svc as svc_module
     import svmgpu.solvers.exact as exact_module
 

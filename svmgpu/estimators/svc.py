@@ -2002,7 +2002,7 @@ class _FrontDoor:
     def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None, start=None,
                      smo_first=False):
         """The exact path on one kernel matrix: ``(result, Newton steps)``, from ``start``
-        (``(alpha, b)``; None: the zero or LS-SVM start, by size; ``smo_first``: by SMO at
+        (``(alpha, b)``; None: the exact path's own start, :meth:`_own_start`; ``smo_first``: by SMO at
         once where Newton's systems would pass :data:`SMO_SYSTEM_ROWS`, a refinement's round
         after one whose systems did, ``result.info["smo"] == "large"``); a stalled
         iteration restarts as a continuation from wider corners (:meth:`_losses`). A float32
