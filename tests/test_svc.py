@@ -3441,6 +3441,43 @@ def test_float32_kernel_rounding_ends_early_and_is_refined_in_float64(monkeypatc
     assert_allclose(got.decision_function(X), ref.decision_function(X), rtol=0, atol=1e-3)
 
 
+def test_a_float32_solve_whose_objective_stays_level_ends_whatever_its_active_set(
+        monkeypatch):
+    """A float32 K's Newton steps end (info["rounding"], not converged) once _FLAT_WINDOW
+    accepted steps lowered F by at most _FLAT_WINDOW_DECREASE of it in all, where rows
+    swapping at the kink keep the active set moving (and _FLAT_STEPS' rule, which asks the
+    same active set, waiting): fewer steps than without the window, at the same F, and SVC
+    finishes on the float64 matrix at the float64 fit's model."""
+    from svmgpu.estimators import svc as svc_module
+    from svmgpu.kernels import RBF
+    from svmgpu.solvers import exact
+
+    X, y = make_classification(1000, n_features=3, n_informative=3, n_redundant=0,
+                               class_sep=0.5, flip_y=0, random_state=4)
+    X = StandardScaler().fit_transform(X)
+    w = np.random.default_rng(4).uniform(0.2, 3.0, 1000)
+    K = RBF(3.0).block(X.astype(np.float32), X.astype(np.float32))
+    loss = get_loss("huber_hinge", delta=0.1)
+
+    def solve():
+        return exact_newton(K, 2.0 * y - 1, loss, C=100.0, xp=np, tol=1e-3, max_iter=1000,
+                            sample_weight=w)
+
+    got = solve()
+    monkeypatch.setattr(exact, "_FLAT_WINDOW", 10**9)
+    longer = solve()
+    monkeypatch.undo()
+    assert got.info["rounding"] and not got.converged and not got.info["stalled"]
+    assert got.n_iter < longer.n_iter
+    F, F_longer = got.objective_history[-1], longer.objective_history[-1]
+    assert F - F_longer <= exact._FLAT_WINDOW_DECREASE * abs(F)
+    monkeypatch.setattr(svc_module, "EXACT_FLOAT32_ROWS", 500)
+    fit = SVC(C=100.0, gamma=3.0).fit(X, y, sample_weight=w)
+    ref = SVC(C=100.0, gamma=3.0, dtype="float64").fit(X, y, sample_weight=w)
+    assert fit.converged_.all()
+    assert_allclose(fit.decision_function(X), ref.decision_function(X), rtol=0, atol=2e-3)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
 @pytest.mark.parametrize("Est", [SVC, SVR])
 def test_a_kernel_of_finite_rank_takes_the_exact_low_rank(monkeypatch, device, Est, kernel):
