@@ -179,10 +179,12 @@ SVR_CRAWL_STEP = 2.0 ** -10
 #: optimum: mixed fuzz seed 6161's trial 44 (12,000 rows of one feature, targets 50 ± 1 without
 #: noise, ε = 1, C = 100) passed the gradient test at twice its problem's minimum F with the
 #: parts unbalanced (the measure 1.0), R² 0.384 against scikit-learn's 0.569 and the exact
-#: path's 0.625. At 0.1 / 0.03 / 0.01 (UniSVM's ``stop="kkt"`` alone, a tolerance of 10⁻³, cost
-#: up to 14 times as long): R² 0.65 / 0.56 / 0.56; seed 606's trial 7 (12,000 rows, C = 100,
-#: ε = 0.01, weights, 2,000 landmarks) 9.9 → 11.0 / 15.6 / 25.5 s at the same R², friedman1 at
-#: 20,000 rows 1.48 → 1.65 / 1.70 / 1.97 s.
+#: path's 0.625; with the balance 0.651–0.653 for every perturbation of its targets (without,
+#: targets moved by 10⁻¹² gave 0.37–0.80), seed 606's trial 7 (12,000 rows, C = 100, ε = 0.01,
+#: weights, 2,000 landmarks) 9.98 → 11.38 s at the same R², friedman1 at 20,000 rows 1.52 →
+#: 1.54 s, friedman2 0.113 → 0.137 s. UniSVM's ``stop="kkt"`` alone instead cost more: at a
+#: tolerance of 0.1 / 0.03 / 0.01, trial 7 11.0 / 15.6 / 25.5 s and friedman1 1.65 / 1.70 /
+#: 1.97 s; at 10⁻³ seed 5353's trial 15 took 14 times as long.
 SVR_BALANCE_TOL = 0.1
 
 #: The smoothings of the continuation that a stalled Newton iteration falls back on (a corner
