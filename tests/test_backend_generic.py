@@ -60,6 +60,16 @@ def test_floating_dtype_names_the_parameter():
             B.floating_dtype(bad, xs, what="feature_dtype")
 
 
+def test_check_positive_names_the_parameter():
+    """A positive finite real comes back as a float (NumPy scalars too); bools, strings, zero,
+    negatives, infinities and NaN are refused naming the parameter."""
+    assert B.check_positive("gamma", 2) == 2.0 and isinstance(B.check_positive("C", 1), float)
+    assert B.check_positive("C", np.float32(0.5)) == 0.5
+    for bad in (True, "1", 0, -1.0, float("inf"), float("nan"), None):
+        with pytest.raises(ValueError, match="eps must be a positive finite number"):
+            B.check_positive("eps", bad)
+
+
 def test_compute_context_follows_the_input_device():
     a = on_d1(np.ones((3, 2), dtype=np.float32))
     ctx = B.compute_context(a, device="auto", memory_budget="1MB")

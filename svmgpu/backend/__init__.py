@@ -13,7 +13,12 @@ importing Dask), so that every layer can refuse or route one; the Dask engine it
 #: CuPy and other namespaces too).
 from numpy.linalg import LinAlgError  # noqa: E402
 
-from svmgpu.backend._context import ComputeContext, compute_context, floating_dtype
+from svmgpu.backend._context import (
+    ComputeContext,
+    check_positive,
+    compute_context,
+    floating_dtype,
+)
 from svmgpu.backend._dask import is_dask_collection, require_dask
 from svmgpu.backend._device import (
     Device,
@@ -149,6 +154,7 @@ __all__ = [
     "cholesky",
     "factor_ok",
     "clip",
+    "check_positive",
     "compute_context",
     "floating_dtype",
     "ComputeContext",

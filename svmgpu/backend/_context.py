@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from numbers import Real
 
 from svmgpu.backend._device import Device, array_device, get_device, is_cupy, is_numpy, numpy_dtype
 from svmgpu.backend._memory import resolve_budget
@@ -89,3 +91,12 @@ def floating_dtype(dtype, xp, *, what):
     if name not in ("float32", "float64"):
         raise ValueError(f"{what} must be None, 'float32' or 'float64', got {dtype!r}")
     return getattr(xp, name)
+
+
+def check_positive(name, value):
+    """``value`` as a float where it is a positive finite real number (a bool is not);
+    ValueError naming the parameter ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
+            or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)

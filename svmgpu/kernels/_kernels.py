@@ -19,6 +19,7 @@ from numbers import Integral, Real
 
 from svmgpu._log import caller_stacklevel
 from svmgpu.backend import (
+    check_positive,
     column_moments,
     column_range,
     exp_neg_clipped_inplace,
@@ -209,12 +210,6 @@ class Kernel:
         raise NotImplementedError  # pragma: no cover
 
 
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def _check_threshold(threshold):
     if isinstance(threshold, bool) or not isinstance(threshold, Real) or not 0 < threshold <= 1:
         raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
@@ -253,7 +248,7 @@ class Polynomial(Kernel):
         if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 1:
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
         self.degree = int(degree)
-        self.gamma = _check_positive("gamma", gamma)
+        self.gamma = check_positive("gamma", gamma)
         if isinstance(coef0, bool) or not isinstance(coef0, Real) or not math.isfinite(coef0):
             raise ValueError(f"coef0 must be a finite number, got {coef0!r}")
         if coef0 < 0:  # (the constant's power alone, coef0^degree · 11ᵀ for degree odd, or
@@ -301,7 +296,7 @@ class RBF(Kernel):
     translation_invariant = True
 
     def __init__(self, gamma=1.0):
-        self.gamma = _check_positive("gamma", gamma)
+        self.gamma = check_positive("gamma", gamma)
 
     def _param_names(self):
         return ("gamma",)
@@ -363,7 +358,7 @@ class Laplacian(Kernel):
     translation_invariant = True
 
     def __init__(self, gamma=1.0):
-        self.gamma = _check_positive("gamma", gamma)
+        self.gamma = check_positive("gamma", gamma)
 
     def _param_names(self):
         return ("gamma",)
@@ -490,7 +485,7 @@ def _resolve_gamma(gamma, X, *, xp, sample_weight=None):
         if gamma == "auto":
             return 1.0 / d
         raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
-    return _check_positive("gamma", gamma)
+    return check_positive("gamma", gamma)
 
 
 def make_kernel(kernel="rbf", *, gamma="scale", degree=3, coef0=0.0, X=None,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import (
     LinAlgError,
+    check_positive,
     fetch_scalars,
     is_numpy,
     matmul,
@@ -255,11 +256,8 @@ class NewtonOptions:
     def __post_init__(self):
         if self.stop not in _PRESOLVE_TOL:
             raise ValueError(f"stop must be 'gradient' or 'kkt', got {self.stop!r}")
-        if self.balance_tol is not None and not (
-                isinstance(self.balance_tol, (int, float)) and not isinstance(self.balance_tol, bool)
-                and 0 < self.balance_tol < math.inf):
-            raise ValueError(f"balance_tol must be None or a positive number, got "
-                             f"{self.balance_tol!r}")
+        if self.balance_tol is not None:
+            check_positive("balance_tol", self.balance_tol)
         if self.line_search not in ("exact", "backtrack"):
             raise ValueError(f"line_search must be 'exact' or 'backtrack', "
                              f"got {self.line_search!r}")

@@ -26,10 +26,11 @@ from __future__ import annotations
 import logging
 import math
 import time
-from numbers import Integral, Real
+from numbers import Integral
 
 from svmgpu._log import fields, get_logger, honours_verbose, progress
 from svmgpu.backend import (
+    check_positive,
     cho_solve,
     cholesky,
     clip,
@@ -51,13 +52,6 @@ CRITERIA = ("loo_span", "radius_margin")
 _LOO_BLOCK = 1 << 14
 
 
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
-            or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def check_path_params(*, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fraction=0.02,
                       tol=1e-6, max_iter=1000, criterion="loo_span"):
     """Validate the path parameters (raises ``ValueError`` with the reason).
@@ -65,9 +59,9 @@ def check_path_params(*, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fractio
     Requires ``0 < eps < lambda_min < lambda_max`` (finite), ``0 < step_fraction <= 1``,
     ``tol > 0``, an integer ``max_iter >= 1`` and a known criterion (or None).
     """
-    eps = _check_positive("eps", eps)
-    lambda_min = _check_positive("lambda_min", lambda_min)
-    lambda_max = _check_positive("lambda_max", lambda_max)
+    eps = check_positive("eps", eps)
+    lambda_min = check_positive("lambda_min", lambda_min)
+    lambda_max = check_positive("lambda_max", lambda_max)
     if lambda_min >= lambda_max:
         raise ValueError(
             f"lambda_min must be smaller than lambda_max, got lambda_min={lambda_min!r} >= "
@@ -78,10 +72,10 @@ def check_path_params(*, eps=1e-8, lambda_min=1e-6, lambda_max=1e7, step_fractio
             f"eps must be smaller than lambda_min (the systems use the shift (λ − eps)/2 > 0), "
             f"got eps={eps!r} >= lambda_min={lambda_min!r}"
         )
-    step_fraction = _check_positive("step_fraction", step_fraction)
+    step_fraction = check_positive("step_fraction", step_fraction)
     if step_fraction > 1:
         raise ValueError(f"step_fraction must be in (0, 1], got {step_fraction!r}")
-    _check_positive("tol", tol)
+    check_positive("tol", tol)
     if isinstance(max_iter, bool) or not isinstance(max_iter, Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
     if criterion is not None and criterion not in CRITERIA:
