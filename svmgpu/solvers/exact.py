@@ -99,7 +99,19 @@ PRESOLVE_HALF_ROWS = 15_000
 #: Below the share the corners are far from the solution: a problem whose solution holds 45 %
 #: of its rows in the corners (11,000 rows, C = 10, 30 % flipped) took 26 steps of 1/8–1/2
 #: from the corners.
-CORNER_START_SHARE = 0.8
+#: 0.8 until session 62. The refinements' probes of 0.77–0.80 restarted from the presolve's
+#: solution and crawled there (the first ten steps 2⁻⁷–2⁻⁴, 30–44 steps on systems of
+#: 4,000–5,800 rows), where from the corners a pair of more than
+#: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS` rows goes to SMO at once and a smaller one
+#: took 6 steps against 19. Medium fuzz trials, one fit each, old → new, the same scores: seed
+#: 7373's trial 10 (three classes of 11,000 rows, 30 features, C = 100; probes 0.775, 0.791)
+#: 28.6 → 15.1 s, its trial 11 (C = 10; 0.790) 12.0 → 7.4 s, seed 5050's trial 14 (0.793)
+#: 18.4 → 9.8 s, seed 2020's trial 16 (0.768–0.800) 33.9 → 26.3 s; seed 3838's trial 16 (one
+#: pair of ten at 0.792) 6.8 → 8.2 s, and 10.4 → 10.9 s logged (that pair 0.5 → 0.3 s: the
+#: VM's spread), its trial 0 (0.70–0.73) unchanged. No probe of the other classification fits of 6,000 rows
+#: or more (71 of mixed seeds 77, 5353, 4848, 808, 7272, 6161 and 7171; 60 of medium seeds
+#: 505, 1313, 2525, 4747 and 21; probes 0.19–0.996) fell in 0.75–0.8.
+CORNER_START_SHARE = 0.75
 #: From a given start (``corner_start``, more than :data:`PRESOLVE_MIN_ROWS` rows), the first
 #: this many Newton steps each halved to at most :data:`_DAMPED_STEP` suggest that regime: the
 #: presolve is then solved as a probe, and the problem restarts from the corners where its
