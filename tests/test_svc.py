@@ -2329,6 +2329,47 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     assert corners.info["large"] and corners.n_iter == 0
 
 
+def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
+    """DAMPED_SYSTEM_ROWS: where the caller passes ``max_system`` (SVC's SMO for large
+    systems), ``exact_newton`` also ends as ``info["large"]`` after its first _DAMPED_STEPS
+    steps if each was at most DAMPED_SYSTEM_STEP and the last system held DAMPED_SYSTEM_ROWS
+    rows (``info["damped_system"]``); SVC then solves by SMO, to Newton's model. Without
+    ``max_system``, with full steps or smaller systems the iteration goes on."""
+    import svmgpu.estimators.svc as svc_mod
+    from svmgpu.kernels import RBF
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers import exact
+    from svmgpu.solvers.exact import exact_newton
+
+    X, y = make_classification(600, 10, flip_y=0.2, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    K, s = RBF(0.1).block(X, X), np.where(y == 1, 1.0, -1.0)
+    loss = get_loss("huber_hinge", delta=0.1)
+    full = exact_newton(K, s, loss, C=10.0, xp=np, max_system=10_000)  # (from α = 0: damped)
+    assert full.converged and not full.info["large"] and full.info["damped_system"] is None
+    assert full.n_iter > exact._DAMPED_STEPS and max(full.info["active"][:3]) < 1000
+    monkeypatch.setattr(exact, "DAMPED_SYSTEM_ROWS", 50)
+    cut = exact_newton(K, s, loss, C=10.0, xp=np, max_system=10_000)
+    assert cut.info["large"] and cut.info["stalled"] and not cut.converged
+    assert cut.n_iter == exact._DAMPED_STEPS and cut.info["damped_system"] >= 50
+    assert exact_newton(K, s, loss, C=10.0, xp=np).converged  # (no max_system: no SMO)
+    with monkeypatch.context() as mp:  # (steps longer than the bound: not damped)
+        mp.setattr(exact, "DAMPED_SYSTEM_STEP", 2.0 ** -20)
+        assert exact_newton(K, s, loss, C=10.0, xp=np, max_system=10_000).converged
+    monkeypatch.undo()
+    ref = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    calls, smo = [], svc_mod.SVC._smo
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 500)  # (600 rows: max_system passed)
+    SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    assert not calls  # (its systems stay below 500 rows: Newton)
+    monkeypatch.setattr(exact, "DAMPED_SYSTEM_ROWS", 50)
+    got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    assert calls and got.converged_.all()
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
+
+
 @pytest.mark.parametrize("path", ["exact", "refined"])
 def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeypatch, path,
                                                                          device):

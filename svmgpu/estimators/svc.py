@@ -2169,9 +2169,12 @@ class _FrontDoor:
             return res, n_iter, by_smo
         cap = SMO_LARGE_ITERATIONS if large else SMO_ITERATIONS
         got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight, per_row=cap)
+        damped = None if res is None else res.info["damped_system"]
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
-            f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
+            f"are damped on a system of {damped:,} rows (DAMPED_SYSTEM_ROWS)"
+            if damped is not None
+            else f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
             else f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"]
             else "stall (no descent along a step)", "converged" if got.converged else
             "not converged (%s): Newton's method from there" % (

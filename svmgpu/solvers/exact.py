@@ -341,6 +341,23 @@ HARD_SHORT_STEP = 2.0 ** -9
 #: problem is accepted whole almost always).
 _MAX_HALVINGS = 30
 
+#: Where a caller passes ``max_system`` (its other method for large systems: SVC's SMO), the
+#: iteration also ends as ``info["large"]`` once its first :data:`_DAMPED_STEPS` steps were
+#: each at most :data:`DAMPED_SYSTEM_STEP` and the last one's system held at least this many
+#: rows: a factorization of 4,000 rows costs 21 GFlop (about 0.2 s here), and damped first
+#: steps say that many more follow (the rows change pieces by the thousand). Medium fuzz seed
+#: 6262's trial 6 (11,000 rows of 5 features, RBF at ``gamma=1``, C = 1, 20 % of the labels
+#: flipped, refined on every row; scikit-learn 1.7 s): steps of 1/4, 1/2, 1/4 on systems of
+#: 1,250–4,951 rows, then ten more of up to 5,869 rows, 4.7 s of a 5.2 s fit; by SMO after
+#: the third step 5.2 → 3.5 s, and 6.4–7.0 → 4.5–5.2 s in a slower phase of this VM
+#: (scikit-learn 2.2 s), the same predictions. It fired in no other fit of 72 medium fuzz
+#: trials (seeds 6262, 7373, 2020, 3838, 505, 4747), 44 mixed ones of 12,000 rows (seeds 77,
+#: 5353, 4848, 808, 7272, 6161, 7171, 2121, 1818) or the benchmark's sets; the problems whose
+#: systems of 4,000–5,000 rows made ``SMO_SYSTEM_ROWS`` = 4,000 slower (its notes: medium
+#: seed 3434's trials 7 and 8) take full first steps.
+DAMPED_SYSTEM_ROWS = 4000
+DAMPED_SYSTEM_STEP = 0.5
+
 
 def _objective(alpha_K_alpha, r, s, loss, C, *, xp):
     """F from ``αᵀKα`` and the residuals (``s`` None: unit weights)."""
@@ -524,8 +541,10 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         A Newton system of more rows (the pieces' system of a step, or the whole K of an
         LS-SVM or corner start) is not factored: the iteration ends there as stalled, with
         ``info["large"]`` True, for a caller that solves such problems by another method
-        (:class:`svmgpu.SVC`'s SMO: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS`). The
-        presolve and the squared hinge's first solve keep their own systems. None: no limit.
+        (:class:`svmgpu.SVC`'s SMO: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS`); so too
+        where the first steps are damped on a system of :data:`DAMPED_SYSTEM_ROWS` rows or
+        more (``info["damped_system"]``, its rows; None otherwise). The presolve and the
+        squared hinge's first solve keep their own systems. None: no limit.
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
@@ -1148,6 +1167,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if stiff:  # (no Armijo rule, or the hard-margin regime at the kernel's own scale: see
         short_steps = hard_short_steps  # SHORT_STEP; a caller's other solver there)
     crawled = False
+    damped_system = None  # (the rows of the system whose damped first steps ended it)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     steps = []  # (the line search's steps)
     # (a given start whose first steps are damped: probed for the corner start)
@@ -1326,6 +1346,12 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                     return restart("corners")
                 if pre_start is not None:  # (the exact path's own start: _DAMPED_STEPS)
                     return restart(pre_start, corners=False)
+        if max_system is not None and len(steps) == _DAMPED_STEPS and \
+                max(steps) <= DAMPED_SYSTEM_STEP and nQ >= DAMPED_SYSTEM_ROWS:
+            _log.debug(fields(damped_system=nQ, steps=steps))  # (the caller's other method:
+            large = stalled = True  # DAMPED_SYSTEM_ROWS)
+            damped_system = nQ
+            break
         alpha = alpha + step * d
         Ka = Ka + step * Kd
         b = [bo + step * t for bo, t in zip(b, db, strict=True)]
@@ -1380,6 +1406,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                               "active": active, "stalled": stalled, "n_presolve_iter": n_pre,
                               "rounding": rounding, "factorizations": n_factor,
                               "crawled": crawled, "large": large,
+                              "damped_system": damped_system,
                               "corners": isinstance(start, str) and start == "corners"})
 
 
