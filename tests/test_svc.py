@@ -2370,6 +2370,42 @@ def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
 
 
+def test_the_squared_hinge_first_keeps_to_max_system(monkeypatch):
+    """HARD_MARGIN_FIRST: near the hard margin (C · k above HARD_MARGIN_FIRST_C) the squared
+    hinge's first solve keeps to the caller's ``max_system`` too: a system of it past the
+    bound ends the problem as ``info["large"]`` (SVC: SMO, to Newton's model), none past it
+    factored (only the presolve's own), where without the bound the problem converges
+    through systems of up to twice it (medium fuzz seed 505's trial 10: 14,000 rows refined
+    whole at C = 100, squared-hinge systems of 13,444 rows, 20 s)."""
+    import svmgpu.estimators.svc as svc_mod
+    from svmgpu.kernels import RBF
+    from svmgpu.losses import get_loss
+    from svmgpu.solvers import exact
+
+    X, y = make_classification(2400, 10, flip_y=0.1, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    K, s = RBF(0.1).block(X, X), np.where(y == 1, 1.0, -1.0)
+    loss = get_loss("huber_hinge", delta=0.1)
+    orders, factor = [], exact.cho_factor
+    monkeypatch.setattr(exact, "cho_factor",
+                        lambda M, *a, **k: orders.append(M.shape[0]) or factor(M, *a, **k))
+    full = exact.exact_newton(K, s, loss, C=100.0, xp=np, corner_start=True)
+    assert full.converged and max(orders) > 1000
+    orders.clear()
+    cut = exact.exact_newton(K, s, loss, C=100.0, xp=np, corner_start=True, max_system=700)
+    assert cut.info["large"] and not cut.converged and cut.n_iter == 0
+    assert 0 < max(orders) <= 600  # (the presolve's, every fourth row)
+    monkeypatch.undo()
+    ref = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
+    calls, smo = [], svc_mod.SVC._smo
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 700)
+    got = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
+    assert calls and got.converged_.all()
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
+
+
 @pytest.mark.parametrize("path", ["exact", "refined"])
 def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeypatch, path,
                                                                          device):

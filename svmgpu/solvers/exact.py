@@ -543,8 +543,9 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         ``info["large"]`` True, for a caller that solves such problems by another method
         (:class:`svmgpu.SVC`'s SMO: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS`); so too
         where the first steps are damped on a system of :data:`DAMPED_SYSTEM_ROWS` rows or
-        more (``info["damped_system"]``, its rows; None otherwise). The presolve and the
-        squared hinge's first solve keep their own systems. None: no limit.
+        more (``info["damped_system"]``, its rows; None otherwise), and where the squared
+        hinge's first solve (:data:`HARD_MARGIN_FIRST`) meets either. The presolve keeps its
+        own systems. None: no limit.
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
@@ -1084,6 +1085,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         raise ValueError(f"start='corners' needs a classification loss with curvature at its "
                          f"kink, or the regression loss 'huber_epsilon_insensitive' (no "
                          f"groups); got {loss.name!r} for {task}")
+    first_large = False  # (the squared hinge's first solve met a system past max_system)
     if cls and corner_start and C * s_max * k_max > HARD_MARGIN_FIRST_C and start is None \
             and loss.name != HARD_MARGIN_FIRST:  # (the squared hinge first)
         hard, first_start, first_presolve, share = get_loss(HARD_MARGIN_FIRST), None, \
@@ -1098,11 +1100,22 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
         if share < HARD_MARGIN_MAX_SHARE:
             first = _exact_newton(K, y, hard, C=C, xp=xp, task=task,
                                   sample_weight=sample_weight, tol=tol, max_iter=max_iter,
-                                  start=first_start, presolve=first_presolve, groups=groups)
+                                  start=first_start, presolve=first_presolve, groups=groups,
+                                  max_system=max_system)
             n_pre += first.n_iter + first.info["n_presolve_iter"]
+            first_large = first.info["large"]  # (its systems past max_system: the caller's
+            # other method for this loss too. Until session 62 this solve had no bound: medium
+            # fuzz seed 505's trial 10, 14,000 rows refined whole at C = 100, RBF at gamma=1,
+            # factored five systems of up to 13,444 rows, 29.4 s → 6.1 s by SMO (scikit-learn
+            # 12 s); 2020's trial 9 6.9 → 5.9 s, 505's trial 6 4.6 → 5.0 s, mixed 77's trial 28
+            # (12,000 rows, 200 features, gamma=3) 14.8 → 9.5 s, the same scores; it fired in
+            # no other of 72 medium and 44 mixed fits of 12,000 rows)
+            if first_large:
+                _log.debug(fields(hard_margin_first_large=m))
             if not first.info["stalled"] and not _plateau(first, y, loss, m, xp=xp):
                 start = (first.coef, first.info["intercept"])
-    if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None:
+    if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None and \
+            not first_large:
         start, more, share = _presolve(K, y, loss, C=C, xp=xp, task=task,
                                        sample_weight=sample_weight, tol=tol,
                                        max_iter=max_iter, corner_start=corner_start)
@@ -1115,7 +1128,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     # for the copy and 1.1 s for the factorization, of a 9.1 s fit)
     low_start = K.dtype == xp.float32 and m >= MIXED_MIN_ORDER
     # (a whole-K start past max_system: not factored, the caller's other method instead)
-    large = max_system is not None and isinstance(start, str) and m > max_system
+    large = max_system is not None and isinstance(start, str) and m > max_system or first_large
     if large:
         start = None
     if start is None:
