@@ -2284,6 +2284,16 @@ def test_svr_low_rank_path_is_translation_equivariant(device):
         ref.score(X[2000:], y[2000:] + 50.0) - 0.01
 
 
+def _spy_smo(monkeypatch):
+    """A list that gets an entry for each call of ``SVC._smo`` (which still runs)."""
+    import svmgpu.estimators.svc as svc_mod
+
+    calls, smo = [], svc_mod.SVC._smo
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    return calls
+
+
 def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     """SMO_SYSTEM_ROWS: on NumPy an exact problem whose Newton system would exceed it is
     solved by SMO (a factorization of 6,000 rows costs what SMO's whole solve does: medium
@@ -2299,9 +2309,8 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     X, y = make_classification(600, 10, flip_y=0.2, random_state=1)
     X = StandardScaler().fit_transform(X)
     ref = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
-    calls, smo, caps, dual = [], svc_mod.SVC._smo, [], svc_mod.smo
-    monkeypatch.setattr(svc_mod.SVC, "_smo",
-                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    smo, caps, dual = svc_mod.SVC._smo, [], svc_mod.smo  # (unwrapped: the float32 spy below)
+    calls = _spy_smo(monkeypatch)
     monkeypatch.setattr(svc_mod, "smo", lambda K, *a, **k: caps.append(
         k["max_iter"] / K.shape[0]) or dual(K, *a, **k))
     monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 50)
@@ -2358,9 +2367,7 @@ def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
         assert exact_newton(K, s, loss, C=10.0, xp=np, max_system=10_000).converged
     monkeypatch.undo()
     ref = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
-    calls, smo = [], svc_mod.SVC._smo
-    monkeypatch.setattr(svc_mod.SVC, "_smo",
-                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    calls = _spy_smo(monkeypatch)
     monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 500)  # (600 rows: max_system passed)
     SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
     assert not calls  # (its systems stay below 500 rows: Newton)
@@ -2397,9 +2404,7 @@ def test_the_squared_hinge_first_keeps_to_max_system(monkeypatch):
     assert 0 < max(orders) <= 600  # (the presolve's, every fourth row)
     monkeypatch.undo()
     ref = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
-    calls, smo = [], svc_mod.SVC._smo
-    monkeypatch.setattr(svc_mod.SVC, "_smo",
-                        lambda self, *a, **k: calls.append(1) or smo(self, *a, **k))
+    calls = _spy_smo(monkeypatch)
     monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 700)
     got = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
     assert calls and got.converged_.all()

@@ -108,9 +108,9 @@ PRESOLVE_HALF_ROWS = 15_000
 #: 28.6 → 15.1 s, its trial 11 (C = 10; 0.790) 12.0 → 7.4 s, seed 5050's trial 14 (0.793)
 #: 18.4 → 9.8 s, seed 2020's trial 16 (0.768–0.800) 33.9 → 26.3 s; seed 3838's trial 16 (one
 #: pair of ten at 0.792) 6.8 → 8.2 s, and 10.4 → 10.9 s logged (that pair 0.5 → 0.3 s: the
-#: VM's spread), its trial 0 (0.70–0.73) unchanged. No probe of the other classification fits of 6,000 rows
-#: or more (71 of mixed seeds 77, 5353, 4848, 808, 7272, 6161 and 7171; 60 of medium seeds
-#: 505, 1313, 2525, 4747 and 21; probes 0.19–0.996) fell in 0.75–0.8.
+#: VM's spread), its trial 0 (0.70–0.73) unchanged. No probe of the other classification
+#: fits of 6,000 rows or more (71 of mixed seeds 77, 5353, 4848, 808, 7272, 6161 and 7171;
+#: 60 of medium seeds 505, 1313, 2525, 4747 and 21; probes 0.19–0.996) fell in 0.75–0.8.
 CORNER_START_SHARE = 0.75
 #: From a given start (``corner_start``, more than :data:`PRESOLVE_MIN_ROWS` rows), the first
 #: this many Newton steps each halved to at most :data:`_DAMPED_STEP` suggest that regime: the
@@ -1086,6 +1086,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
                          f"kink, or the regression loss 'huber_epsilon_insensitive' (no "
                          f"groups); got {loss.name!r} for {task}")
     first_large = False  # (the squared hinge's first solve met a system past max_system)
+    damped_system = None  # (the rows of the system whose damped first steps ended it)
     if cls and corner_start and C * s_max * k_max > HARD_MARGIN_FIRST_C and start is None \
             and loss.name != HARD_MARGIN_FIRST:  # (the squared hinge first)
         hard, first_start, first_presolve, share = get_loss(HARD_MARGIN_FIRST), None, \
@@ -1112,6 +1113,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             # no other of 72 medium and 44 mixed fits of 12,000 rows)
             if first_large:
                 _log.debug(fields(hard_margin_first_large=m))
+                damped_system = first.info["damped_system"]  # (why, for the caller's log)
             if not first.info["stalled"] and not _plateau(first, y, loss, m, xp=xp):
                 start = (first.coef, first.info["intercept"])
     if start is None and presolve and m > PRESOLVE_MIN_ROWS and groups is None and \
@@ -1180,7 +1182,6 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     if stiff:  # (no Armijo rule, or the hard-margin regime at the kernel's own scale: see
         short_steps = hard_short_steps  # SHORT_STEP; a caller's other solver there)
     crawled = False
-    damped_system = None  # (the rows of the system whose damped first steps ended it)
     zeros = xp.zeros((m,), dtype=f64, device=dev)
     steps = []  # (the line search's steps)
     # (a given start whose first steps are damped: probed for the corner start)
