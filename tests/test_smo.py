@@ -15,6 +15,7 @@ from sklearn.svm import SVR as SklearnSVR
 from svmgpu import SVR
 from svmgpu.backend import to_device
 from svmgpu.estimators import svc
+from svmgpu.kernels import RBF, KernelRows
 from svmgpu.losses import get_loss
 from svmgpu.solvers import smo as smo_module
 from svmgpu.solvers.exact import exact_newton
@@ -168,6 +169,34 @@ def test_smo_reads_a_float32_kernel_matrix_as_its_float64_values(device):
     assert a.n_iter == b.n_iter
     assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-12)
     assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-12)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_smo_reads_a_lazy_kernel_matrix_in_its_stores_order(task, device, monkeypatch):
+    """A :class:`KernelRows` whose rows were computed out of order (a refinement's Newton steps
+    before SMO) is read in its store, row i at its slot, never copied into K's order: the
+    solution on the whole matrix in order."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((90, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(90) > 0, 1.0, -1.0) \
+        if task == "classification" else np.sin(2 * X[:, 0]) + 3.0
+    w = rng.uniform(0.3, 2.0, 90)
+    Xd = to_device(X, device)
+    kernel = RBF(gamma=0.5)
+    dense = KernelRows(kernel, Xd).full()  # (every row, in order)
+    lazy = KernelRows(kernel, Xd)
+    lazy.compute(to_device(rng.permutation(90)[:60], device))  # (60 rows, shuffled)
+    monkeypatch.setattr(KernelRows, "full", lambda self: pytest.fail("copied in K's order"))
+    loss = _loss(task, 0.05)
+    kw = dict(C=3.0, xp=device.xp, task=task, tol=1e-8, sample_weight=to_device(w, device))
+    a = smo(lazy, to_device(y, device), loss, **kw)
+    b = smo(dense, to_device(y, device), loss, **kw)
+    assert a.converged and b.converged and lazy.computed == 90
+    assert host(lazy._slot)[0] != 0  # (the store's rows are not in K's order)
+    assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-9)
+    assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-9)
+    assert_allclose(host(a.info["margins"]), host(b.info["margins"]), rtol=0, atol=1e-9)
+    assert a.objective_history[-1] == pytest.approx(b.objective_history[-1], rel=1e-12)
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])

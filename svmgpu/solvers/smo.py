@@ -42,7 +42,14 @@ from __future__ import annotations
 import math
 import time
 
-from svmgpu.backend import fetch_scalars, fetch_vector, product_in_float64, set_rows, vecdot
+from svmgpu.backend import (
+    fetch_scalars,
+    fetch_vector,
+    native_device,
+    product_in_float64,
+    set_rows,
+    vecdot,
+)
 from svmgpu.kernels import KernelRows
 from svmgpu.solvers._result import SolverResult
 
@@ -66,7 +73,8 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     Parameters
     ----------
     K : array of shape (m, m)
-        The kernel matrix (a :class:`~svmgpu.kernels.KernelRows` is computed whole).
+        The kernel matrix (a :class:`~svmgpu.kernels.KernelRows` is computed whole and read
+        in its store, rows in the order computed: no copy in K's order).
     y : array of shape (m,)
         Labels ±1, or targets.
     loss : Loss
@@ -102,11 +110,26 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
         raise ValueError(f"smo solves the loss {SMO_LOSSES[task]!r} for {task}; got "
                          f"{loss.name!r}")
     t0 = time.perf_counter()
-    if isinstance(K, KernelRows):
-        K = K.full()
     f64 = xp.float64
     m = int(K.shape[0])
+    # A lazy K's rows are read where its store holds them (every row computed first, in the
+    # store's order): K's row i is the store's row ``slot[i]``, and K α the store's product
+    # read at the slots. Until session 63 the store was copied into K's order first
+    # (KernelRows.full): a refinement whose Newton steps had computed 4,900 rows of 8,000 in
+    # their own order copied 256 MB of fresh memory for SMO, 1.8 s of its 4.1 s (medium fuzz
+    # seed 5252's trial 0).
+    slot = None
+    if isinstance(K, KernelRows):
+        slot = K.compute(xp.arange(m, dtype=xp.int64, device=native_device(K.X)))
+        K = K.store[:K.computed, ...]
     dev = getattr(K, "device", None)
+    hslot = None if slot is None else [int(t) for t in fetch_vector(slot, xp=xp)]
+
+    def K_times(v):
+        """``K v`` in float64 (a lazy K's store product read at the slots)."""
+        Kv = product_in_float64(K, v, xp=xp)
+        return Kv if slot is None else xp.take(Kv, slot)
+
     C = float(C)
     y = xp.astype(y, f64)
     w = xp.ones((m,), dtype=f64, device=dev) if sample_weight is None else \
@@ -127,7 +150,9 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     n = int(p.shape[0])
     fixed = bound <= 0  # (weight 0: its variable stays 0)
     D = xp.where(fixed, 0.0, 2.0 * delta / xp.where(fixed, 1.0, bound))
-    diag = xp.astype(xp.linalg.diagonal(K), f64)
+    diag = xp.astype(xp.linalg.diagonal(K) if slot is None else
+                     xp.take(xp.reshape(K, (m * m,)), slot * m + xp.arange(
+                         m, dtype=xp.int64, device=dev)), f64)
     QD = (xp.concat([diag, diag]) if reg else diag) + D
     every = xp.arange(n, dtype=xp.int64, device=dev)
     of_row = every % m if reg else every  # (each variable's row of K)
@@ -135,7 +160,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     def row(r, at):
         """K's row r at the rows ``at`` (None: every variable's), in float64 (a float32 K is
         read a row at a time; a float64 one's row where every variable works is K's own)."""
-        k = K[r, ...]
+        k = K[r if hslot is None else hslot[r], ...]
         if at is None:  # (no gather)
             return xp.astype(xp.concat([k, k]) if reg else k, f64, copy=False)
         return xp.astype(xp.take(k, at), f64, copy=False)
@@ -143,7 +168,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     def gradient(beta, Ka=None):
         """The dual's gradient at β, whole (``Ka``: K α, where known)."""
         if Ka is None:
-            Ka = product_in_float64(K, _alpha(beta, sig, m, reg), xp=xp)
+            Ka = K_times(_alpha(beta, sig, m, reg))
         return p + sig * (xp.concat([Ka, Ka]) if reg else Ka) + D * beta
 
     if start is None:
@@ -238,7 +263,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
             Mu[k], Ml[k] = (0.0 if up else -inf), (0.0 if low else inf)
     beta = set_rows(beta, act, xp.asarray(hB, dtype=f64, device=dev), xp=xp)
     alpha = _alpha(beta, sig, m, reg)
-    Ka = product_in_float64(K, alpha, xp=xp)
+    Ka = K_times(alpha)
     b = _intercept(-sig * gradient(beta, Ka), beta, sig, bound, fixed, xp=xp)
     margins = Ka + b
     r = y - margins if reg else 1.0 - y * margins
