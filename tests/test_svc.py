@@ -2338,6 +2338,31 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
     assert corners.info["large"] and corners.n_iter == 0
 
 
+def test_a_small_box_sends_smaller_newton_systems_to_smo(monkeypatch, caplog):
+    """SMO_SOFT_SYSTEM_ROWS: a problem of more rows than it whose ``C · max(s) · k`` is at most
+    SMO_SOFT_MAX_C (a small box, where SMO converges in a few passes) hands a Newton system past
+    it to SMO, to Newton's model; at a larger C (sample weights count) SMO_SYSTEM_ROWS holds,
+    and a problem of at most SMO_SOFT_SYSTEM_ROWS rows keeps SMO_SYSTEM_ROWS whatever its C."""
+    import svmgpu.estimators.svc as svc_mod
+
+    X, y = make_classification(600, 10, flip_y=0.2, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    monkeypatch.setattr(svc_mod, "SMO_SOFT_SYSTEM_ROWS", 50)
+    calls = _spy_smo(monkeypatch)
+    est = SVC(C=1.0, rank=None, tol=1e-6)
+    with caplog.at_level(logging.INFO, logger="svmgpu"):
+        assert est.fit(X, y).converged_.all() and calls
+    assert "more than 50 rows (SMO_SOFT_SYSTEM_ROWS=50" in caplog.text
+    monkeypatch.setattr(svc_mod, "SMO_SOFT_SYSTEM_ROWS", 10_000)
+    ref = SVC(C=1.0, rank=None, tol=1e-6).fit(X, y)
+    assert len(calls) == 1  # (600 rows ≤ SMO_SOFT_SYSTEM_ROWS: Newton's systems)
+    assert_allclose(est.decision_function(X), ref.decision_function(X), atol=2e-3)
+    monkeypatch.setattr(svc_mod, "SMO_SOFT_SYSTEM_ROWS", 50)
+    SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)  # (C · k = 10 > SMO_SOFT_MAX_C)
+    SVC(C=1.0, rank=None, tol=1e-6).fit(X, y, sample_weight=np.full(600, 5.0))
+    assert len(calls) == 1
+
+
 def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
     """DAMPED_SYSTEM_ROWS: where the caller passes ``max_system`` (SVC's SMO for large
     systems), ``exact_newton`` also ends as ``info["large"]`` after its first _DAMPED_STEPS

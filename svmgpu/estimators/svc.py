@@ -114,7 +114,12 @@ from svmgpu.kernels import (
 from svmgpu.losses import get_loss
 from svmgpu.lowrank import independent_landmarks, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers._result import SolverResult
-from svmgpu.solvers.exact import HARD_MARGIN_FIRST_C, PRESOLVE_MIN_ROWS, exact_newton
+from svmgpu.solvers.exact import (
+    HARD_MARGIN_FIRST_C,
+    PRESOLVE_MIN_ROWS,
+    exact_newton,
+    max_diagonal,
+)
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 from svmgpu.solvers.partition import (
     KMEANS_SAMPLE,
@@ -897,6 +902,21 @@ SMO_EXTEND = 2.0
 #: 1.0–1.7 s. On a GPU the factorizations are fast and each SMO iteration reads scalars to
 #: the host: Newton there.
 SMO_SYSTEM_ROWS = 6000
+#: :data:`SMO_SYSTEM_ROWS` for a problem of more rows than this whose ``C · max(s) · k`` is at
+#: most :data:`SMO_SOFT_MAX_C` (k = max(1, max Kᵢᵢ)): with a small box SMO converges in a few
+#: passes (LIBSVM's own default, C = 1), where Newton's large systems cost a factorization a
+#: step. Session 63 (one fit a process, alternating; the same scores): medium fuzz seed 3838's
+#: trial 1 (14,000 rows of 10 features, five classes, RBF at ``gamma=1``, C = 1; pairs of
+#: 5,600 rows refined whole from the corners, an LS-SVM start of 5,600 rows and Newton steps
+#: of 1/2 on systems of 4,000–4,300 rows, 2 s a pair) 20.1–20.5 → 7.0–7.2 s (scikit-learn
+#: 10.3 s); seed 5252's trial 0 (binary, 14,000 × 5, C = 1; 12 steps on systems of up to 5,102
+#: rows) 3.6 → 2.85 s, seed 6262's trial 6 3.0 → 2.5 s. At C = 100 the same limit made rounds
+#: of 5,000–6,000 rows that restart from the corners (:data:`REFINE_CORNER_ROWS`) slower by
+#: SMO: medium 2323's trial 7 7.0 → 10.7 s, mixed 101's trial 41 8.5 → 13.4 s; at C = 10 it
+#: changed little (seed 3434's trial 7 16.9 / 17.4 / 19.2 against 15.4 / 17.4 / 18.3 s, mixed
+#: 2121's trial 12 8.2 against 8.3 s). The fuzz grid's C is 0.05, 0.1, 1, 10 or 100.
+SMO_SOFT_SYSTEM_ROWS = 5000
+SMO_SOFT_MAX_C = 3.0
 
 
 def _by_class(labels, k, offset, *, xp):
@@ -2148,8 +2168,9 @@ class _FrontDoor:
         # the continuation)
         own = self._losses()[-1]
         dual = own.name == SMO_LOSSES[self._task]
-        big = SMO_SYSTEM_ROWS if dual and is_numpy(self._ctx.xp) and \
-            K.shape[0] > SMO_SYSTEM_ROWS else None
+        big = self._smo_system_rows(K, sample_weight) if dual and is_numpy(self._ctx.xp) \
+            else None
+        big = big if big is not None and K.shape[0] > big else None
         dual = dual and (K.shape[0] <= SMO_MAX_ROWS or big is not None)  # (NumPy: every size)
         if smo_first and big is not None:  # (the caller's last round's systems passed
             # SMO_SYSTEM_ROWS: this one's, on more rows, would too. Medium fuzz seed 2020's
@@ -2174,7 +2195,8 @@ class _FrontDoor:
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
             f"are damped on a system of {damped:,} rows (DAMPED_SYSTEM_ROWS)"
             if damped is not None
-            else f"reach a system of more than SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,} rows" if large
+            else f"reach a system of more than {big:,} rows ({self._smo_limit_name(big)})"
+            if large
             else f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"]
             else "stall (no descent along a step)", "converged" if got.converged else
             "not converged (%s): Newton's method from there" % (
@@ -2188,6 +2210,25 @@ class _FrontDoor:
         if smo_runs is not None:
             smo_runs[key] = out
         return out[0], n_iter + out[1], out[2]
+
+    def _smo_system_rows(self, K, w):
+        """The most rows of a Newton system that the exact path factors on K (sample weights
+        ``w``) before SMO takes the problem: :data:`SMO_SYSTEM_ROWS`, or
+        :data:`SMO_SOFT_SYSTEM_ROWS` for a problem of more rows at a small ``C · max(s) · k``
+        (:data:`SMO_SOFT_MAX_C`)."""
+        soft = min(SMO_SOFT_SYSTEM_ROWS, SMO_SYSTEM_ROWS)
+        if K.shape[0] <= soft:
+            return SMO_SYSTEM_ROWS
+        c = self._c_max(w) * max(1.0, max_diagonal(K, xp=self._ctx.xp))
+        return soft if c <= SMO_SOFT_MAX_C else SMO_SYSTEM_ROWS
+
+    @staticmethod
+    def _smo_limit_name(rows):
+        """The constant that set the system limit ``rows`` (for the log)."""
+        if rows == SMO_SYSTEM_ROWS:
+            return f"SMO_SYSTEM_ROWS={SMO_SYSTEM_ROWS:,}"
+        return f"SMO_SOFT_SYSTEM_ROWS={SMO_SOFT_SYSTEM_ROWS:,} at C · max(s) · k ≤ " \
+            f"SMO_SOFT_MAX_C={SMO_SOFT_MAX_C:g}"
 
     def _smo(self, K, y, loss, sample_weight, start=None, per_row=None):
         """The exact problem of ``loss`` on K by SMO on its dual, at most ``per_row``

@@ -1056,7 +1056,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     sig, tgt = (y, 1.0) if cls else (ones, y)
     s = None if sample_weight is None else xp.astype(sample_weight, f64)  # (None: unit)
     s_max = 1.0 if s is None else float(xp.max(s))
-    k_max = max(_max_diagonal(K, xp=xp), 1.0)  # (the kernel's scale, where above 1: (K, C)
+    k_max = max(max_diagonal(K, xp=xp), 1.0)  # (the kernel's scale, where above 1: (K, C)
     # is the problem (K / k, C k))
     if groups is not None and tuple(groups.shape) != (m,):
         raise ValueError(f"groups must have shape ({m},), a problem number per row of K; got "
@@ -1622,7 +1622,7 @@ def _narrowed_corners(r, a, c, wide, loss, weighted, *, xp):
     return xp.where(inside, -cq * (eps - delta) * sgn, a), xp.where(inside, xp.full_like(c, cq), c)
 
 
-def _max_diagonal(K, *, xp):
+def max_diagonal(K, *, xp):
     """The largest diagonal entry of K (a :class:`~svmgpu.kernels.KernelRows` from its
     kernel's ``diag``, no row computed): a host float."""
     d = K.kernel.diag(K.X) if isinstance(K, KernelRows) else xp.linalg.diagonal(K)
@@ -1639,4 +1639,4 @@ def _scatter(idx, values, m, *, xp, dev):
     return set_rows(xp.zeros((m,), dtype=xp.float64, device=dev), idx, values, xp=xp)
 
 
-__all__ = ["exact_newton"]
+__all__ = ["exact_newton", "max_diagonal"]
