@@ -2530,6 +2530,38 @@ def test_a_stall_in_float64_too_runs_smo_once_on_the_float32_matrix(monkeypatch)
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
 
 
+def test_a_float64_finish_that_stalls_goes_to_smo_on_the_float32_matrix(monkeypatch):
+    """Where the Newton steps on a float32 kernel matrix end unconverged at a level F (not a
+    stall: ``rounding``) they go on on the float64 matrix from there; where those stall too
+    (mixed fuzz seed 7878's trial 14: SVR on 12,000 rows, every row outside the tube, steps of
+    2⁻²⁷ in both precisions; R² 0.586 unconverged against scikit-learn's 0.689), SMO reads the
+    float32 matrix, to the model of ``dtype="float64"``. Here both are made to."""
+    import svmgpu.estimators.svc as svc_mod
+
+    X, y = make_regression(600, 5, noise=5.0, random_state=3)
+    X = StandardScaler().fit_transform(X)
+    ref = SVR(C=3.0, epsilon=1.0, dtype="float64", tol=1e-6, solver="exact").fit(X, y)
+    monkeypatch.setattr(svc_mod, "SVR_FLOAT32_ROWS", 300)
+    newton, smo, smo_calls, calls = svc_mod.exact_newton, svc_mod.SVR._smo, [], []
+
+    def unfinished(K, y, loss, **kw):
+        res = newton(K, y, loss, **kw)
+        calls.append(str(K.dtype).split(".")[-1])
+        if calls[-1] == "float32":  # (a level F short of tol)
+            res.converged, res.info["rounding"] = False, True
+        else:  # (the float64 steps from there stall)
+            res.converged, res.info["stalled"] = False, True
+        return res
+
+    monkeypatch.setattr(svc_mod, "exact_newton", unfinished)
+    monkeypatch.setattr(svc_mod.SVR, "_smo", lambda self, K, *a, **k: smo_calls.append(
+        str(K.dtype).split(".")[-1]) or smo(self, K, *a, **k))
+    got = SVR(C=3.0, epsilon=1.0, tol=1e-6, solver="exact").fit(X, y)
+    assert calls == ["float32", "float64"] and smo_calls == ["float32"]
+    assert got.converged_.all()
+    assert_allclose(got.predict(X), ref.predict(X), rtol=0, atol=1e-3)
+
+
 def test_landmarks_that_hold_little_of_the_kernel_refine_at_once_or_warn():
     """LOWRANK_MIN_CAPTURE (fuzz seed 1111, trial 4, session 45): the polynomial kernel at
     gamma="scale" on 200 features (kernel values ~3e-4 between rows, 1 on the diagonal) leaves
