@@ -2341,9 +2341,12 @@ def test_a_newton_system_past_smo_system_rows_goes_to_smo(monkeypatch):
 def test_a_small_box_sends_smaller_newton_systems_to_smo(monkeypatch, caplog):
     """SMO_SOFT_SYSTEM_ROWS: a problem of more rows than it whose ``C · max(s) · k`` is at most
     SMO_SOFT_MAX_C (a small box, where SMO converges in a few passes) hands a Newton system past
-    it to SMO, to Newton's model; at a larger C (sample weights count) SMO_SYSTEM_ROWS holds,
-    and a problem of at most SMO_SOFT_SYSTEM_ROWS rows keeps SMO_SYSTEM_ROWS whatever its C."""
+    it to SMO, to Newton's model; at a larger C (sample weights count), or where K's rows are
+    diagonally dominant, SMO_SYSTEM_ROWS holds, and a problem of at most SMO_SOFT_SYSTEM_ROWS
+    rows keeps SMO_SYSTEM_ROWS whatever its C."""
     import svmgpu.estimators.svc as svc_mod
+    from svmgpu.kernels import RBF, KernelRows
+    from svmgpu.solvers.exact import kernel_dominance
 
     X, y = make_classification(600, 10, flip_y=0.2, random_state=1)
     X = StandardScaler().fit_transform(X)
@@ -2360,6 +2363,14 @@ def test_a_small_box_sends_smaller_newton_systems_to_smo(monkeypatch, caplog):
     monkeypatch.setattr(svc_mod, "SMO_SOFT_SYSTEM_ROWS", 50)
     SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)  # (C · k = 10 > SMO_SOFT_MAX_C)
     SVC(C=1.0, rank=None, tol=1e-6).fit(X, y, sample_weight=np.full(600, 5.0))
+    assert len(calls) == 1
+    # (nor where K's rows are diagonally dominant: its systems by conjugate gradients, cheap)
+    rho = kernel_dominance(RBF(50.0).block(X, X), xp=np)
+    assert rho <= svc_mod.CG_MAX_DOMINANCE
+    lazy = KernelRows(RBF(50.0), X)
+    assert kernel_dominance(lazy, xp=np) == pytest.approx(rho, rel=1e-5)
+    assert lazy.computed == 0  # (its sample rows not held: KernelRows.sample)
+    SVC(C=1.0, gamma=50.0, rank=None, tol=1e-6).fit(X, y)
     assert len(calls) == 1
 
 

@@ -115,9 +115,11 @@ from svmgpu.losses import get_loss
 from svmgpu.lowrank import independent_landmarks, reduced_kernel_features, select_reduced_set
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.exact import (
+    CG_MAX_DOMINANCE,
     HARD_MARGIN_FIRST_C,
     PRESOLVE_MIN_ROWS,
     exact_newton,
+    kernel_dominance,
     max_diagonal,
 )
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
@@ -914,8 +916,17 @@ SMO_SYSTEM_ROWS = 6000
 #: of 5,000–6,000 rows that restart from the corners (:data:`REFINE_CORNER_ROWS`) slower by
 #: SMO: medium 2323's trial 7 7.0 → 10.7 s, mixed 101's trial 41 8.5 → 13.4 s; at C = 10 it
 #: changed little (seed 3434's trial 7 16.9 / 17.4 / 19.2 against 15.4 / 17.4 / 18.3 s, mixed
-#: 2121's trial 12 8.2 against 8.3 s). The fuzz grid's C is 0.05, 0.1, 1, 10 or 100.
-SMO_SOFT_SYSTEM_ROWS = 5000
+#: 2121's trial 12 8.2 against 8.3 s). The fuzz grid's C is 0.05, 0.1, 1, 10 or 100. Not
+#: where K's rows are diagonally dominant (``CG_MAX_DOMINANCE``, sampled rows): its Newton
+#: systems are solved by conjugate gradients, and SMO still takes an iteration or more a
+#: row: medium seed 707's trial 18 (14,000 rows of 80 features, five classes, ``gamma=1``,
+#: K about I, C = 1) 1.7 → 7.1 s by SMO, 1.4–1.6 s with the guard. At 4,000 rows with the
+#: guard (5,000 without it first; seed 21's trial 15, K about I, had been 1.0 → 4.6 s at
+#: 4,000): five-class trials of 11,000 rows (pairs of 4,400 rows, the corner start at once by
+#: SMO) seed 2525's trial 17 9.3 → 5.0 s (scikit-learn 4.8 s), 3636's trial 11 8.3 → 4.1 s
+#: (4.0 s), seven others the same or faster; ``make_classification`` at 5,000 / 10,000 rows
+#: (C = 1, the exact path) 0.17 / 0.37 s either way.
+SMO_SOFT_SYSTEM_ROWS = 4000
 SMO_SOFT_MAX_C = 3.0
 
 
@@ -2221,12 +2232,17 @@ class _FrontDoor:
         """The most rows of a Newton system that the exact path factors on K (sample weights
         ``w``) before SMO takes the problem: :data:`SMO_SYSTEM_ROWS`, or
         :data:`SMO_SOFT_SYSTEM_ROWS` for a problem of more rows at a small ``C · max(s) · k``
-        (:data:`SMO_SOFT_MAX_C`)."""
+        (:data:`SMO_SOFT_MAX_C`) whose rows are not diagonally dominant
+        (:func:`~svmgpu.solvers.exact.kernel_dominance`: there its systems are solved by
+        conjugate gradients)."""
         soft = min(SMO_SOFT_SYSTEM_ROWS, SMO_SYSTEM_ROWS)
         if K.shape[0] <= soft:
             return SMO_SYSTEM_ROWS
-        c = self._c_max(w) * max(1.0, max_diagonal(K, xp=self._ctx.xp))
-        return soft if c <= SMO_SOFT_MAX_C else SMO_SYSTEM_ROWS
+        xp = self._ctx.xp
+        if self._c_max(w) * max(1.0, max_diagonal(K, xp=xp)) > SMO_SOFT_MAX_C or \
+                kernel_dominance(K, xp=xp) <= CG_MAX_DOMINANCE:  # (systems by CG: cheap)
+            return SMO_SYSTEM_ROWS
+        return soft
 
     @staticmethod
     def _smo_limit_name(rows):

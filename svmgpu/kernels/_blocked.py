@@ -279,6 +279,17 @@ class KernelRows:
                 self.computed = c + n
         return self.slots(rows)
 
+    def sample(self, rows):
+        """K's rows ``rows`` as a new (len(rows), m) array, computed and not held (the store
+        and its order untouched: a whole K asked for later is still the store itself)."""
+        xp = self.xp
+        out = xp.empty((int(rows.shape[0]), self.shape[0]), dtype=self.dtype,
+                       device=native_device(self.X))
+        for _ in iter_kernel_blocks(self.kernel, take_rows(self.X, rows, xp=xp), self.X,
+                                    center=self.center, out=out, columns=self._columns):
+            pass
+        return out
+
     def _all_rows(self):
         """Every row computed at once, in order (K's row i the store's row i), from the upper
         block triangle's products (:func:`iter_kernel_blocks`'s ``symmetric``; sparse rows:

@@ -756,11 +756,34 @@ def _dominance(K, d, *, xp):
     if n < CG_MIN_ORDER:
         return math.inf
     rows = xp.arange(0, n, max(1, n // _DOMINANCE_ROWS), device=_device(d))
-    diag = xp.astype(xp.take(xp.linalg.diagonal(K), rows), xp.float64)
-    off = xp.sum(xp.abs(xp.astype(xp.take(K, rows, axis=0), xp.float64)), axis=1) - \
-        xp.abs(diag)
-    (rho,) = fetch_scalars(xp.max(off / (diag + xp.take(d, rows))), xp=xp)
+    return _rows_dominance(xp.take(K, rows, axis=0), rows, xp.take(d, rows), xp=xp)
+
+
+def _rows_dominance(R, rows, d, *, xp):
+    """The largest ``Σ_{j≠i} |K_ij| / (K_ii + d_i)`` over K's rows ``rows`` (``R``, those rows
+    whole), inf where it is not a number."""
+    n = int(R.shape[1])
+    diag = xp.astype(xp.take(xp.reshape(R, (-1,)), xp.arange(
+        int(rows.shape[0]), dtype=rows.dtype, device=_device(d)) * n + rows), xp.float64)
+    off = xp.sum(xp.abs(xp.astype(R, xp.float64)), axis=1) - xp.abs(diag)
+    (rho,) = fetch_scalars(xp.max(off / (diag + d)), xp=xp)
     return rho if rho == rho else math.inf  # (NaN: not dominant)
+
+
+def kernel_dominance(K, *, xp):
+    """The largest ``Σ_{j≠i} |K_ij| / K_ii`` over :data:`_DOMINANCE_ROWS` evenly spaced rows of
+    K (an array or a :class:`~svmgpu.kernels.KernelRows`, whose rows are computed): at most
+    :data:`CG_MAX_DOMINANCE`, every Newton system of K (and the corner start's) is solved by
+    conjugate gradients, a few products instead of a factorization."""
+    n = int(K.shape[0])
+    dev = _device(K)
+    rows = xp.arange(0, n, max(1, n // _DOMINANCE_ROWS), dtype=xp.int64, device=dev)
+    if isinstance(K, KernelRows):  # (not held: a whole K asked for later is its store)
+        R = K.sample(rows)
+    else:
+        R = xp.take(K, rows, axis=0)
+    return _rows_dominance(R, rows, xp.zeros((int(rows.shape[0]),), dtype=xp.float64,
+                                             device=dev), xp=xp)
 
 
 def _conjugate_gradients(K, d, B, *, xp):
@@ -1639,4 +1662,4 @@ def _scatter(idx, values, m, *, xp, dev):
     return set_rows(xp.zeros((m,), dtype=xp.float64, device=dev), idx, values, xp=xp)
 
 
-__all__ = ["exact_newton", "max_diagonal"]
+__all__ = ["exact_newton", "kernel_dominance", "max_diagonal"]
