@@ -117,6 +117,20 @@ def test_cho_factor_solves_in_place_and_leaves_the_other_triangle(device, xp):
             assert_array_equal(c[0][other], A[other])
 
 
+def test_take_entries_gathers_pairs_of_indices(device, xp):
+    """``take_entries(a, rows, cols)`` is NumPy's ``a[rows, cols]`` (repeats and any order),
+    on every backend; index arrays of other shapes are refused by name."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((6, 4)).astype(np.float32)
+    rows, cols = np.array([5, 0, 2, 5, 3]), np.array([3, 0, 1, 3, 2])
+    got = B.take_entries(B.to_device(A, device), B.to_device(rows, device),
+                         B.to_device(cols, device), xp=xp)
+    assert_array_equal(got, A[rows, cols], device=device)
+    with pytest.raises(ValueError, match="rows and cols must be 1-D index arrays of one"):
+        B.take_entries(B.to_device(A, device), B.to_device(rows, device),
+                       B.to_device(cols[:3], device), xp=xp)
+
+
 def test_take_block_and_add_diagonal(device, xp):
     rng = np.random.default_rng(2)
     A = rng.standard_normal((9, 7))

@@ -617,6 +617,18 @@ def add_diagonal(a, values, *, xp):
     return a + xp.eye(n, dtype=a.dtype, device=getattr(a, "device", None)) * values[None, :]
 
 
+def take_entries(a, rows, cols, *, xp):
+    """The entries ``a[rows[k], cols[k]]`` of a 2-D array (``rows`` and ``cols`` integer index
+    arrays of one length, on a's device), by one gather from a's flattened entries (the array
+    API standard has no indexing by pairs of arrays): the diagonal of a block of rows taken
+    whole, or of a row store whose rows are in another order."""
+    if rows.ndim != 1 or tuple(rows.shape) != tuple(cols.shape):
+        raise ValueError(f"rows and cols must be 1-D index arrays of one length; got shapes "
+                         f"{tuple(rows.shape)} and {tuple(cols.shape)}")
+    n = int(a.shape[1])
+    return xp.take(xp.reshape(a, (-1,)), rows * n + cols)
+
+
 def set_rows(base, rows, values, *, xp):
     """``base`` with ``base[rows] = values`` (rows along the first axis); returns the result.
 

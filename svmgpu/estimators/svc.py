@@ -2185,9 +2185,7 @@ class _FrontDoor:
         # the continuation)
         own = self._losses()[-1]
         dual = own.name == SMO_LOSSES[self._task]
-        big = self._smo_system_rows(K, sample_weight) if dual and is_numpy(self._ctx.xp) \
-            else None
-        big = big if big is not None and K.shape[0] > big else None
+        big = self._max_system(K, sample_weight) if dual and is_numpy(self._ctx.xp) else None
         dual = dual and (K.shape[0] <= SMO_MAX_ROWS or big is not None)  # (NumPy: every size)
         if smo_first and big is not None:  # (the caller's last round's systems passed
             # SMO_SYSTEM_ROWS: this one's, on more rows, would too. Medium fuzz seed 2020's
@@ -2228,21 +2226,19 @@ class _FrontDoor:
             smo_runs[key] = out
         return out[0], n_iter + out[1], out[2]
 
-    def _smo_system_rows(self, K, w):
-        """The most rows of a Newton system that the exact path factors on K (sample weights
-        ``w``) before SMO takes the problem: :data:`SMO_SYSTEM_ROWS`, or
-        :data:`SMO_SOFT_SYSTEM_ROWS` for a problem of more rows at a small ``C · max(s) · k``
-        (:data:`SMO_SOFT_MAX_C`) whose rows are not diagonally dominant
+    def _max_system(self, K, w):
+        """``exact_newton``'s ``max_system`` on K (sample weights ``w``): the most rows of a
+        Newton system it factors before SMO takes the problem, :data:`SMO_SYSTEM_ROWS`, or
+        :data:`SMO_SOFT_SYSTEM_ROWS` at a small ``C · max(s) · k`` (:data:`SMO_SOFT_MAX_C`)
+        where K's rows are not diagonally dominant
         (:func:`~svmgpu.solvers.exact.kernel_dominance`: there its systems are solved by
-        conjugate gradients)."""
+        conjugate gradients); None where K has no more rows than that."""
+        m, xp = K.shape[0], self._ctx.xp
         soft = min(SMO_SOFT_SYSTEM_ROWS, SMO_SYSTEM_ROWS)
-        if K.shape[0] <= soft:
-            return SMO_SYSTEM_ROWS
-        xp = self._ctx.xp
-        if self._c_max(w) * max(1.0, max_diagonal(K, xp=xp)) > SMO_SOFT_MAX_C or \
-                kernel_dominance(K, xp=xp) <= CG_MAX_DOMINANCE:  # (systems by CG: cheap)
-            return SMO_SYSTEM_ROWS
-        return soft
+        limit = soft if m > soft and self._c_max(w) * max(1.0, max_diagonal(K, xp=xp)) <= \
+            SMO_SOFT_MAX_C and kernel_dominance(K, xp=xp) > CG_MAX_DOMINANCE else \
+            SMO_SYSTEM_ROWS
+        return limit if m > limit else None
 
     @staticmethod
     def _smo_limit_name(rows):

@@ -263,17 +263,7 @@ class KernelRows:
                 self._all_rows()
                 return self.slots(rows)
             if n:
-                if self._columns is None and not self.sparse:  # (prepared once: the Newton
-                    # steps compute rows a few hundred at a time, and with 784 features
-                    # preparing X's 3,000 rows again each time took 2.7 s of a 17 s fit of the
-                    # image-like stand-in)
-                    self._columns = self.kernel.against(
-                        self.kernel.prepare(self.X, self.center, xp=xp), xp=xp)
-                blocks = iter_kernel_blocks(self.kernel, take_rows(self.X, miss, xp=xp), self.X,
-                                            center=self.center, out=self.store[c:c + n, ...],
-                                            columns=self._columns)
-                for _ in blocks:  # (each block is written into the store's next rows)
-                    pass
+                self._evaluate(miss, self.store[c:c + n, ...])
                 self._slot = set_rows(self._slot, miss, xp.arange(
                     c, c + n, dtype=xp.int64, device=native_device(self.X)), xp=xp)
                 self.computed = c + n
@@ -282,13 +272,23 @@ class KernelRows:
     def sample(self, rows):
         """K's rows ``rows`` as a new (len(rows), m) array, computed and not held (the store
         and its order untouched: a whole K asked for later is still the store itself)."""
+        out = self.xp.empty((int(rows.shape[0]), self.shape[0]), dtype=self.dtype,
+                            device=native_device(self.X))
+        self._evaluate(rows, out)
+        return out
+
+    def _evaluate(self, rows, out):
+        """K's rows ``rows`` written into ``out`` (their rows in that order) by the blocked
+        kernel loop, X's side of the kernel prepared once for all calls."""
         xp = self.xp
-        out = xp.empty((int(rows.shape[0]), self.shape[0]), dtype=self.dtype,
-                       device=native_device(self.X))
+        if self._columns is None and not self.sparse:  # (prepared once: the Newton steps
+            # compute rows a few hundred at a time, and with 784 features preparing X's 3,000
+            # rows again each time took 2.7 s of a 17 s fit of the image-like stand-in)
+            self._columns = self.kernel.against(
+                self.kernel.prepare(self.X, self.center, xp=xp), xp=xp)
         for _ in iter_kernel_blocks(self.kernel, take_rows(self.X, rows, xp=xp), self.X,
                                     center=self.center, out=out, columns=self._columns):
-            pass
-        return out
+            pass  # (each block is written into out's next rows)
 
     def _all_rows(self):
         """Every row computed at once, in order (K's row i the store's row i), from the upper

@@ -56,6 +56,7 @@ from svmgpu.backend import (
     take_block,
     take_block_times,
     take_blocks,
+    take_entries,
     vecdot,
 )
 from svmgpu.kernels import KernelRows
@@ -762,9 +763,8 @@ def _dominance(K, d, *, xp):
 def _rows_dominance(R, rows, d, *, xp):
     """The largest ``Σ_{j≠i} |K_ij| / (K_ii + d_i)`` over K's rows ``rows`` (``R``, those rows
     whole), inf where it is not a number."""
-    n = int(R.shape[1])
-    diag = xp.astype(xp.take(xp.reshape(R, (-1,)), xp.arange(
-        int(rows.shape[0]), dtype=rows.dtype, device=_device(d)) * n + rows), xp.float64)
+    diag = xp.astype(take_entries(R, xp.arange(int(rows.shape[0]), dtype=rows.dtype,
+                                               device=_device(d)), rows, xp=xp), xp.float64)
     off = xp.sum(xp.abs(xp.astype(R, xp.float64)), axis=1) - xp.abs(diag)
     (rho,) = fetch_scalars(xp.max(off / (diag + d)), xp=xp)
     return rho if rho == rho else math.inf  # (NaN: not dominant)

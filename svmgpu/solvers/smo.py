@@ -48,6 +48,7 @@ from svmgpu.backend import (
     native_device,
     product_in_float64,
     set_rows,
+    take_entries,
     vecdot,
 )
 from svmgpu.kernels import KernelRows
@@ -150,9 +151,8 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     n = int(p.shape[0])
     fixed = bound <= 0  # (weight 0: its variable stays 0)
     D = xp.where(fixed, 0.0, 2.0 * delta / xp.where(fixed, 1.0, bound))
-    diag = xp.astype(xp.linalg.diagonal(K) if slot is None else
-                     xp.take(xp.reshape(K, (m * m,)), slot * m + xp.arange(
-                         m, dtype=xp.int64, device=dev)), f64)
+    diag = xp.astype(xp.linalg.diagonal(K) if slot is None else take_entries(
+        K, slot, xp.arange(m, dtype=xp.int64, device=dev), xp=xp), f64)
     QD = (xp.concat([diag, diag]) if reg else diag) + D
     every = xp.arange(n, dtype=xp.int64, device=dev)
     of_row = every % m if reg else every  # (each variable's row of K)
