@@ -2177,7 +2177,7 @@ class _FrontDoor:
         memory and 2 s more at 9,000 rows), and starts from α = 0 whatever Newton's start:
         ``smo_runs`` (a dict, the caller's for one problem) keeps its outcome, which a second
         stall on the same matrices then takes instead of repeating it. ``smo_first``: SMO at
-        once where its systems may pass :data:`SMO_SYSTEM_ROWS` (no Newton step first); the
+        once where its systems may pass :meth:`_max_system` (no Newton step first); the
         result of an SMO run says why it ran (``info["smo"]``, "large" or "stall")."""
         # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
         # ε = 0: its two dual variables a row, free together in the corners' overlap, are

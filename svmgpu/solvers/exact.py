@@ -542,7 +542,8 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         A Newton system of more rows (the pieces' system of a step, or the whole K of an
         LS-SVM or corner start) is not factored: the iteration ends there as stalled, with
         ``info["large"]`` True, for a caller that solves such problems by another method
-        (:class:`svmgpu.SVC`'s SMO: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS`); so too
+        (:class:`svmgpu.SVC`'s SMO: :data:`svmgpu.estimators.svc.SMO_SYSTEM_ROWS`, or
+        :data:`~svmgpu.estimators.svc.SMO_SOFT_SYSTEM_ROWS` at a small C); so too
         where the first steps are damped on a system of :data:`DAMPED_SYSTEM_ROWS` rows or
         more (``info["damped_system"]``, its rows; None otherwise), and where the squared
         hinge's first solve (:data:`HARD_MARGIN_FIRST`) meets either. The presolve keeps its
