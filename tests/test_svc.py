@@ -2499,6 +2499,39 @@ def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeyp
     assert {c[0] for c in calls} == {"float64"}
 
 
+def test_a_float32_stall_continues_in_float64_at_any_size(monkeypatch):
+    """The float64 redo has no row limit (it had one at 10,000 rows until session 64, above
+    which a float32 stall went to SMO on the float32 matrix: medium fuzz seed 6262's trial 4,
+    11,000 rows refined whole at C = 100, 12.2–13.8 s against 5.0 s): the exact path on
+    12,000 rows whose float32 steps stall (made to) goes on from there on the float64 matrix,
+    without SMO, to the model of ``dtype="float64"`` (to the float32 kernel values of its
+    predictions)."""
+    import svmgpu.estimators.svc as svc_mod
+
+    X, y = make_classification(12_000, 2, n_redundant=0, n_informative=2,
+                               n_clusters_per_class=1, class_sep=2.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    ref = SVC(C=10.0, dtype="float64", solver="exact", tol=1e-6).fit(X, y)
+    calls, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
+
+    def stalls_in_float32(K, y, loss, **kw):
+        res = newton(K, y, loss, **kw)
+        calls.append((str(K.dtype).split(".")[-1], kw.get("start"), res))
+        if calls[-1][0] == "float32":
+            res.info["stalled"], res.converged = True, False
+        return res
+
+    monkeypatch.setattr(svc_mod, "exact_newton", stalls_in_float32)
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: smo_calls.append(1) or smo(self, *a, **k))
+    got = SVC(C=10.0, solver="exact", tol=1e-6).fit(X, y)
+    assert got.converged_.all() and not smo_calls
+    assert [c[0] for c in calls] == ["float32", "float64"]
+    start = calls[1][1]
+    assert isinstance(start, tuple) and start[0] is calls[0][2].coef
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-3)
+
+
 def test_a_stall_in_float64_too_runs_smo_once_on_the_float32_matrix(monkeypatch):
     """FLOAT32_REDO_ROWS: where the float64 steps stall too (the stall was not the rounding),
     SMO reads the float32 matrix (``dual_K``), and it runs once a problem: SMO starts from

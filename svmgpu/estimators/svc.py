@@ -214,33 +214,16 @@ _CONTINUATION = (1.0, 0.3, HINGE_SMOOTHING)
 #: accuracy: this VM backs memory written for the first time at up to 6 ms/MB after a pause,
 #: and a float64 kernel matrix of 6,000 rows is 288 MB. ``make_classification`` at 5,000 rows
 #: 0.92× → 0.66× scikit-learn's time. One whose float32 Newton steps stalled took 3 times as
-#: long (SMO on the float32 matrix), hence :data:`FLOAT32_REDO_ROWS`.
+#: long (SMO on the float32 matrix), hence the float64 redo (:meth:`_FrontDoor._exact_solve`).
 EXACT_FLOAT32_ROWS = 2_500
 #: ``SVR``'s :data:`EXACT_FLOAT32_ROWS`: its narrowed corners (:data:`SVR_NARROWINGS`) need
 #: the float64 kernel matrix, which a float32 fit of more than :data:`EXACT_FALLBACK_ROWS`
 #: rows does not narrow (session 55: fuzz SVR trials of 6,000 rows at C = 100 ended 0.001–
 #: 0.003 in R² from the float64 fit's and scikit-learn's model). In float32 with its stalls
-#: and narrowings solved on the float64 matrix (as :data:`FLOAT32_REDO_ROWS`), the same models,
+#: and narrowings solved on the float64 matrix (the float64 redo), the same models,
 #: 16 fuzz SVR trials of 2,500–6,000 rows took 26.2 s against 25.7 s in all: 10 faster (1.26
 #: → 0.38 s), 5 slower (6.5 → 9.1 s, 1.47 → 2.55 s).
 SVR_FLOAT32_ROWS = 10_000
-#: The exact path and a refinement (``solver_`` "exact" or "lowrank"; not the partitioned
-#: path's regions) on fewer rows than this whose Newton steps stall or crawl on a float32
-#: kernel matrix go on from there on the float64 one (its rounding stalled the line search),
-#: not by SMO on the float32 one; where they stall there too, SMO reads the float32 matrix
-#: (:meth:`_FrontDoor._newton`). A Newton system past :data:`SMO_SYSTEM_ROWS` is not
-#: rounding: SMO at once, as in float64. Session 57: medium fuzz seed 4747's trial 7 (14,000
-#: rows of 5 features, three classes, C = 100, 20 % of the labels flipped; scikit-learn
-#: 10.9 s): its refined pairs of 9,309–9,368 rows stalled at F within 2·10⁻⁵ of the minimum,
-#: short of the stopping rule; SMO then stopped unconverged after 46,545 iterations at a
-#: higher F, and the float32 Newton steps from there stalled again (one pair's whole solve
-#: repeated from its own start, then the continuation):
-#: 65–71 → 15–16 s (float64 throughout 12.6 s), the same model. Seed 3838's trial 0 44–46 →
-#: 22–24 s, 2020's trial 12 22–26 → 15–16 s, mixed 3737's trial 29 7.9–8.3 → 3.8–4.9 s; 27
-#: fuzz trials whose float32 steps stalled 298 → 213 s in all. Until session 57 the exact
-#: path alone, solved again from its own start (mixed 3737's trial 6: 5.2 s by SMO, 2.8–3.1 s
-#: so, 1.4–1.7 s from where it stalled).
-FLOAT32_REDO_ROWS = 10_000
 
 #: The largest rounding of an RBF exponent ``γ‖x − z‖²`` that float32 kernel values may carry:
 #: float32's eps times ``γ · max ‖x − c‖²`` over the rows shifted by their mean c (the squared
@@ -2054,7 +2037,23 @@ class _FrontDoor:
         K that cannot reach tol is finished on the float64 kernel of ``rows_f64`` (K's rows,
         or a function giving them: built only then), and one whose rounding left a Newton
         system indefinite (near-duplicate rows at a large C) is solved on it from the
-        start."""
+        start.
+
+        The float64 redo: on the exact path and in a refinement (``solver_`` "exact" or
+        "lowrank"; not the partitioned path's regions), Newton steps that stall or crawl on a
+        float32 K go on from where they stopped on the float64 one (its rounding stalled the
+        line search), not by SMO on the float32 one; where they stall there too, SMO reads
+        the float32 matrix (:meth:`_newton`). A Newton system past :data:`SMO_SYSTEM_ROWS` is
+        not rounding: SMO at once, as in float64. Session 57 (below 10,000 rows then): medium
+        fuzz seed 4747's trial 7 (pairs of 9,309–9,368 rows at C = 100 that stalled at F
+        within 2·10⁻⁵ of the minimum; SMO from there stopped unconverged at a higher F, and
+        the float32 steps after it stalled again) 65–71 → 15–16 s, the same model; 27 fuzz
+        trials whose float32 steps stalled 298 → 213 s in all. At any size since session 64
+        (the memory budget charges a refinement's float64 matrix beside the float32 one:
+        :meth:`_exact_bytes`): medium seed 6262's trial 4 (a binary problem of 11,000 rows
+        at C = 100, refined whole) went by SMO for 55,000 iterations, then Newton steps, then
+        the float64 finish all the same: 12.2–13.8 → 5.0 s (scikit-learn 5.3 s), the same
+        model."""
         try:
             return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start,
                                         smo_first)
@@ -2087,8 +2086,7 @@ class _FrontDoor:
             K.shape[0] > PRESOLVE_MIN_ROWS else [start]
         n_iter = 0
         redo = rows_f64 is not None and K.dtype != self._ctx.xp.float64 and \
-            getattr(self, "solver_", None) in ("exact", "lowrank") and \
-            K.shape[0] < FLOAT32_REDO_ROWS
+            getattr(self, "solver_", None) in ("exact", "lowrank")  # (the float64 redo)
         K32, smo_runs = None, {}  # (the float32 K once redone; SMO's outcomes: _newton)
         for first in starts:
             while True:
@@ -2101,8 +2099,7 @@ class _FrontDoor:
                 if not (redo and res.info["stalled"]) or dual:
                     break
                 self._log.info("the exact path's Newton steps stall on the float32 kernel "
-                               "matrix: continued on the float64 one from there "
-                               "(FLOAT32_REDO_ROWS)")
+                               "matrix: continued on the float64 one from there")
                 K32, (K, rows_f64) = K, self._float64_kernel(rows_f64)
                 first, redo = (res.coef, res.info["intercept"]), False
             if dual or not res.info["stalled"]:
@@ -2169,7 +2166,7 @@ class _FrontDoor:
         own loss (the last of :meth:`_losses`) instead, or where SMO does not converge in
         :data:`SMO_ITERATIONS` a row, Newton's method on that loss from SMO's last point
         (``redo``: a stall or crawl short of :data:`SMO_SYSTEM_ROWS` returned as it is, for
-        the caller's float64 kernel matrix: :data:`FLOAT32_REDO_ROWS`). (So
+        the caller's float64 kernel matrix: :meth:`_exact_solve`'s float64 redo). (So
         there the continuation from wider corners no longer runs. It had ended
         mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)
         SMO reads ``dual_K`` where given (a float64 redo's float32 matrix: SMO solved those
