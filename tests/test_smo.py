@@ -175,7 +175,8 @@ def test_smo_reads_a_float32_kernel_matrix_as_its_float64_values(device):
 def test_smo_reads_a_lazy_kernel_matrix_in_its_stores_order(task, device, monkeypatch):
     """A :class:`KernelRows` whose rows were computed out of order (a refinement's Newton steps
     before SMO) is read in its store, row i at its slot, never copied into K's order: the
-    solution on the whole matrix in order."""
+    solution on the whole matrix in order (to the solver's tolerance: K α summed over the
+    support's rows, and the diagonal by the kernel's formula, round differently)."""
     rng = np.random.default_rng(3)
     X = rng.standard_normal((90, 3))
     y = np.where(X[:, 0] + 0.5 * rng.standard_normal(90) > 0, 1.0, -1.0) \
@@ -191,12 +192,37 @@ def test_smo_reads_a_lazy_kernel_matrix_in_its_stores_order(task, device, monkey
     kw = dict(C=3.0, xp=device.xp, task=task, tol=1e-8, sample_weight=to_device(w, device))
     a = smo(lazy, to_device(y, device), loss, **kw)
     b = smo(dense, to_device(y, device), loss, **kw)
-    assert a.converged and b.converged and lazy.computed == 90
+    assert a.converged and b.converged
     assert host(lazy._slot)[0] != 0  # (the store's rows are not in K's order)
-    assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-9)
-    assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-9)
-    assert_allclose(host(a.info["margins"]), host(b.info["margins"]), rtol=0, atol=1e-9)
-    assert a.objective_history[-1] == pytest.approx(b.objective_history[-1], rel=1e-12)
+    assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-6)
+    assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-6)
+    assert_allclose(host(a.info["margins"]), host(b.info["margins"]), rtol=0, atol=1e-6)
+    assert a.objective_history[-1] == pytest.approx(b.objective_history[-1], rel=1e-9)
+
+
+def test_smo_computes_only_the_kernel_rows_it_reads(device, monkeypatch):
+    """A lazy K's rows are computed when SMO first reads them (ROW_BATCH at a time, the most
+    violating working variables' first), not all at once: on a set of 300 rows with a wide gap
+    between the classes, whose support vectors are few, most rows are never computed, every
+    support vector's is, and the solution is the whole matrix's."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2.0, 2.0, (300, 2))
+    X[:, 0] += np.where(X[:, 0] > 0, 1.0, -1.0)  # (no row within 1 of x₀ = 0)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    kernel = RBF(gamma=0.5)
+    dense = KernelRows(kernel, Xd).full()
+    lazy = KernelRows(kernel, Xd)
+    monkeypatch.setattr(smo_module, "ROW_BATCH", 8)
+    kw = dict(C=10.0, xp=device.xp, task="classification", tol=1e-8)
+    a = smo(lazy, yd, _loss("classification", 0.05), **kw)
+    b = smo(dense, yd, _loss("classification", 0.05), **kw)
+    assert a.converged and b.converged
+    support = np.flatnonzero(host(a.coef))
+    assert 0 < support.size and lazy.computed < 100
+    assert (host(lazy._slot)[support] >= 0).all()
+    assert_allclose(host(a.coef), host(b.coef), rtol=0, atol=1e-6)
+    assert a.info["intercept"] == pytest.approx(b.info["intercept"], abs=1e-6)
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])

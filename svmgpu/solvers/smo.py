@@ -48,7 +48,7 @@ from svmgpu.backend import (
     native_device,
     product_in_float64,
     set_rows,
-    take_entries,
+    symmetric_matvec,
     vecdot,
 )
 from svmgpu.kernels import KernelRows
@@ -59,6 +59,15 @@ SMO_LOSSES = {"classification": "huber_hinge", "regression": "huber_epsilon_inse
 
 #: Iterations between two shrinkings of the working variables (LIBSVM's ``min(l, 1000)``).
 SHRINK_EVERY = 1000
+
+#: A lazy kernel matrix's rows (:class:`~svmgpu.kernels.KernelRows`) that SMO computes at once
+#: where it reads one not held yet: that row and the working variables' rows not held whose
+#: violation is largest, the next to be read. A row at a time cost 270 µs against 20 µs a row
+#: in batches of 128 or more (14,000 rows of 5 features); where SMO reads most rows, each batch
+#: also costs a sort of the violations: medium fuzz seed 2525's trial 17 (ten pairs of 5,600
+#: rows, 79 % of their rows read) 4.65–4.81 s before, 4.72–4.92 s in batches of 256, 4.66–4.72
+#: s of 1,024; seed 8080's trial 3 (14,000 rows, 6,222 read) 2.52–2.55 → 1.46–1.58 / 1.37–1.41 s.
+ROW_BATCH = 1024
 
 #: The least ``a_ij`` of the working set's second-order term (LIBSVM's ``TAU``: a kernel that is
 #: not positive definite on the pair).
@@ -74,8 +83,9 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     Parameters
     ----------
     K : array of shape (m, m)
-        The kernel matrix (a :class:`~svmgpu.kernels.KernelRows` is computed whole and read
-        in its store, rows in the order computed: no copy in K's order).
+        The kernel matrix (a :class:`~svmgpu.kernels.KernelRows`' rows are computed when
+        first read, :data:`ROW_BATCH` at a time, and read in its store, rows in the order
+        computed: no copy in K's order; its diagonal is the kernel's, ``kernel.diag``).
     y : array of shape (m,)
         Labels ±1, or targets.
     loss : Loss
@@ -113,23 +123,34 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     t0 = time.perf_counter()
     f64 = xp.float64
     m = int(K.shape[0])
-    # A lazy K's rows are read where its store holds them (every row computed first, in the
-    # store's order): K's row i is the store's row ``slot[i]``, and K α the store's product
-    # read at the slots. Until session 63 the store was copied into K's order first
-    # (KernelRows.full): a refinement whose Newton steps had computed 4,900 rows of 8,000 in
-    # their own order copied 256 MB of fresh memory for SMO, 1.8 s of its 4.1 s (medium fuzz
-    # seed 5252's trial 0).
-    slot = None
-    if isinstance(K, KernelRows):
-        slot = K.compute(xp.arange(m, dtype=xp.int64, device=native_device(K.X)))
-        K = K.store[:K.computed, ...]
-    dev = getattr(K, "device", None)
-    hslot = None if slot is None else [int(t) for t in fetch_vector(slot, xp=xp)]
+    # A lazy K's rows are computed when first read (:data:`ROW_BATCH` at a time) and read
+    # where its store holds them: K's row i is the store's row ``slot[i]``, and K α the
+    # product of the rows where α ≠ 0 (K is symmetric). Until session 63 the store was copied
+    # into K's order first (KernelRows.full: a refinement whose Newton steps had computed
+    # 4,900 rows of 8,000 in their own order copied 256 MB of fresh memory for SMO, 1.8 s of
+    # its 4.1 s, medium fuzz seed 5252's trial 0), and until session 64 every row was
+    # computed first: medium seed 8080's trial 3 (14,000 rows refined whole, C = 0.1) reads
+    # 6,222 of them.
+    lazy = K if isinstance(K, KernelRows) else None
+    dev = native_device(K.X) if lazy is not None else getattr(K, "device", None)
+    hslot = None if lazy is None else [int(t) for t in fetch_vector(lazy.slots(
+        xp.arange(m, dtype=xp.int64, device=dev)), xp=xp)]
+
+    def compute(rows):
+        """A lazy K's rows ``rows`` (distinct) computed where not held; their slots."""
+        nonlocal hslot
+        at = lazy.compute(rows)
+        hslot = [int(t) for t in fetch_vector(lazy.slots(xp.arange(m, dtype=xp.int64,
+                                                                     device=dev)), xp=xp)]
+        return at
 
     def K_times(v):
-        """``K v`` in float64 (a lazy K's store product read at the slots)."""
-        Kv = product_in_float64(K, v, xp=xp)
-        return Kv if slot is None else xp.take(Kv, slot)
+        """``K v`` in float64 (a lazy K: the product of its rows where v ≠ 0)."""
+        if lazy is None:
+            return product_in_float64(K, v, xp=xp)
+        support = xp.nonzero(v != 0)[0]
+        at = compute(support)
+        return symmetric_matvec(lazy.store[:lazy.computed, ...], v, support, rows=at, xp=xp)
 
     C = float(C)
     y = xp.astype(y, f64)
@@ -151,19 +172,35 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     n = int(p.shape[0])
     fixed = bound <= 0  # (weight 0: its variable stays 0)
     D = xp.where(fixed, 0.0, 2.0 * delta / xp.where(fixed, 1.0, bound))
-    diag = xp.astype(xp.linalg.diagonal(K) if slot is None else take_entries(
-        K, slot, xp.arange(m, dtype=xp.int64, device=dev), xp=xp), f64)
+    # (a lazy K's diagonal by the kernel's formula, its rows not all computed: the store's
+    # own entries differ by rounding only)
+    diag = xp.astype(xp.linalg.diagonal(K) if lazy is None else
+                     lazy.kernel.diag(lazy.X), f64)
     QD = (xp.concat([diag, diag]) if reg else diag) + D
     every = xp.arange(n, dtype=xp.int64, device=dev)
     of_row = every % m if reg else every  # (each variable's row of K)
 
     def row(r, at):
         """K's row r at the rows ``at`` (None: every variable's), in float64 (a float32 K is
-        read a row at a time; a float64 one's row where every variable works is K's own)."""
-        k = K[r if hslot is None else hslot[r], ...]
+        read a row at a time; a float64 one's row where every variable works is K's own; a
+        lazy K's row computed before, :func:`fill`)."""
+        k = K[r, ...] if lazy is None else lazy.store[hslot[r], ...]
         if at is None:  # (no gather)
             return xp.astype(xp.concat([k, k]) if reg else k, f64, copy=False)
         return xp.astype(xp.take(k, at), f64, copy=False)
+
+    def fill(k, rows, vu, vl, gmax, gmin):
+        """A lazy K's row of working variable ``k`` computed where not held, with the rows
+        not held of the :data:`ROW_BATCH` − 1 working variables of the largest violation
+        (−∞ where they cannot move; ``vu``, ``vl``, ``gmax`` and ``gmin`` the iteration's);
+        ``rows`` the working variables' rows."""
+        if hslot[hR[k]] >= 0:
+            return
+        score = xp.where(lazy.slots(rows) < 0, xp.maximum(vu - gmin, gmax - vl), -math.inf)
+        top = xp.argsort(score, descending=True)[:min(ROW_BATCH - 1, int(score.shape[0]))]
+        top = xp.take(top, xp.nonzero(xp.take(score, top) > -math.inf)[0])
+        compute(xp.unique_values(xp.concat([
+            xp.asarray([hR[k]], dtype=xp.int64, device=dev), xp.take(rows, top)])))
 
     def gradient(beta, Ka=None):
         """The dual's gradient at β, whole (``Ka``: K α, where known)."""
@@ -239,12 +276,16 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
             gaps.append(gap)
         n_iter += 1
         i = int(i)
+        if lazy is not None:  # (its rows not held yet, the likeliest next ones with them)
+            fill(i, of_row if Ra is None else Ra, vu, vl, gmax, gmin)
         Ki = row(hR[i], Ra)  # (K's row of variable i at the working variables' rows)
         # (the largest decrease b² / a over I_low below gmax, b = gmax − V: WSS 2)
         b = xp.maximum(gmax - vl, 0.0)
         (j,) = fetch_scalars(xp.argmax(b * b / xp.maximum(QDa + (hQD[i] - 2.0 * Ki), _TAU)),
                              xp=xp)
         j = int(j)
+        if lazy is not None:
+            fill(j, of_row if Ra is None else Ra, vu, vl, gmax, gmin)
         Vj, Kij = fetch_scalars(V[j], Ki[j], xp=xp)  # (V at i is gmax: i is in I_up)
         si, sj, Bi, Bj = hS[i], hS[j], hB[i], hB[j]
         ni, nj = _pair(-si * gmax, -sj * Vj, Bi, Bj, hU[i], hU[j], si, sj, hQD[i], hQD[j],
