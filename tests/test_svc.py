@@ -2447,6 +2447,27 @@ def test_the_squared_hinge_first_keeps_to_max_system(monkeypatch):
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
 
 
+def _stalls_in_float32(monkeypatch):
+    """Every ``exact_newton`` solve on a float32 K made to end stalled (its rounding's stall)
+    and SMO spied: returns ``(calls, smo_calls)``, each solve's (K's dtype name, its
+    ``start``, its result) and one entry an SMO run."""
+    import svmgpu.estimators.svc as svc_mod
+
+    calls, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
+
+    def stalls_in_float32(K, y, loss, **kw):
+        res = newton(K, y, loss, **kw)
+        calls.append((str(K.dtype).split(".")[-1], kw.get("start"), res))
+        if calls[-1][0] == "float32":
+            res.info["stalled"], res.converged = True, False
+        return res
+
+    monkeypatch.setattr(svc_mod, "exact_newton", stalls_in_float32)
+    monkeypatch.setattr(svc_mod.SVC, "_smo",
+                        lambda self, *a, **k: smo_calls.append(1) or smo(self, *a, **k))
+    return calls, smo_calls
+
+
 @pytest.mark.parametrize("path", ["exact", "refined"])
 def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeypatch, path,
                                                                          device):
@@ -2466,18 +2487,7 @@ def test_newton_steps_that_stall_on_a_float32_kernel_continue_in_float64(monkeyp
     X, y = to_device(X, device), to_device(y, device)
     ref = SVC(C=10.0, dtype="float64", tol=1e-6, **kw).fit(X, y)
     monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
-    calls, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
-
-    def stalls_in_float32(K, y, loss, **kw):
-        res = newton(K, y, loss, **kw)
-        calls.append((str(K.dtype).split(".")[-1], kw.get("start"), res))
-        if calls[-1][0] == "float32":
-            res.info["stalled"], res.converged = True, False
-        return res
-
-    monkeypatch.setattr(svc_mod, "exact_newton", stalls_in_float32)
-    monkeypatch.setattr(svc_mod.SVC, "_smo",
-                        lambda self, *a, **k: smo_calls.append(1) or smo(self, *a, **k))
+    calls, smo_calls = _stalls_in_float32(monkeypatch)
     got = SVC(C=10.0, tol=1e-6, **kw).fit(X, y)
     assert got.converged_.all() and not smo_calls
     assert got.solver_ == ("exact" if path == "exact" else "lowrank")
@@ -2506,24 +2516,11 @@ def test_a_float32_stall_continues_in_float64_at_any_size(monkeypatch):
     12,000 rows whose float32 steps stall (made to) goes on from there on the float64 matrix,
     without SMO, to the model of ``dtype="float64"`` (to the float32 kernel values of its
     predictions)."""
-    import svmgpu.estimators.svc as svc_mod
-
     X, y = make_classification(12_000, 2, n_redundant=0, n_informative=2,
                                n_clusters_per_class=1, class_sep=2.0, random_state=0)
     X = StandardScaler().fit_transform(X)
     ref = SVC(C=10.0, dtype="float64", solver="exact", tol=1e-6).fit(X, y)
-    calls, smo_calls, newton, smo = [], [], svc_mod.exact_newton, svc_mod.SVC._smo
-
-    def stalls_in_float32(K, y, loss, **kw):
-        res = newton(K, y, loss, **kw)
-        calls.append((str(K.dtype).split(".")[-1], kw.get("start"), res))
-        if calls[-1][0] == "float32":
-            res.info["stalled"], res.converged = True, False
-        return res
-
-    monkeypatch.setattr(svc_mod, "exact_newton", stalls_in_float32)
-    monkeypatch.setattr(svc_mod.SVC, "_smo",
-                        lambda self, *a, **k: smo_calls.append(1) or smo(self, *a, **k))
+    calls, smo_calls = _stalls_in_float32(monkeypatch)
     got = SVC(C=10.0, solver="exact", tol=1e-6).fit(X, y)
     assert got.converged_.all() and not smo_calls
     assert [c[0] for c in calls] == ["float32", "float64"]
