@@ -226,6 +226,27 @@ def test_smo_computes_only_the_kernel_rows_it_reads(device, monkeypatch):
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
+def test_smo_reads_a_lazy_kernel_matrix_of_sparse_rows_in_plain_numpy(task, monkeypatch):
+    """The lazy rows with sparse rows (CSR, never densified) and NumPy itself as the namespace
+    (``xp=np``, as the solvers' tests pass it): the solution of the whole matrix."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 40, density=0.1, random_state=1, format="csr")
+    y = np.where(rng.standard_normal(300) + 5 * X[:, 0].toarray().ravel() > 0, 1.0, -1.0) \
+        if task == "classification" else 3 * X[:, 1].toarray().ravel()
+    kernel = RBF(gamma=0.5)
+    monkeypatch.setattr(smo_module, "ROW_BATCH", 16)
+    kw = dict(C=1.0, xp=np, task=task, tol=1e-8)
+    lazy = KernelRows(kernel, X)
+    a = smo(lazy, y, _loss(task, 0.05), **kw)
+    b = smo(KernelRows(kernel, X).full(), y, _loss(task, 0.05), **kw)
+    assert a.converged and b.converged
+    assert_allclose(a.coef, b.coef, rtol=0, atol=1e-6)
+    assert a.objective_history[-1] == pytest.approx(b.objective_history[-1], rel=1e-9)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
 def test_smo_from_a_wider_corners_solution_reaches_the_same_minimum(task, device):
     """``start``: the α of an SMO solution of wider corners (the same C and weights, so the
     same box and ``Σ α = 0``) starts the narrower problem; its minimum is the cold start's."""

@@ -197,7 +197,7 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
         if hslot[hR[k]] >= 0:
             return
         score = xp.where(lazy.slots(rows) < 0, xp.maximum(vu - gmin, gmax - vl), -math.inf)
-        top = xp.argsort(score, descending=True)[:min(ROW_BATCH - 1, int(score.shape[0]))]
+        top = xp.argsort(-score)[:min(ROW_BATCH - 1, int(score.shape[0]))]  # (largest first)
         top = xp.take(top, xp.nonzero(xp.take(score, top) > -math.inf)[0])
         compute(xp.unique_values(xp.concat([
             xp.asarray([hR[k]], dtype=xp.int64, device=dev), xp.take(rows, top)])))
