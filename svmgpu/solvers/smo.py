@@ -137,11 +137,11 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
         xp.arange(m, dtype=xp.int64, device=dev)), xp=xp)]
 
     def compute(rows):
-        """A lazy K's rows ``rows`` (distinct) computed where not held; their slots."""
-        nonlocal hslot
+        """A lazy K's rows ``rows`` (distinct) computed where not held; their slots (the
+        host's copy of those rows' slots updated, not all m of them read again)."""
         at = lazy.compute(rows)
-        hslot = [int(t) for t in fetch_vector(lazy.slots(xp.arange(m, dtype=xp.int64,
-                                                                     device=dev)), xp=xp)]
+        for r, t in zip(fetch_vector(rows, xp=xp), fetch_vector(at, xp=xp), strict=True):
+            hslot[int(r)] = int(t)
         return at
 
     def K_times(v):
