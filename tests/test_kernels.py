@@ -583,6 +583,47 @@ def test_kernel_features_split_large_blocks_between_the_cores(monkeypatch):
     assert_allclose(f_split, f_one, rtol=1e-10, atol=1e-12)
 
 
+def test_kernel_rows_split_large_row_sets_between_the_cores(monkeypatch):
+    """KernelRows computes the rows asked for in one part per core from THREADED_MATVEC_VALUES
+    kernel values (map_kernel_blocks, X's side prepared once): each row in its slot, as in one
+    part and as scikit-learn's; a few rows later in one part, sparse rows split too."""
+    import threading
+
+    import scipy.sparse as sp
+
+    seen = set()
+
+    class Threads(RBF):
+        def _from_side(self, A, side, *, xp, out):
+            seen.add(threading.get_ident())
+            return RBF._from_side(self, A, side, xp=xp, out=out)
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((700, 6))
+    K = rbf_kernel(X, gamma=0.4)
+    rows = rng.permutation(700)[:301]
+    R = KernelRows(Threads(0.4), X)
+    at = R.compute(rows)
+    assert seen == {threading.get_ident()}  # (below the threshold: one part, this thread)
+    one = R.store[at].copy()
+    parts = _three_cores(monkeypatch)
+    seen.clear()
+    R = KernelRows(Threads(0.4), X)
+    at = R.compute(rows)
+    assert sorted(parts) == [100, 100, 101]
+    assert seen and threading.get_ident() not in seen
+    assert_allclose(R.store[at], one, rtol=0, atol=1e-14)  # (blocks of other shapes)
+    assert_allclose(R.store[at], K[rows], rtol=1e-12, atol=1e-12)
+    more = np.setdiff1d(np.arange(700), rows)[:2]  # (fewer rows than two a core: one part)
+    parts[:] = []
+    assert_allclose(R.store[R.compute(more)], K[more], rtol=1e-12, atol=1e-12)
+    assert parts == [2]
+    S = KernelRows(RBF(0.4), sp.csr_matrix(X))
+    parts[:] = []
+    assert_allclose(S.store[S.compute(rows)], K[rows], rtol=1e-10, atol=1e-12)
+    assert sorted(parts) == [100, 100, 101]
+
+
 def test_matmul_on_one_blas_thread_releases_the_gil(monkeypatch):
     """Under one BLAS thread (serial_blas, a map_threads task) backend.matmul multiplies by
     np.matmul, which releases the GIL, never by SciPy's f2py BLAS, which holds it; outside,
