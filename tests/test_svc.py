@@ -506,6 +506,44 @@ def test_exact_newton_from_any_start_reaches_the_same_minimum(device):
     assert abs(float(host(res.coef).sum())) < 1e-8
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_exact_newton_takes_whole_the_steps_that_keep_every_row_on_its_piece(monkeypatch,
+                                                                            task, device):
+    """A Newton step after which every row's residual lies on the piece of ψ it lay on
+    reaches the minimum of those pieces' quadratic, whose F is below the start's in exact
+    arithmetic: it is taken whole without the line search (whose test a float32 K's
+    rounding can fail there: a mixed fuzz trial's pair crawled at 2⁻¹¹ a step, then went to
+    float64). Here a line search that takes 2⁻²⁰ of any step it is asked about: the steps
+    that change pieces crawl, those from near the minimum are whole and reach it (decision
+    values to 1e-6 of the iteration without the stand-in)."""
+    import svmgpu.solvers.exact as exact_mod
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((150, 2))
+    if task == "classification":
+        y, loss = np.sign(X[:, 0] + 0.5 * rng.standard_normal(150)), \
+            get_loss("huber_hinge", delta=0.1)
+    else:
+        y, loss = X[:, 0] + 0.3 * rng.standard_normal(150), \
+            get_loss("huber_epsilon_insensitive", task="regression", epsilon=0.1, delta=0.05)
+    Kd, yd = to_device(rbf_kernel(X, gamma=0.5), device), to_device(y, device)
+    kw = dict(C=1.0, tol=1e-8, xp=device.xp, task=task, max_iter=200)
+    ref = exact_newton(Kd, yd, loss, **kw)
+    asked = []
+
+    def crawl(phi, phi0, slope, **k):
+        asked.append(1)
+        t = 2.0 ** -20
+        return t, phi(t), 20, True
+
+    monkeypatch.setattr(exact_mod, "armijo", crawl)
+    res = exact_newton(Kd, yd, loss, start=(ref.coef * 0.999, ref.info["intercept"]), **kw)
+    assert ref.converged and res.converged and res.n_iter <= 3 and not asked
+    assert_allclose(res.info["margins"], ref.info["margins"], atol=1e-6)
+    far = exact_newton(Kd, yd, loss, **{**kw, "max_iter": 30})  # (pieces change: crawls)
+    assert asked and not far.converged
+
+
 @pytest.mark.parametrize("task,start,weighted", [
     ("classification", None, True), ("classification", "ls_svm", False),
     ("regression", None, False)])
