@@ -2453,9 +2453,11 @@ def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
 
 def test_the_squared_hinge_first_keeps_to_max_system(monkeypatch):
     """HARD_MARGIN_FIRST: near the hard margin (C · k above HARD_MARGIN_FIRST_C) the squared
-    hinge's first solve keeps to the caller's ``max_system`` too: a system of it past the
-    bound ends the problem as ``info["large"]`` (SVC: SMO, to Newton's model), none past it
-    factored (only the presolve's own), where without the bound the problem converges
+    hinge's first solve keeps to the caller's ``max_system`` too, and to DAMPED_SYSTEM_ROWS
+    where that is less (a start that factors such systems costs more than the caller's
+    method: mixed fuzz seed 8282's trial 12): a system of it past the bound ends the problem
+    as ``info["large"]`` and ``info["first_large"]`` (SVC: SMO, to Newton's model), none past
+    it factored (only the presolve's own), where without the bound the problem converges
     through systems of up to twice it (medium fuzz seed 505's trial 10: 14,000 rows refined
     whole at C = 100, squared-hinge systems of 13,444 rows, 20 s)."""
     import svmgpu.estimators.svc as svc_mod
@@ -2474,8 +2476,17 @@ def test_the_squared_hinge_first_keeps_to_max_system(monkeypatch):
     assert full.converged and max(orders) > 1000
     orders.clear()
     cut = exact.exact_newton(K, s, loss, C=100.0, xp=np, corner_start=True, max_system=700)
-    assert cut.info["large"] and not cut.converged and cut.n_iter == 0
-    assert 0 < max(orders) <= 600  # (the presolve's, every fourth row)
+    assert cut.info["large"] and cut.info["first_large"] and not cut.converged
+    assert cut.n_iter == 0 and 0 < max(orders) <= 600  # (the presolve's, every fourth row)
+    monkeypatch.setattr(exact, "DAMPED_SYSTEM_ROWS", 700)
+    orders.clear()
+    capped = exact.exact_newton(K, s, loss, C=100.0, xp=np, corner_start=True,
+                                max_system=10_000)
+    assert capped.info["first_large"] and capped.n_iter == 0 and max(orders) <= 600
+    assert exact.exact_newton(K, s, loss, C=100.0, xp=np, corner_start=True).converged
+    monkeypatch.setattr(exact, "DAMPED_SYSTEM_ROWS", 10_000)
+    assert not exact.exact_newton(K, s, loss, C=100.0, xp=np, corner_start=True,
+                                  max_system=10_000).info["first_large"]
     monkeypatch.undo()
     ref = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
     calls = _spy_smo(monkeypatch)

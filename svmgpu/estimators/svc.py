@@ -116,6 +116,7 @@ from svmgpu.lowrank import independent_landmarks, reduced_kernel_features, selec
 from svmgpu.solvers._result import SolverResult
 from svmgpu.solvers.exact import (
     CG_MAX_DOMINANCE,
+    DAMPED_SYSTEM_ROWS,
     HARD_MARGIN_FIRST_C,
     PRESOLVE_MIN_ROWS,
     exact_newton,
@@ -2207,6 +2208,9 @@ class _FrontDoor:
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
             f"are damped on a system of {damped:,} rows (DAMPED_SYSTEM_ROWS)"
             if damped is not None
+            else f"start from the squared hinge's minimum, whose Newton systems pass "
+            f"{min(big, DAMPED_SYSTEM_ROWS):,} rows (DAMPED_SYSTEM_ROWS)"
+            if res is not None and res.info.get("first_large") and big > DAMPED_SYSTEM_ROWS
             else f"reach a system of more than {big:,} rows ({self._smo_limit_name(big)})"
             if large
             else f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"]
