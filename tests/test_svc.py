@@ -2416,8 +2416,10 @@ def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
     """DAMPED_SYSTEM_ROWS: where the caller passes ``max_system`` (SVC's SMO for large
     systems), ``exact_newton`` also ends as ``info["large"]`` after its first _DAMPED_STEPS
     steps if each was at most DAMPED_SYSTEM_STEP and the last system held DAMPED_SYSTEM_ROWS
-    rows (``info["damped_system"]``); SVC then solves by SMO, to Newton's model. Without
-    ``max_system``, with full steps or smaller systems the iteration goes on."""
+    rows (``info["damped_system"]``); SVC then solves by SMO, to Newton's model, also on a
+    problem of fewer rows than SMO_SYSTEM_ROWS (its bound then K's rows, where they are more
+    than DAMPED_SYSTEM_ROWS). Without ``max_system``, with full steps or smaller systems the
+    iteration goes on."""
     import svmgpu.estimators.svc as svc_mod
     from svmgpu.kernels import RBF
     from svmgpu.losses import get_loss
@@ -2446,6 +2448,19 @@ def test_damped_first_steps_on_a_large_system_go_to_smo(monkeypatch):
     SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
     assert not calls  # (its systems stay below 500 rows: Newton)
     monkeypatch.setattr(exact, "DAMPED_SYSTEM_ROWS", 50)
+    got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    assert calls and got.converged_.all()
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
+    # (no more rows than SMO_SYSTEM_ROWS but more than DAMPED_SYSTEM_ROWS: K's own rows the
+    # bound, so that the damped rule applies; none at DAMPED_SYSTEM_ROWS rows or fewer)
+    monkeypatch.undo()
+    calls = _spy_smo(monkeypatch)
+    for mod in (exact, svc_mod):
+        monkeypatch.setattr(mod, "DAMPED_SYSTEM_ROWS", 600)
+    SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
+    assert not calls
+    for mod in (exact, svc_mod):
+        monkeypatch.setattr(mod, "DAMPED_SYSTEM_ROWS", 50)
     got = SVC(C=10.0, rank=None, tol=1e-6).fit(X, y)
     assert calls and got.converged_.all()
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=2e-3)
