@@ -2208,9 +2208,9 @@ class _FrontDoor:
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
             f"are damped on a system of {damped:,} rows (DAMPED_SYSTEM_ROWS)"
             if damped is not None
-            else f"start from the squared hinge's minimum, whose Newton systems pass "
-            f"{min(big, DAMPED_SYSTEM_ROWS):,} rows (DAMPED_SYSTEM_ROWS)"
-            if res is not None and res.info.get("first_large") and big > DAMPED_SYSTEM_ROWS
+            else f"reach a system of more than {DAMPED_SYSTEM_ROWS:,} rows in their start, the "
+            "squared hinge's solve (DAMPED_SYSTEM_ROWS)"
+            if res is not None and res.info["first_large"] and big > DAMPED_SYSTEM_ROWS
             else f"reach a system of more than {big:,} rows ({self._smo_limit_name(big)})"
             if large
             else f"crawl ({EXACT_SHORT_STEPS} short steps in a row)" if res.info["crawled"]

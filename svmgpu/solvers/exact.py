@@ -1138,13 +1138,12 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
             # 3,468 rows (1.5 s), then 18 damped steps (2.7 s); 14.2 → 6.0 s with SMO at
             # once, the same scores (scikit-learn 4.6 s); it changed no other of 100 mixed
             # trials of seeds 8181 and 7878, 49 of 8282 and 36 medium of 8080, 7777, 7373.
-            # The caller's
-            # other method for this loss too. Until session 62 this solve had no bound: medium
-            # fuzz seed 505's trial 10, 14,000 rows refined whole at C = 100, RBF at gamma=1,
-            # factored five systems of up to 13,444 rows, 29.4 s → 6.1 s by SMO (scikit-learn
-            # 12 s); 2020's trial 9 6.9 → 5.9 s, 505's trial 6 4.6 → 5.0 s, mixed 77's trial 28
-            # (12,000 rows, 200 features, gamma=3) 14.8 → 9.5 s, the same scores; it fired in
-            # no other of 72 medium and 44 mixed fits of 12,000 rows)
+            # The caller's other method for this loss too. Until session 62 this solve had no
+            # bound: medium fuzz seed 505's trial 10, 14,000 rows refined whole at C = 100,
+            # RBF at gamma=1, factored five systems of up to 13,444 rows, 29.4 s → 6.1 s by SMO
+            # (scikit-learn 12 s); 2020's trial 9 6.9 → 5.9 s, 505's trial 6 4.6 → 5.0 s, mixed
+            # 77's trial 28 (12,000 rows, 200 features, gamma=3) 14.8 → 9.5 s, the same
+            # scores; it fired in no other of 72 medium and 44 mixed fits of 12,000 rows)
             if first_large:
                 _log.debug(fields(hard_margin_first_large=m))
                 damped_system = first.info["damped_system"]  # (why, for the caller's log)
