@@ -808,3 +808,30 @@ def test_power_inplace_matches_pow_within_ulps(dtype):
         ref = z0.astype(np.float64) ** e
         ulp = np.spacing(np.abs(ref).astype(dtype)).astype(np.float64)
         assert np.all(np.abs(out.astype(np.float64) - ref) <= 4 * ulp), e
+
+
+def test_power_inplace_cubes_large_arrays_without_a_temporary_of_their_size():
+    """A cube larger than the chunk is formed a chunk at a time: the same values as
+    ``(z · z) · z`` whole, in place, and no allocation near z's size during the call (a
+    temporary as large as z was fresh memory: the exact path's whole kernel matrix of the
+    'poly' kernel); a strided array takes the whole product."""
+    import tracemalloc
+
+    from svmgpu.backend import _ops, power_inplace
+
+    rng = np.random.default_rng(1)
+    z0 = rng.standard_normal((1500, 1001))  # 12 MB, 12 chunks of _CHUNK_BYTES
+    assert z0.nbytes > 8 * _ops._CHUNK_BYTES
+    z = z0.copy()
+    tracemalloc.start()
+    try:
+        out = power_inplace(z, 3, xp=np)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out is z
+    assert np.array_equal(out, (z0 * z0) * z0)
+    assert peak < 2 * _ops._CHUNK_BYTES < z0.nbytes / 4
+    strided = z0.copy()[:, ::2]
+    ref = (strided * strided) * strided
+    assert np.array_equal(power_inplace(strided, 3, xp=np), ref)
