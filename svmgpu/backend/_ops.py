@@ -225,13 +225,13 @@ def vector_norm(a, *, xp):
 def fetch_scalars(*values, xp) -> list[float]:
     """Read several 0-d device arrays (or Python numbers) to the host in one transfer: one
     synchronisation instead of one per ``float(x)``."""
-    from svmgpu.backend._device import to_numpy  # noqa: PLC0415
-
     if is_numpy(xp):  # no transfer to save: each value read as it is
         return [float(v) if getattr(v, "ndim", 0) == 0 else float(xp.reshape(v, ()))
                 for v in values]
     if not is_cupy(xp):  # no standard bulk read: one scalar read each
         return [float(v) for v in values]
+    # (imported past NumPy's reads: the import statement was half of a NumPy call's 1.7 µs)
+    from svmgpu.backend._device import to_numpy  # noqa: PLC0415
     arrs = [v for v in values if not isinstance(v, (int, float))]
     if not arrs:
         return [float(v) for v in values]
