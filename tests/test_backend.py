@@ -435,6 +435,37 @@ def test_range_block_is_the_gather_of_its_ranges(device, xp, monkeypatch):
     assert_array_equal(got, want, device=device)
 
 
+def test_range_block_splits_a_large_blocks_chunks_between_the_cores(monkeypatch):
+    """NumPy: a block of ``_THREADED_COPY_BYTES`` or more is copied by ``map_threads``, its
+    chunks of rows in two halves, each range's rows range after range or at their places;
+    the block is the serial copy's (and the gather's)."""
+    from svmgpu.backend import _ops
+
+    calls = []
+
+    def spy(fn, items, *, xp, max_workers=None):
+        calls.append(len(items))
+        return [fn(item) for item in items]
+
+    monkeypatch.setattr(_ops, "map_threads", spy)
+    monkeypatch.setattr(_ops, "_CHUNK_BYTES", 3 * 6 * 8)  # (chunks of 3 rows of 6 columns)
+    A = np.random.default_rng(4).standard_normal((40, 12))
+    ranges, cols = [(0, 13), (20, 38)], [(1, 4), (6, 9)]
+    idx = np.concatenate([np.arange(s, e) for s, e in ranges])
+    jdx = np.concatenate([np.arange(s, e) for s, e in cols])
+    perm = np.random.default_rng(5).permutation(31)
+    at = [np.sort(perm[:13]), np.sort(perm[13:])]
+    want_at = np.empty((31, 6))
+    want_at[at[0]], want_at[at[1]] = A[np.ix_(np.arange(0, 13), jdx)], A[np.ix_(np.arange(20, 38),
+                                                                              jdx)]
+    for threaded in (False, True):
+        monkeypatch.setattr(_ops, "_THREADED_COPY_BYTES", 8 if threaded else 1 << 40)
+        calls.clear()
+        assert_array_equal(B.range_block(A, ranges, cols, xp=np), A[np.ix_(idx, jdx)])
+        assert_array_equal(B.range_block(A, ranges, cols, xp=np, at=at), want_at)
+        assert calls == ([2, 2] if threaded else [])
+
+
 def test_random_subset_unsorted_prefixes_and_astype_rows(device, xp):
     """``random_subset(sort=False)``: the draw in its order (sorted, the default's), so that
     every prefix is a set of distinct rows; ``astype_rows`` converts dense and sparse X."""
