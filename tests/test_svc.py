@@ -1468,6 +1468,34 @@ def _unsettled(seed=2, n_classes=3):
     return StandardScaler().fit_transform(X), y
 
 
+def test_a_growth_near_the_limit_grows_once_more_before_it_refines(monkeypatch):
+    """From REFINE_MIN_RANK, a stage whose change is above AUTO_RANK_CHANGE but within
+    REFINE_NEAR times it grows one stage more (recorded as ``deferred``) and refines only
+    where that stage still changes by more than the limit; a change beyond REFINE_NEAR times
+    the limit refines at once, as does REFINE_NEAR = 1."""
+    svc_module = _grow(monkeypatch, top=160)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 25)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_CHANGE", 0.03)  # (28 landmarks: 3.67 %)
+    X, y = _unsettled(2, 2)
+
+    def path(fit):
+        return [(p["rank"], p.get("deferred", False)) for p in fit.rank_path_]
+
+    near = SVC(solver="lowrank").fit(X, y)
+    assert path(near) == [(20, False), (28, True), (40, False)]
+    assert 0.03 < near.rank_path_[1]["changed"] <= 1.5 * 0.03
+    assert near.rank_path_[-1]["changed"] <= 0.03 and "refined" not in near.rank_path_[-1]
+    monkeypatch.setattr(svc_module, "REFINE_NEAR", 1.0)
+    at_once = SVC(solver="lowrank").fit(X, y)
+    assert path(at_once) == [(20, False), (28, False)]
+    assert isinstance(at_once.rank_path_[-1]["refined"], dict)
+    monkeypatch.setattr(svc_module, "REFINE_NEAR", 1.5)
+    monkeypatch.setattr(svc_module, "AUTO_RANK_CHANGE", 0.02)  # (3.67 % > 1.5 × 2 %)
+    far = SVC(solver="lowrank").fit(X, y)
+    assert path(far)[:2] == [(20, False), (28, False)]
+    assert isinstance(far.rank_path_[-1]["refined"], dict)
+
+
 def _refined_exactly(monkeypatch):
     """The growth of :func:`_grow` refined at REFINE_MIN_RANK = 60 on candidates wide enough
     (REFINE_MARGIN = 1) to hold the exact problem's support vectors of :func:`_unsettled`'s
