@@ -2928,7 +2928,9 @@ class SVC(_FrontDoor, SVCBase):
         predicted class changed from the stage before; None for the first), ``seconds``,
         ``starved`` where the stage's model predicts a class for fewer than
         :data:`AUTO_RANK_STARVED` of its rows (``class``, ``predicted``, ``rows``, and
-        ``confirmed`` where the exact kernel starves it too), in
+        ``confirmed`` where the exact kernel starves it too), ``deferred`` where a stage of
+        at least :data:`REFINE_MIN_RANK` landmarks, its change within :data:`REFINE_NEAR`
+        times the limit, grew once more before refining, in
         the first stage of a grown rank ``captured`` (the share of the kernel's diagonal its
         landmarks hold: :data:`LOWRANK_MIN_CAPTURE`; in the last stage too where that share
         was below it and the fit warned), and in the last stage of a grown rank, ``stop``
