@@ -2224,6 +2224,30 @@ def test_auto_rank_stops_growing_at_the_memory_budget(monkeypatch, capsys):
     assert_allclose(held.decision_function(X3), fresh.decision_function(X3), rtol=0, atol=0)
 
 
+def test_a_budget_just_above_the_fixed_ranks_matrices_grows_instead_of_raising():
+    """rank="auto" falls back from the first rank to AUTO_RANK_UNGROWN recomputed per block
+    where the budget holds that rank's r × r matrices but not its features; a budget that
+    holds those matrices but not a block row of the features recomputed (nor their kernel
+    columns) keeps the first rank, grown as far as the budget allows. Until session 67 such a
+    budget (3,000 rows: 20–300 kB above the matrices) raised MemoryError in the first pass,
+    where smaller and larger budgets fit."""
+    from svmgpu.lowrank import feature_plan
+    from svmgpu.lowrank._operator import PER_SAMPLE_BYTES
+
+    X, y = make_classification(3000, n_features=20, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    core = PER_SAMPLE_BYTES * 3000 + 64 * 1001 ** 2  # (AUTO_RANK_UNGROWN = 1,000 and b)
+    for extra in (20_000, 100_000, 300_000):
+        fit = SVC(solver="lowrank", memory_budget=core + extra).fit(X, y)
+        assert 125 < fit.rank_ < 1000 and len(fit.rank_path_) > 1
+    assert SVC(solver="lowrank", memory_budget=core + 1_000_000).fit(X, y).rank_ == 1000
+    # the plan: recomputed rows need a block row of features and of kernel columns
+    assert feature_plan(3000, 1001, core + 1_000_000, itemsize=8, n_features=20)[0] is False
+    with pytest.raises(MemoryError, match="recomputed per block"):
+        feature_plan(3000, 1001, core + 100_000, itemsize=8, n_features=20)
+    assert feature_plan(3000, 1001, core + 100_000, itemsize=8)[0] is False  # (unchecked)
+
+
 def test_pair_buffer_of_grown_features_is_kept_from_stage_to_stage(monkeypatch):
     """rank="auto" with features grown in place: the one-vs-one pairs of every stage gather
     into one buffer of the features' buffer's size (pages reused, not faulted in again a

@@ -337,15 +337,17 @@ class SVMBase(BaseEstimator):
                                   full_fits=full_fits, dask=self._dask_fit)
         return self.rank_
 
-    def _feature_plan(self, m, r, ctx, *, itemsize, reserved=0):
+    def _feature_plan(self, m, r, ctx, *, itemsize, reserved=0, n_features=None):
         """:func:`svmgpu.lowrank.feature_plan` of this fit: ``(in_memory, block_budget)``,
         counting the Newton presolve's copy of its rows on NumPy, the copies of
         :meth:`_copied_feature_rows` and ``reserved`` bytes held besides (raises MemoryError
-        up front when even the per-sample vectors and r × r matrices exceed the budget)."""
+        up front when even the per-sample vectors and r × r matrices exceed the budget, or,
+        given the dense rows' ``n_features``, a block row of features recomputed per block)."""
         n_pre = presolve_rows(m, r) if is_numpy(ctx.xp) else None  # "auto" presolves on NumPy
         return feature_plan(m, r, ctx.budget_bytes - reserved, itemsize=itemsize,
                             n_presolve=n_pre or 0, copied_rows=self._copied_feature_rows(m),
-                            who=f"{type(self).__name__} on {m:,} samples")
+                            who=f"{type(self).__name__} on {m:,} samples",
+                            n_features=n_features)
 
     def _copied_feature_rows(self, m):
         """Rows of copies of the held features that a fit of ``m`` rows makes beside them (0;

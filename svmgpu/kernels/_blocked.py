@@ -200,6 +200,15 @@ SYMMETRIC_SHARE = 0.5
 SYMMETRIC_MIN_FEATURES = 256
 
 
+def kernel_block_min_bytes(n_z, n_features, itemsize):
+    """The least memory budget with which :func:`iter_kernel_blocks` evaluates dense rows of
+    ``n_features`` against ``n_z`` points: Z's prepared side, charged as there, and one block
+    row in each of its buffers (a planner's check before a fit that recomputes its kernel
+    columns per block)."""
+    fixed = int(n_z) * (int(n_features) + 2) * int(itemsize) * 2
+    return fixed + (int(n_z) + int(n_features) + 2) * int(itemsize) * _BLOCK_BUFFERS
+
+
 class KernelRows:
     """The kernel matrix ``K(X, X)`` whose rows are computed when first asked for.
 

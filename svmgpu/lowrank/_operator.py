@@ -33,6 +33,7 @@ from svmgpu.backend import (
     take_rows,
     transposed_product,
 )
+from svmgpu.kernels import kernel_block_min_bytes
 from svmgpu.lowrank._protocol import RowSource
 
 #: Bytes of a (float64) row block of ``gram`` and ``rmatvec`` on the CPU: large enough for BLAS
@@ -352,7 +353,8 @@ PER_SAMPLE_BYTES = 160
 MIN_BLOCK_ROWS = 2048
 
 
-def feature_plan(m, r, budget, *, itemsize, n_presolve=0, copied_rows=0, who="the fit"):
+def feature_plan(m, r, budget, *, itemsize, n_presolve=0, copied_rows=0, who="the fit",
+                 n_features=None):
     """How the m × r features of a fit (or of the rows one Dask worker holds) fit ``budget``
     bytes, which bounds everything the fit allocates beyond its input (README, "Memory budget").
 
@@ -369,7 +371,11 @@ def feature_plan(m, r, budget, *, itemsize, n_presolve=0, copied_rows=0, who="th
     ------
     MemoryError
         Up front, before any kernel evaluation, when even the per-sample vectors and the
-        r × r matrices exceed the budget.
+        r × r matrices exceed the budget; with ``n_features`` (dense rows of that many
+        features, the features' kernel columns recomputed per block where they are not held),
+        also where the rest cannot hold a block row of the features and of their kernel
+        columns (half of it each, as :func:`~svmgpu.lowrank.reduced_kernel_features` splits
+        it): a budget just above the r × r matrices had raised in the first pass instead.
     """
     core = PER_SAMPLE_BYTES * m + 8 * 8 * r * r  # Gram, Hessian, factors, L⁻¹, K_BB, ...
     if core > budget:
@@ -383,6 +389,13 @@ def feature_plan(m, r, budget, *, itemsize, n_presolve=0, copied_rows=0, who="th
     blocks = min(rest // 4, MIN_BLOCK_ROWS * r * (itemsize + 16))  # see FeatureOperator
     if held + blocks <= rest:
         return True, rest - held
+    if n_features is not None:
+        need = 2 * max(kernel_block_min_bytes(r, n_features, itemsize), r * (itemsize + 16))
+        if rest < need:
+            raise MemoryError(
+                f"{who} at rank {r} needs about {format_bytes(core + need)}, its features' "
+                f"rows recomputed per block, more than the memory budget "
+                f"({format_bytes(budget)}); raise memory_budget or lower the rank")
     return False, rest
 
 
