@@ -17,6 +17,7 @@ from svmgpu.kernels import (
     Linear,
     Polynomial,
     iter_kernel_blocks,
+    kernel_block_min_bytes,
     kernel_columns,
     kernel_matvec,
     make_kernel,
@@ -187,6 +188,21 @@ def test_budget_too_small_and_zero():
         kernel_matvec(RBF(), X, X, np.ones(10), memory_budget=0)
     with pytest.raises(ValueError, match="rows"):
         kernel_matvec(RBF(), X, X, np.ones(3))
+
+
+def test_kernel_block_min_bytes_is_the_least_budget_of_the_blocks():
+    """``kernel_block_min_bytes``: the blocked loop runs at that budget (one row a block, the
+    values of the whole block) and refuses a byte less (the planners' check before a fit that
+    recomputes its kernel columns per block)."""
+    rng = np.random.default_rng(7)
+    X, Z = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    least = kernel_block_min_bytes(4, 3, 8)
+    blocks = [host(K).copy() for _, _, K in iter_kernel_blocks(RBF(), X, Z,
+                                                               memory_budget=least)]
+    assert len(blocks) == 5 and all(b.shape == (1, 4) for b in blocks)
+    assert_allclose(np.vstack(blocks), RBF().block(X, Z), rtol=1e-12)
+    with pytest.raises(MemoryError, match="memory_budget"):
+        list(iter_kernel_blocks(RBF(), X, Z, memory_budget=least - 1))
 
 
 def test_array_api_strict_path():

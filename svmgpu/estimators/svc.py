@@ -1465,12 +1465,13 @@ class _FrontDoor:
                 stop = f"{changed:.2%} of the training predictions changed <= " \
                        f"{name}={limit:.2%}"
                 break
-            near = self._refines and starved is None and not deferred and \
+            refines = r_next >= REFINE_MIN_RANK
+            near = refines and self._refines and starved is None and not deferred and \
                 r_next < r_max and changed <= REFINE_NEAR * limit
-            if near and r_next >= REFINE_MIN_RANK:  # (one stage more first: REFINE_NEAR)
+            if near:  # (one stage more first: REFINE_NEAR)
                 deferred = path[-1]["deferred"] = True
             refined = self._refine(shared, problems, models, X, decisions=new) \
-                if r_next >= REFINE_MIN_RANK and not near else None
+                if refines and not near else None
             if refined is not None:
                 models, stop = refined, (
                     f"{changed:.2%} of the training predictions changed > {name}={limit:.2%}"

@@ -116,7 +116,8 @@ def iter_kernel_blocks(kernel, X, Z, *, memory_budget=None, max_rows=None, cente
     itemsize = X.dtype.itemsize if hasattr(X.dtype, "itemsize") else 8
     # The prepared Z (n_z × (d + 2); sparse Z: its stored values and their column indices)
     # lives for the whole iteration: charge it to the budget.
-    fixed = (int(Z.nnz) * (itemsize + 8) if is_sparse(Z) else n_z * (Z.shape[1] + 2) * itemsize) * 2
+    fixed = int(Z.nnz) * (itemsize + 8) * 2 if is_sparse(Z) else \
+        _prepared_bytes(n_z, Z.shape[1], itemsize)
     if device.kind == "cpu":
         cap = max(_CPU_BLOCK_BYTES // max(n_z * itemsize, 1), _CPU_MIN_ROWS)
         max_rows = cap if max_rows is None else min(max_rows, cap)
@@ -205,8 +206,14 @@ def kernel_block_min_bytes(n_z, n_features, itemsize):
     ``n_features`` against ``n_z`` points: Z's prepared side, charged as there, and one block
     row in each of its buffers (a planner's check before a fit that recomputes its kernel
     columns per block)."""
-    fixed = int(n_z) * (int(n_features) + 2) * int(itemsize) * 2
-    return fixed + (int(n_z) + int(n_features) + 2) * int(itemsize) * _BLOCK_BUFFERS
+    return _prepared_bytes(n_z, n_features, itemsize) + \
+        (int(n_z) + int(n_features) + 2) * int(itemsize) * _BLOCK_BUFFERS
+
+
+def _prepared_bytes(n_z, n_features, itemsize):
+    """The bytes :func:`iter_kernel_blocks` charges for dense Z's prepared side, n_z × (d + 2),
+    twice (the prepared rows and the kernel's side of them)."""
+    return int(n_z) * (int(n_features) + 2) * int(itemsize) * 2
 
 
 class KernelRows:
