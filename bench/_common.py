@@ -93,20 +93,44 @@ def sync(device) -> None:
         cupy.cuda.get_current_stream().synchronize()
 
 
+def _usage():
+    """``(system CPU seconds, minor page faults)`` of this process so far (0, 0 where the
+    platform has no ``resource`` module)."""
+    try:
+        import resource  # noqa: PLC0415
+    except ImportError:
+        return 0.0, 0
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_stime, u.ru_minflt
+
+
 class Timer:
-    """Wall time of a ``with`` block (GPU work drained before and after): ``.seconds``."""
+    """Wall time of a ``with`` block (GPU work drained before and after): ``.seconds``; and
+    the process's system CPU time and minor page faults over it: ``.system_seconds``,
+    ``.minor_faults``.
+
+    The last two show what the wall time hides: a fit's first touch of memory. On the
+    project's CPU VMs the host takes back memory a process has freed (free page reporting),
+    and touching it again costs about 2 s/GB of system time. The same ijcnn1 fit took 0.59 s
+    and 0.89 s in alternate fits of one process, 0.01 s and 0.24 s of it system time (session
+    68); a fit whose system time is high was slowed by the machine, not by its own work.
+    """
 
     def __init__(self, device="cpu"):
         self.device = device
 
     def __enter__(self):
         sync(self.device)
+        self.u0 = _usage()
         self.t0 = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
         sync(self.device)
         self.seconds = time.perf_counter() - self.t0
+        u1 = _usage()
+        self.system_seconds = u1[0] - self.u0[0]
+        self.minor_faults = u1[1] - self.u0[1]
         return False
 
 
@@ -116,29 +140,44 @@ def repeat_timed(fn, repeats: int = 1, device="cpu", warmup: int = 0, max_second
     returns ``(the last call's result, timing_stats(seconds))``."""
     for _ in range(warmup):
         fn()
-    seconds, out = [], None
+    seconds, system, faults, out = [], [], [], None
     for _ in range(max(int(repeats), 1)):
         with Timer(device) as t:
             out = fn()
         seconds.append(t.seconds)
+        system.append(t.system_seconds)
+        faults.append(t.minor_faults)
         if max_seconds is not None and sum(seconds) >= max_seconds:
             break
-    return out, timing_stats(seconds)
+    return out, timing_stats(seconds, system, faults)
 
 
-def timing_stats(seconds) -> dict:
+def timing_stats(seconds, system=None, faults=None) -> dict:
     """The record of one timed measurement: ``repeats``, ``median``, ``min``, ``max`` (and
-    every repeat's ``seconds``)."""
+    every repeat's ``seconds``); with ``system`` and ``faults`` (each repeat's system CPU
+    seconds and minor page faults, :class:`Timer`), those lists too."""
     seconds = [float(s) for s in seconds]
-    return {"repeats": len(seconds), "median": statistics.median(seconds), "min": min(seconds),
-            "max": max(seconds), "seconds": seconds}
+    out = {"repeats": len(seconds), "median": statistics.median(seconds), "min": min(seconds),
+           "max": max(seconds), "seconds": seconds}
+    if system is not None:
+        out["system_seconds"] = [float(s) for s in system]
+    if faults is not None:
+        out["minor_faults"] = [int(f) for f in faults]
+    return out
 
 
 def timing_fields(key: str, stats: dict) -> dict:
     """Row fields of a measurement: ``key`` (the median, e.g. ``fit_seconds``), and
-    ``key_repeats`` / ``key_min`` / ``key_max``."""
-    return {key: stats["median"], f"{key}_repeats": stats["repeats"], f"{key}_min": stats["min"],
-            f"{key}_max": stats["max"]}
+    ``key_repeats`` / ``key_min`` / ``key_max``; where the stats have them, each repeat's
+    seconds, system seconds and minor page faults (``key_each`` / ``key_system`` /
+    ``key_faults``), in the order they ran."""
+    out = {key: stats["median"], f"{key}_repeats": stats["repeats"], f"{key}_min": stats["min"],
+           f"{key}_max": stats["max"]}
+    if "system_seconds" in stats:
+        out[f"{key}_each"] = stats["seconds"]
+        out[f"{key}_system"] = stats["system_seconds"]
+        out[f"{key}_faults"] = stats["minor_faults"]
+    return out
 
 
 def timed_fields(key: str, fn, repeats: int = 1, device="cpu", warmup: int = 0):
