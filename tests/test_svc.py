@@ -1910,6 +1910,32 @@ def test_auto_rank_reads_the_solvers_margins(monkeypatch, est, device):
         assert a["changed"] == pytest.approx(b["changed"], rel=1e-6, abs=1e-9)
 
 
+def test_auto_rank_pairs_start_from_their_last_margins(monkeypatch, device):
+    """Each one-vs-one pair of a grown rank starts its next stage from its last model's
+    margins over its rows (``P z`` with the new landmarks' coefficients 0, no product of the
+    features): the margins the solver is given equal that product of the next stage's pair
+    features, and none are left in the fitted models."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 10 ** 6)
+    X, y = make_classification(450, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, class_sep=0.6,
+                               random_state=2)
+    solve = SVC._lowrank_solve
+    given = []
+
+    def record(self, P, y, sample_weight, B, max_iter, start=None, *, margins=None):
+        if margins is not None and P.shape[0] < X.shape[0]:  # (a pair's, given)
+            given.append(float(np.max(np.abs(host(margins) - host(P.matvec(start))))))
+        return solve(self, P, y, sample_weight, B, max_iter, start, margins=margins)
+
+    monkeypatch.setattr(SVC, "_lowrank_solve", record)
+    clf = SVC(solver="lowrank").fit(to_device(X, device), to_device(y, device))
+    assert len(clf.rank_path_) >= 2
+    assert len(given) == 3 * (len(clf.rank_path_) - 1)  # (every pair at every later stage)
+    assert max(given) < 1e-5
+    assert all("margins" not in mod and "pair_margins" not in mod for mod in clf.models_)
+
+
 def test_a_low_rank_pair_expands_over_its_own_classes_landmarks(monkeypatch, device):
     """On the low-rank path a one-vs-one pair's model uses the landmarks of its two classes
     only (as LIBSVM's pair models expand over their own rows): its coefficients at the other
