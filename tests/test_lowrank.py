@@ -194,13 +194,24 @@ def test_gram_of_float32_features_is_formed_in_float64():
     w = rng.uniform(0.0, 2.0, size=P.shape[0])
     rows = np.sort(rng.choice(P.shape[0], 5000, replace=False))
     P64 = P.astype(np.float64)
+    c = np.full(P.shape[0], 2.5)
+    sign = rng.choice([-1.0, 0.0, 1.0], size=P.shape[0])
     for kw, ref in [({}, P64.T @ P64),
                     ({"weights": w}, P64.T @ (w[:, None] * P64)),
                     ({"weights": w, "rows": rows}, P64[rows].T @ (w[rows, None] * P64[rows])),
                     # signed weights: one syrk pass per sign on the host
                     ({"weights": w - 1.0, "rows": rows},
                      P64[rows].T @ ((w[rows] - 1.0)[:, None] * P64[rows])),
-                    ({"weights": w - 1.0}, P64.T @ ((w - 1.0)[:, None] * P64))]:
+                    ({"weights": w - 1.0}, P64.T @ ((w - 1.0)[:, None] * P64)),
+                    # one weight on every row (the Huber hinge's curvature: no weighted
+                    # copy), and ± one weight (its Hessian's updates), with a zero among them
+                    ({"weights": c, "rows": rows}, 2.5 * P64[rows].T @ P64[rows]),
+                    ({"weights": c * sign, "rows": rows},
+                     P64[rows].T @ ((c * sign)[rows, None] * P64[rows])),
+                    ({"weights": c * sign, "nonnegative": False},
+                     P64.T @ ((c * sign)[:, None] * P64)),
+                    ({"weights": np.abs(c * sign), "nonnegative": True},
+                     P64.T @ (np.abs(c * sign)[:, None] * P64))]:
         G = FeatureOperator(P, memory_budget=2**20).gram(**kw)  # several row blocks
         assert G.dtype == np.float64
         assert_allclose(G, ref, rtol=1e-12, atol=1e-9 * np.abs(ref).max())

@@ -51,6 +51,20 @@ def _at(v, where, *, xp):
     return take_rows(v, where, xp=xp)
 
 
+def _same_value(w, *, xp):
+    """The one value of the entries of the 1-D array ``w``, or None where they differ (or
+    off NumPy, where reading it would wait for the device): the Newton Hessian's curvatures
+    are one value on every row of a piecewise-quadratic loss's quadratic pieces without
+    sample weights (the Huber hinge's ``1/(2δ)``), and its updates' changes ``±`` that value,
+    so a block's Gram matrix is that value times ``PᵀP`` (:meth:`FeatureOperator.gram`: the
+    weighted copy of each block was 0.13 s of Covtype's 7 classes on 50,000 rows, a 5.7 s
+    fit)."""
+    if not is_numpy(xp) or w.shape[0] == 0:
+        return None
+    first = float(w[0])
+    return first if bool(xp.all(w == first)) else None
+
+
 class FeatureOperator:
     """The m × r feature matrix ``P`` of a kernel model, read through row-block products.
 
@@ -222,7 +236,10 @@ class FeatureOperator:
                 if scratch is None:  # the first block of a pass is its largest
                     scratch = BlockScratch(Pb.shape[0], r, xp=xp)
                 wb = xp.astype(_at(weights, where, xp=xp), xp.float64)
-                if nonnegative:
+                same = _same_value(wb, xp=xp) if nonnegative else None
+                if same is not None:  # (one weight on the block's rows: no weighted copy)
+                    acc.add_sym(Pb, alpha=same)
+                elif nonnegative:
                     acc.add_sym(scratch.weighted(Pb, xp.sqrt(sign * wb)), alpha=sign)
                 else:
                     acc.add(scratch.weighted(Pb, wb), Pb)
