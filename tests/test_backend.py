@@ -336,6 +336,15 @@ def test_workspace_reuses_its_buffers(device, xp):
     c = space.astype("low", src, np.float32)
     assert c.dtype == np.float32 and np.shares_memory(c, space.empty("low", (400,), np.float32))
     assert_array_equal(c, src.astype(np.float32))
+    # reserve: a name's first buffer takes ``most`` elements, so it never moves as it grows
+    kept = B.Workspace(xp, most=1000, least=800, reserve=True)
+    small = kept.empty("M", (10, 12), np.float64)
+    assert small.base is not None and small.base.size == 1000
+    assert np.shares_memory(small, kept.empty("M", (30, 33), np.float64))
+    assert not np.shares_memory(small, kept.empty("M", (1001,), np.float64))  # (past most)
+    # (address space the system refuses: the size asked for)
+    refused = B.Workspace(xp, most=2 ** 50, least=0, reserve=True)
+    assert refused.empty("M", (10, 12), np.float32).base.size == 120
 
 
 @pytest.mark.parametrize("gather", [True, False])

@@ -1191,7 +1191,7 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     Ka = times(alpha)
     history, active = [], []
     # (the Newton systems' large blocks in buffers reused step after step: Workspace)
-    space = Workspace(xp, most=m * m, least=_REUSED_BYTES)
+    space = Workspace(xp, most=m * m, least=_REUSED_BYTES, reserve=True)
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
     base, n_factor = None, 0  # (the last factored system kept for updates: _Updated)
