@@ -555,6 +555,10 @@ def test_newton_options_are_one_frozen_value_and_the_knobs_replace_its_fields():
         with pytest.raises(ValueError, match="balance_tol must be"):
             NewtonOptions(balance_tol=bad)
     assert NewtonOptions(balance_tol=0.1).for_presolve().balance_tol is None
+    for bad in (0.0, -1.0, float("inf"), True, "0.1"):
+        with pytest.raises(ValueError, match="decrement_tol must be"):
+            NewtonOptions(decrement_tol=bad)
+    assert NewtonOptions(decrement_tol=0.1).for_presolve().decrement_tol is None
     # from its own solution the gradient test stops at once; min_iter=1 takes a step first,
     # and lands on the same minimizer (a full step on the right pieces)
     kw = dict(tol=1e-3, presolve=None, xp=NXP)

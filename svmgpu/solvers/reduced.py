@@ -142,7 +142,7 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
                    z0=None, margins0=None, tol=1e-6, max_iter=500, stage_tol=1e-4, delta0=1.0, delta_min=1e-4,
                    p0=10.0, p_max=1e4, smw="auto", hessian_update="auto", presolve="auto",
                    armijo=1e-4, backtrack=0.5, max_backtracks=50, min_iter=0, memory_budget=None,
-                   verbose=0, xp):
+                   decrement_tol=None, verbose=0, xp):
     """Newton method for the reduced SVM (17) with the four smooth losses of Zhou (2013): the
     paper's set-up of :func:`semismooth_newton` (losses by name with their continuation, λ,
     the RKHS ridge, zero-weight rows dropped; the knobs of
@@ -201,6 +201,10 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
     memory_budget : int, str or None
         Bytes for the row blocks of the Hessian and right-hand-side accumulations (None: half
         the free memory of P's device, read once here), for an array ``P``.
+    decrement_tol : float, optional
+        For the piecewise-quadratic losses: the last stage's gradient test also asks that the
+        Newton decrement be at most this share of F (:class:`~svmgpu.solvers.newton.
+        NewtonOptions`'s ``decrement_tol``). None (default): off.
     verbose : int
     xp : namespace
         Array namespace of ``P`` (resolved by the caller).
@@ -272,7 +276,7 @@ def newton_reduced(P, y, *, loss="squared_hinge", C=1.0, B=None, ridge=1e-8, sam
         tol=tol, stop="gradient", stage_tol=stage_tol, max_iter=max_iter, smw=smw,
         hessian_update=hessian_update, tau=LOGISTIC_TAU if loss == "logistic" else 0.0,
         presolve=presolve, armijo=armijo, backtrack=backtrack, max_backtracks=max_backtracks,
-        min_iter=min_iter)
+        min_iter=min_iter, decrement_tol=decrement_tol)
     res = semismooth_newton(P, y, [registry_loss(loss, p) for p in params], C=C, B=B,
                             sample_weight=s, z0=z0, margins0=margins0, options=options,
                             verbose=verbose, label=f"newton {loss}", xp=xp)
