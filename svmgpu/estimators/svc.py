@@ -3028,7 +3028,7 @@ class SVC(_FrontDoor, SVCBase):
                               delta_min=HINGE_SMOOTHING,
                               presolve=_lowrank_presolve(m, r, warm),
                               decrement_tol=LOWRANK_DECREMENT_TOL if near else None,
-                              verbose=self.verbose, xp=self._ctx.xp)
+                              verbose=self.verbose, xp=xp)
 
     _refines = True
 

@@ -493,6 +493,15 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
         gscale = max(gscale, 1e-300)
 
     eye = xp.eye(r, dtype=f64, device=dev) if B is None else None
+
+    def hessian(c, n_changed, n_active):
+        """``B + c·PᵀΛP`` at the current point (its Gram matrix following the rows whose
+        curvature changed: ``opts.hessian_update``), timed."""
+        t0 = time.perf_counter()
+        M = rows.curvature(mode=opts.hessian_update if piecewise or leveled else "recompute",
+                           n_changed=n_changed, n_active=n_active)
+        tm["hessian"] += time.perf_counter() - t0
+        return (eye if B is None else B) + c * M
     history, sizes, plus, steps, gnorms, stage_log = [], [], [], [], [], []
     n_iter = n_stage = n_smw = n_back = 0
     converged, why, kkt = False, "max_iter", float("inf")
@@ -546,10 +555,7 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
         formed = None  # (the Newton direction formed for the decrement test: its step's)
         if end == "gradient" and final and piecewise and opts.decrement_tol is not None \
                 and not use_smw and n_iter < opts.max_iter:
-            t0 = time.perf_counter()
-            M = rows.curvature(mode=opts.hessian_update, n_changed=n_ch, n_active=n_act)
-            H = (eye if B is None else B) + c * M
-            tm["hessian"] += time.perf_counter() - t0
+            H = hessian(c, n_ch, n_act)
             t0 = time.perf_counter()
             formed = _direction(grad, c, active=None, H=H, allow_jitter=B is not None,
                                 checked=False, iteration=n_iter + 1, xp=xp)
@@ -568,14 +574,12 @@ def _newton(rows, losses, *, C, B, z0, opts, label, xp, t_start, nested=False, m
             stage_log.append({"loss": k_loss, "C": c, "n_iter": n_stage})
             break
         # ---- Newton direction: SMW (28) or Cholesky of B + C·PᵀΛP
-        t0 = time.perf_counter()
         if use_smw:
+            t0 = time.perf_counter()
             U, kap_act = rows.active_rows(n_act)
+            tm["hessian"] += time.perf_counter() - t0
         elif formed is None:
-            M = rows.curvature(mode=opts.hessian_update if piecewise or leveled else "recompute",
-                               n_changed=n_ch, n_active=n_act)
-            H = (eye if B is None else B) + c * M
-        tm["hessian"] += time.perf_counter() - t0
+            H = hessian(c, n_ch, n_act)
         checked = False  # the factor's check joins read 3 (solved again, checked, if it failed)
         while True:
             t0 = time.perf_counter()
