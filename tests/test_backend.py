@@ -342,6 +342,12 @@ def test_workspace_reuses_its_buffers(device, xp):
     assert small.base is not None and small.base.size == 1000
     assert np.shares_memory(small, kept.empty("M", (30, 33), np.float64))
     assert not np.shares_memory(small, kept.empty("M", (1001,), np.float64))  # (past most)
+    kept.widen(500)  # (below most: no change)
+    assert kept.most == 1000
+    kept.widen(3000)  # (a larger next problem: the next growth reserves 3,000)
+    grown = kept.empty("M", (1600,), np.float64)
+    assert grown.base.size == 3000 and kept.most == 3000
+    assert np.shares_memory(grown, kept.empty("M", (3000,), np.float64))
     # (address space the system refuses: the size asked for)
     refused = B.Workspace(xp, most=2 ** 50, least=0, reserve=True)
     assert refused.empty("M", (10, 12), np.float32).base.size == 120

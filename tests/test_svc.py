@@ -28,7 +28,7 @@ from sklearn.svm import SVR as SklearnSVR
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from svmgpu import SVC, SVR
-from svmgpu.backend import to_device
+from svmgpu.backend import is_numpy, to_device
 from svmgpu.losses import get_loss
 from svmgpu.solvers.exact import exact_newton
 from svmgpu.testing import assert_allclose, assert_array_equal, host
@@ -367,6 +367,35 @@ def test_exact_on_kernel_rows_takes_the_dense_steps(device, task):
     assert_allclose(host(rows.coef), host(dense.coef), atol=1e-7)
     assert rows.info["intercept"] == pytest.approx(dense.info["intercept"], abs=1e-7)
     assert 0 < lazy.computed < m
+
+
+def test_problems_solved_one_after_another_share_their_buffers(device):
+    """Problems solved one after another in one ``newton_space`` (their KernelRows' row stores
+    and their Newton systems' blocks, as a refinement's pairs are) each reach the α they reach
+    on buffers of their own, bit for bit and in as many steps; on NumPy the second problem's
+    row store is the first one's memory (touched once)."""
+    from svmgpu.kernels import RBF, KernelRows
+    from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS, newton_space
+
+    rng = np.random.default_rng(18)
+    kernel, loss = RBF(gamma=20.0), get_loss("huber_hinge", delta=0.1)
+    kw = dict(C=10.0, task="classification", tol=1e-6, xp=device.xp)
+    m = PRESOLVE_MIN_ROWS + 400
+    space, stores = newton_space(m, xp=device.xp), []
+    for rows in (m, m - 150):  # (the second problem smaller: the buffers' first part)
+        X = rng.random((rows, 2))
+        y = np.where((X[:, 0] - 0.5) * (X[:, 1] - 0.5) > 0, 1.0, -1.0)
+        y[rng.random(rows) < 0.05] *= -1
+        Xd, yd = to_device(X, device), to_device(y, device)
+        own = exact_newton(KernelRows(kernel, Xd), yd, loss, **kw)
+        K = KernelRows(kernel, Xd, space=space)
+        shared = exact_newton(K, yd, loss, space=space, **kw)
+        assert own.converged and shared.n_iter == own.n_iter > 1
+        assert_array_equal(host(shared.coef), host(own.coef))
+        assert shared.info["intercept"] == own.info["intercept"]
+        stores.append(K.store)
+    if is_numpy(device.xp):
+        assert np.shares_memory(*stores)
 
 
 @pytest.mark.parametrize("Est", [SVC, SVR])

@@ -749,7 +749,7 @@ class Workspace:
 
     def __init__(self, xp, *, most=None, least=0, reserve=False):
         self.xp, self.most, self.least = xp, most, least
-        self.reserve = bool(reserve) and most is not None
+        self.reserve = bool(reserve)
         self._np = is_numpy(xp)
         self._buffers = {}
 
@@ -771,7 +771,7 @@ class Workspace:
                 size = max(n, min(size, int(self.most)))
             self._buffers.pop(name, None)
             buf = None  # (the old one released before the new one is allocated)
-            if self.reserve and size < self.most:
+            if self.reserve and self.most is not None and size < self.most:
                 try:  # (address space: see the class)
                     buf = np.empty(int(self.most), dtype=dtype)
                 except MemoryError:
@@ -780,6 +780,12 @@ class Workspace:
                 buf = np.empty(size, dtype=dtype)
             self._buffers[name] = buf
         return buf[:n].reshape(tuple(int(d) for d in shape))
+
+    def widen(self, most):
+        """Raise ``most`` to at least ``most`` elements (a caller's next problem, larger than
+        the last): a buffer that then grows takes the new reservation (with ``reserve``)."""
+        if most is not None and (self.most is None or most > self.most):
+            self.most = int(most)
 
     def astype(self, name, a, dtype):
         """A copy of ``a`` in ``dtype``: in the buffer ``name`` on NumPy, else a new array."""

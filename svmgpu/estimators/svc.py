@@ -122,6 +122,7 @@ from svmgpu.solvers.exact import (
     exact_newton,
     kernel_dominance,
     max_diagonal,
+    newton_space,
 )
 from svmgpu.solvers.newton import NewtonOptions, semismooth_newton
 from svmgpu.solvers.partition import (
@@ -1631,6 +1632,12 @@ class _FrontDoor:
         del P
         max_iter, loss = self._newton_steps(), self._losses()[-1]
         sample = max(REFINE_CHECK_ROWS, REFINE_CHECK_TOTAL // len(problems))  # (a problem's)
+        # the problems' row stores and Newton systems in one set of buffers, solved one after
+        # another: their memory is touched once, not once a problem (on this VM fresh memory
+        # is the kernel's page clearing, and about 1.7 s/GB where the host took it back: the
+        # 45 pairs of the hard image-like stand-in spent 2.6 s of system time on their row
+        # stores and Newton blocks, session 69)
+        space = newton_space(max(int(c.shape[0]) for c in picks), xp=xp)
 
         def solve(task):
             q, ((rows, y, w), cand, mod, f) = task
@@ -1650,8 +1657,9 @@ class _FrontDoor:
                 sel = cand if rows is None else xp.take(rows, cand)
                 Xc = model_rows(X, sel, xp=xp)  # (sparse rows of few nonzeros stay sparse)
                 (Xk,) = self._kernel_rows(Xc, shift=self._kernel_shift, check=False)
-                res, more = self._exact_solve(self._kernel_matrix(Xk), yc, wc, max_iter, Xc,
-                                              start=start, smo_first=smo_first)
+                res, more = self._exact_solve(self._kernel_matrix(Xk, space), yc, wc, max_iter,
+                                              Xc, start=start, smo_first=smo_first,
+                                              space=space)
                 n_iter, history = n_iter + more, history + res.objective_history
                 smo_first = res.info.get("smo") == "large"
                 nonzero = xp.nonzero(res.coef != 0)[0]
@@ -2059,20 +2067,23 @@ class _FrontDoor:
                              xp.full_like(extra, -1), extra)
         return extra
 
-    def _kernel_matrix(self, rows):
+    def _kernel_matrix(self, rows, space=None):
         """The exact path's kernel matrix of ``rows`` for one problem: above
         :data:`~svmgpu.solvers.exact.PRESOLVE_MIN_ROWS` rows a
         :class:`~svmgpu.kernels.KernelRows`, whose rows are computed when a Newton step first
         reads them (make_classification, 20,000 rows: 9,065 of them, 1.1 GB of peak memory
         instead of 2.0 GB, the first fit of a process 2.1 s instead of 3.5–4.2 s, later ones
         2.0–2.7 s against 2.5 s); the whole matrix below (a one-vs-one pair's block is copied
-        from it: :meth:`_fit_binary`)."""
+        from it: :meth:`_fit_binary`). ``space``: a caller's buffers for one such matrix of
+        a dtype at a time (:func:`~svmgpu.solvers.exact.newton_space`)."""
         if rows.shape[0] > PRESOLVE_MIN_ROWS:
-            return KernelRows(self.kernel_, rows)
+            if space is not None:  # (a refinement's round with more rows than the last)
+                space.widen(int(rows.shape[0]) ** 2)
+            return KernelRows(self.kernel_, rows, space=space)
         return self.kernel_.block(rows, rows)
 
     def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None, start=None,
-                     smo_first=False):
+                     smo_first=False, space=None):
         """The exact path on one kernel matrix: ``(result, Newton steps)``, from ``start``
         (``(alpha, b)``; None: the exact path's own start, :meth:`_own_start`; ``smo_first``: by SMO at
         once where Newton's systems would pass :data:`SMO_SYSTEM_ROWS`, a refinement's round
@@ -2100,7 +2111,7 @@ class _FrontDoor:
         model."""
         try:
             return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start,
-                                        smo_first)
+                                        smo_first, space)
         except LinAlgError as exc:
             if rows_f64 is None or K.dtype == self._ctx.xp.float64:  # (K: KernelRows too)
                 raise LinAlgError(
@@ -2112,13 +2123,13 @@ class _FrontDoor:
             self._log.info("a float32 Newton system is not positive definite: the kernel "
                            "matrix in float64")
             rows = rows_f64() if callable(rows_f64) else rows_f64
-            return self._exact_solve_on(self._kernel_matrix(rows), y, sample_weight, max_iter,
-                                        None, start, smo_first)
+            return self._exact_solve_on(self._kernel_matrix(rows, space), y, sample_weight,
+                                        max_iter, None, start, smo_first, space)
 
     def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64, start=None,
-                        smo_first=False):
+                        smo_first=False, space=None):
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
-                  max_iter=max_iter, task=self._task)
+                  max_iter=max_iter, task=self._task, space=space)
         if start is None:
             start = self._own_start(K.shape[0])
         # a given start (the refinement's last solution and the rows its check added, α at
@@ -2144,7 +2155,7 @@ class _FrontDoor:
                     break
                 self._log.info("the exact path's Newton steps stall on the float32 kernel "
                                "matrix: continued on the float64 one from there")
-                K32, (K, rows_f64) = K, self._float64_kernel(rows_f64)
+                K32, (K, rows_f64) = K, self._float64_kernel(rows_f64, space)
                 first, redo = (res.coef, res.info["intercept"]), False
             if dual or not res.info["stalled"]:
                 break
@@ -2165,7 +2176,7 @@ class _FrontDoor:
             # seed 7878's trial 14, SVR on 12,000 rows, C = 1, targets of spread 100, every
             # row outside the tube: Newton steps of 2⁻²⁷ without a row in a quadratic piece,
             # in float32 and float64 alike; R² 0.586 unconverged, scikit-learn's 0.689)
-            K32, (K, rows_f64) = K, self._float64_kernel(rows_f64)
+            K32, (K, rows_f64) = K, self._float64_kernel(rows_f64, space)
             res, more, dual = self._newton(K, y, loss, sample_weight, kw,
                                            start=(res.coef, res.info["intercept"]),
                                            dual_K=K32)
@@ -2177,7 +2188,7 @@ class _FrontDoor:
                 # C s / (2δ) amplifies a float32 K's rounding)
                 if rows_f64 is None or K.shape[0] > EXACT_FALLBACK_ROWS:
                     break
-                K, rows_f64 = self._float64_kernel(rows_f64)
+                K, rows_f64 = self._float64_kernel(rows_f64, space)
             wide, loss = loss, type(loss)(loss.task, **{**loss.params,
                                                          "delta": loss.params["delta"] / 10})
             last, res = res, self._smo(K, y, loss, sample_weight, start=res.coef) if dual \
@@ -2310,11 +2321,12 @@ class _FrontDoor:
                    max_iter=int((SMO_ITERATIONS if per_row is None else per_row) *
                                 int(K.shape[0])), start=start, extend=SMO_EXTEND)
 
-    def _float64_kernel(self, rows_f64):
+    def _float64_kernel(self, rows_f64, space=None):
         """``(the float64 kernel matrix, its rows)`` of a float32 kernel matrix's rows
-        ``rows_f64`` (or a function giving them: called here)."""
+        ``rows_f64`` (or a function giving them: called here); ``space`` as
+        :meth:`_kernel_matrix`'s."""
         rows = rows_f64() if callable(rows_f64) else rows_f64
-        return self._kernel_matrix(rows), rows
+        return self._kernel_matrix(rows, space), rows
 
     def _narrowings(self):
         """How many times the exact path may narrow its corners (:data:`SVR_NARROWINGS`)."""

@@ -256,6 +256,11 @@ class KernelRows:
         The centre of translation-invariant kernels (default: X's mean; :meth:`strided` passes
         its own, so that a subset's values are the whole's). None for sparse rows (not
         centred: :meth:`Kernel.sparse_block`).
+    space : Workspace, optional
+        Buffers reused by a caller's successive matrices (:class:`~svmgpu.backend.Workspace`):
+        the store is its buffer named for K's dtype, whose pages an earlier matrix of the same
+        caller touched already. The caller keeps one such matrix of a dtype alive at a time
+        (the next one's store overwrites the last one's). None: a store of its own.
 
     Attributes
     ----------
@@ -267,7 +272,7 @@ class KernelRows:
         Rows computed so far.
     """
 
-    def __init__(self, kernel, X, *, center=None):
+    def __init__(self, kernel, X, *, center=None, space=None):
         xp = get_namespace(X)
         if len(X.shape) != 2:
             raise ValueError("KernelRows needs 2-D rows")
@@ -278,7 +283,9 @@ class KernelRows:
         m = int(X.shape[0])
         self.shape, self.dtype = (m, m), X.dtype
         dev = native_device(X)
-        self.store = xp.empty((m, m), dtype=X.dtype, device=dev)  # (written row by row)
+        store = None if space is None else space.empty(f"KernelRows {X.dtype}", (m, m), X.dtype)
+        # (written row by row)
+        self.store = xp.empty((m, m), dtype=X.dtype, device=dev) if store is None else store
         self._slot = xp.full((m,), -1, dtype=xp.int64, device=dev)
         self.computed = 0
         self._columns = None  # (X's side of the kernel, prepared at the first compute)

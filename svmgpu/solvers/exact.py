@@ -407,7 +407,8 @@ def _intercept_search(Ka, t, sig, s, loss, C, *, xp, b0=0.0):
 
 def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None, tol=1e-3,
                  max_iter=200, start=None, presolve="auto", groups=None, corner_start=False,
-                 short_steps=None, corners_of=None, hard_short_steps=None, max_system=None):
+                 short_steps=None, corners_of=None, hard_short_steps=None, max_system=None,
+                 space=None):
     """Minimize ``½ αᵀKα + C Σ sᵢ ψ(rᵢ)`` over ``α`` and an unpenalized intercept ``b``.
 
     Parameters
@@ -548,13 +549,27 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         more (``info["damped_system"]``, its rows; None otherwise), and where the squared
         hinge's first solve (:data:`HARD_MARGIN_FIRST`) meets either. The presolve keeps its
         own systems. None: no limit.
+    space : Workspace, optional
+        The buffers of the Newton systems' large blocks (:class:`~svmgpu.backend.Workspace`,
+        with ``reserve``), from a caller that solves problem after problem and keeps them
+        between its calls: their pages are touched once for all (a refinement's one-vs-one
+        pairs: :meth:`svmgpu.SVC._refine`). Nothing returned lives in them. None: buffers of
+        this call's own (a restart from a probe's start keeps its own either way).
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
         return _exact_newton(K, y, loss, C=C, xp=xp, task=task, sample_weight=sample_weight,
                              tol=tol, max_iter=max_iter, start=start, presolve=presolve,
                              groups=groups, corner_start=corner_start, short_steps=short_steps,
                              corners_of=corners_of, hard_short_steps=hard_short_steps,
-                             max_system=max_system)
+                             max_system=max_system, space=space)
+
+
+def newton_space(m, *, xp):
+    """The :class:`~svmgpu.backend.Workspace` of :func:`exact_newton`'s Newton systems on
+    kernel matrices of up to m rows (``space``): each buffer's address space for m² elements
+    reserved at once, blocks of fewer than :data:`_REUSED_BYTES` left to glibc's heap. A
+    :class:`~svmgpu.kernels.KernelRows` of the same caller may keep its row store there too."""
+    return Workspace(xp, most=m * m, least=_REUSED_BYTES, reserve=True)
 
 
 def _plateau(first, y, loss, m, *, xp):
@@ -1048,7 +1063,7 @@ class _Intercepts:
 
 def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, start, presolve,
                   groups, corner_start=False, short_steps=None, corners_of=None,
-                  hard_short_steps=None, max_system=None):
+                  hard_short_steps=None, max_system=None, space=None):
     if not loss.piecewise_quadratic or not loss.convex:
         raise ValueError(f"exact_newton needs a convex piecewise-quadratic loss; got "
                          f"{loss.name!r}")
@@ -1198,7 +1213,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     Ka = times(alpha)
     history, active = [], []
     # (the Newton systems' large blocks in buffers reused step after step: Workspace)
-    space = Workspace(xp, most=m * m, least=_REUSED_BYTES, reserve=True)
+    if space is None:
+        space = newton_space(m, xp=xp)
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
     base, n_factor = None, 0  # (the last factored system kept for updates: _Updated)
@@ -1706,4 +1722,4 @@ def _scatter(idx, values, m, *, xp, dev):
     return set_rows(xp.zeros((m,), dtype=xp.float64, device=dev), idx, values, xp=xp)
 
 
-__all__ = ["exact_newton", "kernel_dominance", "max_diagonal"]
+__all__ = ["exact_newton", "kernel_dominance", "max_diagonal", "newton_space"]
