@@ -1563,8 +1563,8 @@ class _FrontDoor:
         (:data:`AUTO_RANK_WARN_FACTOR`, :data:`LOWRANK_MIN_CAPTURE`): ``C · max(s) · k`` at
         most the exact path's :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C`; the rows
         and the memory budget are :meth:`_refine`'s to check."""
-        return max(self._c_max(w) for _, _, w in problems) * self._kernel_scale(Xf) <= \
-            HARD_MARGIN_FIRST_C
+        k = self._kernel_scale(Xf)
+        return not any(self._hard_margin(w, k) for _, _, w in problems)
 
     def _landmarks_capture(self, shared, Xf):
         """The share of the kernel's diagonal that the landmarks' Nyström approximation holds,
@@ -1715,6 +1715,12 @@ class _FrontDoor:
         xp = self._ctx.xp
         (k,) = fetch_scalars(xp.max(xp.astype(self.kernel_.diag(Xf), xp.float64)), xp=xp)
         return max(1.0, float(k))
+
+    def _hard_margin(self, w, k):
+        """Whether a problem of sample weights ``w`` (None: unit weights) on a kernel of scale
+        ``k`` (its largest diagonal value, at least 1) is in the hard-margin regime:
+        ``C · max(s) · k`` above :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C`."""
+        return self._c_max(w) * k > HARD_MARGIN_FIRST_C
 
     def _c_max(self, w):
         """``C · max(s)`` of a problem of sample weights ``w`` (None: unit weights): its
@@ -3031,7 +3037,7 @@ class SVC(_FrontDoor, SVCBase):
         warm = start is not None
         xp = self._ctx.xp
         k = max(1.0, max_diagonal(B[:-1, :-1], xp=xp)) if int(B.shape[0]) > 1 else 1.0
-        near = self._c_max(sample_weight) * k > HARD_MARGIN_FIRST_C  # (LOWRANK_DECREMENT_TOL)
+        near = self._hard_margin(sample_weight, k)  # (LOWRANK_DECREMENT_TOL)
         return newton_reduced(P, y, loss="huber_hinge", C=float(self.C), B=B,
                               sample_weight=sample_weight, tol=float(self.tol),
                               max_iter=max_iter, z0=start, margins0=margins,
