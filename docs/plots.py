@@ -184,8 +184,8 @@ def covtype_frontier():
 def svc_vs_peers():
     """Test accuracy (R² for regression) against fit time on each set of bench_svc.py: svmgpu's
     SVC()/SVR() and its peers, all with their defaults (the image-like stand-ins from their own
-    run, ``--digits28``)."""
-    rows = [r for name in ("svc_cpu.json", "svc_digits28_cpu.json")
+    run, ``--digits28``; both runs session 69's, on one VM)."""
+    rows = [r for name in ("svc_cpu_s69.json", "svc_digits28_cpu_s69.json")
             for r in _load(name)["results"] if r.get("status", "ok") == "ok"]
     sets = list(dict.fromkeys(r["data"] for r in rows))
     methods = list(dict.fromkeys(r["method"].replace("SVR", "SVC") for r in rows))
