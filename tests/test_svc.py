@@ -373,7 +373,8 @@ def test_problems_solved_one_after_another_share_their_buffers(device):
     """Problems solved one after another in one ``newton_space`` (their KernelRows' row stores
     and their Newton systems' blocks, as a refinement's pairs are) each reach the α they reach
     on buffers of their own, bit for bit and in as many steps; on NumPy the second problem's
-    row store is the first one's memory (touched once)."""
+    row store is the first one's memory (touched once). A space made for fewer rows widens to
+    the largest problem's."""
     from svmgpu.kernels import RBF, KernelRows
     from svmgpu.solvers.exact import PRESOLVE_MIN_ROWS, newton_space
 
@@ -381,7 +382,7 @@ def test_problems_solved_one_after_another_share_their_buffers(device):
     kernel, loss = RBF(gamma=20.0), get_loss("huber_hinge", delta=0.1)
     kw = dict(C=10.0, task="classification", tol=1e-6, xp=device.xp)
     m = PRESOLVE_MIN_ROWS + 400
-    space, stores = newton_space(m, xp=device.xp), []
+    space, stores = newton_space(PRESOLVE_MIN_ROWS, xp=device.xp), []
     for rows in (m, m - 150):  # (the second problem smaller: the buffers' first part)
         X = rng.random((rows, 2))
         y = np.where((X[:, 0] - 0.5) * (X[:, 1] - 0.5) > 0, 1.0, -1.0)
@@ -394,6 +395,7 @@ def test_problems_solved_one_after_another_share_their_buffers(device):
         assert_array_equal(host(shared.coef), host(own.coef))
         assert shared.info["intercept"] == own.info["intercept"]
         stores.append(K.store)
+    assert space.most == m * m
     if is_numpy(device.xp):
         assert np.shares_memory(*stores)
 

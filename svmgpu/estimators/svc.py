@@ -2083,8 +2083,6 @@ class _FrontDoor:
         from it: :meth:`_fit_binary`). ``space``: a caller's buffers for one such matrix of
         a dtype at a time (:func:`~svmgpu.solvers.exact.newton_space`)."""
         if rows.shape[0] > PRESOLVE_MIN_ROWS:
-            if space is not None:  # (a refinement's round with more rows than the last)
-                space.widen(int(rows.shape[0]) ** 2)
             return KernelRows(self.kernel_, rows, space=space)
         return self.kernel_.block(rows, rows)
 

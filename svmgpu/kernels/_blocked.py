@@ -284,8 +284,8 @@ class KernelRows:
         self.shape, self.dtype = (m, m), X.dtype
         dev = native_device(X)
         store = None if space is None else space.empty(f"KernelRows {X.dtype}", (m, m), X.dtype)
-        # (written row by row)
         self.store = xp.empty((m, m), dtype=X.dtype, device=dev) if store is None else store
+        # (written row by row)
         self._slot = xp.full((m,), -1, dtype=xp.int64, device=dev)
         self.computed = 0
         self._columns = None  # (X's side of the kernel, prepared at the first compute)

@@ -553,7 +553,8 @@ def exact_newton(K, y, loss, *, C, xp, task="classification", sample_weight=None
         The buffers of the Newton systems' large blocks (:class:`~svmgpu.backend.Workspace`,
         with ``reserve``), from a caller that solves problem after problem and keeps them
         between its calls: their pages are touched once for all (a refinement's one-vs-one
-        pairs: :meth:`svmgpu.SVC._refine`). Nothing returned lives in them. None: buffers of
+        pairs: :meth:`svmgpu.SVC._refine`), widened to this K's m² elements where it was made
+        for fewer (:func:`newton_space`). Nothing returned lives in them. None: buffers of
         this call's own (a restart from a probe's start keeps its own either way).
     """
     with small_blas(K.shape[0], xp=xp):  # a small problem's products and factors: one thread
@@ -1215,6 +1216,8 @@ def _exact_newton(K, y, loss, *, C, xp, task, sample_weight, tol, max_iter, star
     # (the Newton systems' large blocks in buffers reused step after step: Workspace)
     if space is None:
         space = newton_space(m, xp=xp)
+    else:  # (a caller's problem with more rows than its last: the reservation grows)
+        space.widen(m * m)
     converged, stalled, n_iter = False, False, 0
     prev_Q = -1
     base, n_factor = None, 0  # (the last factored system kept for updates: _Updated)
