@@ -14,7 +14,10 @@ both scores and times, svmgpu's ``solver_`` and ``rank_``, and a refinement's ch
 
 ``--profile medium`` draws only classification sets of 11,000 or 14,000 rows (the low-rank and
 partitioned paths; ``C`` up to 100), ``--profile mixed`` (the default) 50–12,000 rows, both
-tasks. The same ``--seed`` draws the same trials; ``--only T`` reruns trial T alone.
+tasks. The same ``--seed`` draws the same trials; ``--only T`` reruns trial T alone, into
+``fuzz_svc_<profile>_seed<seed>_t<T>_cpu.json`` by default (not the sweep's own file, which a
+single trial's record would replace: session 70 overwrote twenty sweeps' files that way before
+restoring them from git).
 
 Session 35 found with it (seeds 11, 13, 21): the refinement's missed support vectors (now
 checked: ``svc.REFINE_CHECK_ROWS``), the partitioned path's per-region intercepts, a polynomial
@@ -199,6 +202,13 @@ def run_trial(t, data, args):
     return rec
 
 
+def results_name(args):
+    """The results name where ``--out`` is not given: the sweep's, or with ``--only T`` one of
+    that trial's own (a single trial never replaces a sweep's records)."""
+    only = "" if args.only is None else f"_t{args.only}"
+    return f"fuzz_svc_{args.profile}_seed{args.seed}{only}_cpu"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=13)
@@ -214,7 +224,7 @@ def main():
     rng = np.random.default_rng(args.seed)
     payload = {"benchmark": "fuzz_svc", "machine": machine_info(), "seed": args.seed,
                "profile": args.profile, "trials": []}
-    name = args.out or f"fuzz_svc_{args.profile}_seed{args.seed}_cpu"
+    name = args.out or results_name(args)
     for k in range(args.trials if args.only is None else args.only + 1):
         t = draw(rng, args.profile)
         data = make_data(t, rng)  # (drawn for every trial: --only keeps the same sequence)
