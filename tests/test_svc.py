@@ -1801,6 +1801,50 @@ def test_a_round_after_the_check_starts_at_the_corners_at_a_large_c(monkeypatch,
     assert restart == "corners" and how[0] == ("given", True)  # (the restart: any rows)
 
 
+def test_a_first_round_too_small_to_probe_starts_at_the_corners_at_a_large_c(monkeypatch,
+                                                                              device):
+    """A refinement's first round at C · max(s) > REFINE_CORNER_MIN_C on at most
+    PRESOLVE_MIN_ROWS candidates (where the exact path cannot probe a damped start) starts at
+    the corners, not from the low-rank model, and says so in its check's record ("start").
+    At C = 100 with noisy labels the low-rank start leaves a few rows in the Newton systems,
+    which then grow a few rows a step (a medium fuzz case: 75 steps against 6 on 1,941 rows):
+    the same exact problem, the exact SVM's predictions, on every backend, in a third of the
+    Newton steps or fewer. At C = 1, or above PRESOLVE_MIN_ROWS, the low-rank start stays."""
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)  # (the candidates alone)
+    X, y = make_classification(1500, n_features=30, n_informative=10, flip_y=0.2,
+                               class_sep=2.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    Xd, yd = to_device(X, device), to_device(y, device)
+    solve, steps = svc_module.exact_newton, []
+
+    def spy(K, yy, loss, **kw):
+        res = solve(K, yy, loss, **kw)
+        steps.append(res.n_iter + res.info["n_presolve_iter"])
+        return res
+
+    monkeypatch.setattr(svc_module, "exact_newton", spy)
+
+    def first_round(X, y, C=100.0):
+        steps.clear()
+        fit = SVC(C=C, solver="lowrank", tol=1e-6).fit(X, y)
+        (first, *_), = fit.rank_path_[-1]["refined"]["checks"]
+        return fit, first.get("start"), steps[0], 1500 - first["outside"]  # (its candidates)
+
+    exact = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
+    fit, start, corner_steps, n_cand = first_round(Xd, yd)
+    assert n_cand <= svc_module.PRESOLVE_MIN_ROWS and start == "corners"
+    np.testing.assert_array_equal(host(fit.predict(Xd)), exact.predict(X))
+    monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", n_cand - 1)  # (too many to corner)
+    cold, start, cold_steps, _ = first_round(X, y)
+    assert start is None and cold_steps > 3 * corner_steps
+    assert_allclose(host(fit.decision_function(Xd)), cold.decision_function(X), atol=1e-3)
+    monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", 2000)
+    _, start, _, _ = first_round(X, y, C=1.0)  # (a small C: the low-rank start)
+    assert start is None
+
+
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):
     """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
     labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its

@@ -691,6 +691,20 @@ REFINE_ROUNDS = 3
 #: and at C = 10 the corners won and lost about equally (mixed 1818 t40, 2,400–2,900 rows,
 #: 6.9 → 5.1 s; medium 1515 t19, 3,400–3,700 rows, 4.2 → 5.1 s; mixed 2121 t12, 5,400–5,600
 #: rows, 7.4 → 8.4 s; 505 t2, 7,650 rows, 10.4 → 9.0 s).
+#:
+#: The first round too starts at the corners at such a C where it has at most
+#: :data:`~svmgpu.solvers.exact.PRESOLVE_MIN_ROWS` candidates (session 70): there the exact
+#: path cannot probe a damped start, and the low-rank model's start left a few rows in the
+#: Newton systems, which grew a few rows a step. Medium fuzz seed 7575's trial 9 (ten pairs
+#: at C = 100): first rounds of 736–1,941 candidates took 48–75 steps and up to 54
+#: factorizations each, from the corners 2–6 (1.18 → 0.41 s in all); 8080's trial 10, a
+#: round of 1,828 rows, 98 → 3 steps (0.48 → 0.11 s). Sets of twelve and twenty large-C
+#: fuzz trials (8080's trial 10 in both, 7575's in the first), one fit each way: 73.1 →
+#: 70.0 s and 97.5 → 93.5 s in all, each score the same. Every first round of at most
+#: REFINE_CORNER_ROWS at the corners (the probe not asked) was faster in all (73.1 → 68.6 s)
+#: but not everywhere: mixed seed 3333's trial 8 (4,569 candidates, imbalanced classes with
+#: balanced weights, where the probe restarts from the presolve's solution) 1.2–1.3 → 1.8–2.0
+#: s.
 REFINE_CORNER_ROWS = 6000
 REFINE_CORNER_MIN_C = 50.0
 
@@ -1651,6 +1665,10 @@ class _FrontDoor:
             # from the low-rank residuals and intercept (whole: the exact path's own start)
             start = None if whole else (ideal(cand, 1.0 - yc * xp.take(f, cand)),
                                         mod["intercept"])
+            cornered = start is not None and self._corner_round(int(cand.shape[0]), w,
+                                                                 first=True)
+            if cornered:  # (REFINE_CORNER_MIN_C: where no probe can decide)
+                start = "corners"
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
             smo_first = False  # (the last round's Newton systems passed SMO_SYSTEM_ROWS)
             while True:
@@ -1667,6 +1685,8 @@ class _FrontDoor:
                 check = self._refine_check(X, rows, y, w, cand, take_rows(Xk, nonzero, xp=xp),
                                            alpha, b, loss, label=label,
                                            last=len(checks) == REFINE_ROUNDS, sample=sample)
+                if cornered and not checks:  # (the first round's start, where not the
+                    check["start"] = "corners"  # low-rank model's: later ones, "restart")
                 checks.append(check)
                 if "added" not in check:
                     break
@@ -1681,8 +1701,7 @@ class _FrontDoor:
                 order = xp.argsort(xp.concat([cand, new]))
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
-                if res.info.get("corners") or int(cand.shape[0]) <= REFINE_CORNER_ROWS and \
-                        self._c_max(w) > REFINE_CORNER_MIN_C:
+                if res.info.get("corners") or self._corner_round(int(cand.shape[0]), w):
                     start, check["restart"] = "corners", "corners"
                 elif warm:
                     start = (xp.take(xp.concat([res.coef, ideal(new, r_new)]), order), b)
@@ -1721,6 +1740,15 @@ class _FrontDoor:
         ``k`` (its largest diagonal value, at least 1) is in the hard-margin regime:
         ``C · max(s) · k`` above :data:`~svmgpu.solvers.exact.HARD_MARGIN_FIRST_C`."""
         return self._c_max(w) * k > HARD_MARGIN_FIRST_C
+
+    def _corner_round(self, rows, w, first=False):
+        """Whether a refinement round of ``rows`` candidate rows (sample weights ``w``) starts
+        at the corners by :data:`REFINE_CORNER_MIN_C`: ``C · max(s)`` above it and at most
+        :data:`REFINE_CORNER_ROWS` rows, or for the ``first`` round (from the low-rank model
+        otherwise) at most :data:`~svmgpu.solvers.exact.PRESOLVE_MIN_ROWS`, where the exact
+        path's probe of a damped start cannot run."""
+        most = PRESOLVE_MIN_ROWS if first else REFINE_CORNER_ROWS
+        return rows <= most and self._c_max(w) > REFINE_CORNER_MIN_C
 
     def _c_max(self, w):
         """``C · max(s)`` of a problem of sample weights ``w`` (None: unit weights): its
