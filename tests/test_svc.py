@@ -1845,6 +1845,48 @@ def test_a_first_round_too_small_to_probe_starts_at_the_corners_at_a_large_c(mon
     assert start is None
 
 
+def test_a_round_after_the_check_by_smo_starts_from_the_last_solution(monkeypatch):
+    """Where a refinement's round after its check goes by SMO (here its Newton systems pass
+    SMO_SYSTEM_ROWS, made small: NumPy's path), SMO starts from the last round's solution with
+    the added rows at α = 0 (a point of the dual's box and equality), not from α = 0: the
+    same minimum as SMO from α = 0 on that round's rows, in fewer iterations, and the exact
+    SVM's predictions."""
+    import svmgpu.solvers.exact as exact_module
+
+    svc_module = _grow(monkeypatch)
+    monkeypatch.setattr(svc_module, "REFINE_MIN_RANK", 60)
+    monkeypatch.setattr(svc_module, "REFINE_MARGIN", 0.3)
+    monkeypatch.setattr(svc_module, "REFINE_ALL_SHARE", 1.01)  # (the candidates alone)
+    monkeypatch.setattr(svc_module, "REFINE_CORNER_MIN_C", 1e9)  # (from the last solution)
+    monkeypatch.setattr(svc_module, "PRESOLVE_MIN_ROWS", 200)
+    monkeypatch.setattr(exact_module, "PRESOLVE_MIN_ROWS", 200)
+    monkeypatch.setattr(svc_module, "SMO_SYSTEM_ROWS", 100)
+    X, y = make_classification(1500, n_features=30, n_informative=10, flip_y=0.2,
+                               class_sep=2.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    solve, runs = svc_module.smo, []
+
+    def spy(K, yy, loss, *, start=None, **kw):
+        res = solve(K, yy, loss, start=start, **kw)
+        cold = solve(K, yy, loss, **kw) if start is not None else res
+        runs.append((None if start is None else host(start), res, cold))
+        return res
+
+    monkeypatch.setattr(svc_module, "smo", spy)
+    fit = SVC(C=100.0, solver="lowrank", tol=1e-6).fit(X, y)
+    (first, second), = fit.rank_path_[-1]["refined"]["checks"]
+    assert first["added"] > 0 and first["restart"] == "last solution"
+    (start0, one, _), (start1, two, cold) = runs
+    assert start0 is None and start1 is not None
+    kept = start1 != 0  # (the first round's support vectors, in the second round's rows)
+    assert kept.sum() == np.count_nonzero(host(one.coef))
+    assert_allclose(np.sort(start1[kept]), np.sort(host(one.coef)[host(one.coef) != 0]))
+    assert two.converged and cold.converged and two.n_iter < cold.n_iter
+    assert two.objective_history[-1] == pytest.approx(cold.objective_history[-1], rel=1e-9)
+    exact = SVC(C=100.0, rank=None, tol=1e-6).fit(X, y)
+    assert np.mean(fit.predict(X) == exact.predict(X)) > 0.999
+
+
 def test_a_problem_whose_rows_are_mostly_candidates_is_refined_whole(monkeypatch, device):
     """Where a problem's candidates are at least REFINE_ALL_SHARE of its rows (30 % of the
     labels flipped, a low-rank model of 28 landmarks), the refinement solves it on all its

@@ -1671,13 +1671,14 @@ class _FrontDoor:
                 start = "corners"
             n_iter, history, checks = mod["n_iter"], list(mod["objective_history"]), []
             smo_first = False  # (the last round's Newton systems passed SMO_SYSTEM_ROWS)
+            smo_start = None  # (the last round's solution: _newton's smo_start)
             while True:
                 sel = cand if rows is None else xp.take(rows, cand)
                 Xc = model_rows(X, sel, xp=xp)  # (sparse rows of few nonzeros stay sparse)
                 (Xk,) = self._kernel_rows(Xc, shift=self._kernel_shift, check=False)
                 res, more = self._exact_solve(self._kernel_matrix(Xk, space), yc, wc, max_iter,
                                               Xc, start=start, smo_first=smo_first,
-                                              space=space)
+                                              space=space, smo_start=smo_start)
                 n_iter, history = n_iter + more, history + res.objective_history
                 smo_first = res.info.get("smo") == "large"
                 nonzero = xp.nonzero(res.coef != 0)[0]
@@ -1701,6 +1702,9 @@ class _FrontDoor:
                 order = xp.argsort(xp.concat([cand, new]))
                 warm = int(new.shape[0]) <= int(cand.shape[0])
                 cand = xp.take(xp.concat([cand, new]), order)
+                # SMO's start, where the round goes by SMO: this solution, the added rows at
+                # α = 0 (a point of the dual's box and equality: _newton's smo_start)
+                smo_start = xp.take(xp.concat([res.coef, xp.zeros_like(r_new)]), order)
                 if res.info.get("corners") or self._corner_round(int(cand.shape[0]), w):
                     start, check["restart"] = "corners", "corners"
                 elif warm:
@@ -2115,7 +2119,7 @@ class _FrontDoor:
         return self.kernel_.block(rows, rows)
 
     def _exact_solve(self, K, y, sample_weight, max_iter, rows_f64=None, start=None,
-                     smo_first=False, space=None):
+                     smo_first=False, space=None, smo_start=None):
         """The exact path on one kernel matrix: ``(result, Newton steps)``, from ``start``
         (``(alpha, b)``; None: the exact path's own start, :meth:`_own_start`; ``smo_first``: by SMO at
         once where Newton's systems would pass :data:`SMO_SYSTEM_ROWS`, a refinement's round
@@ -2143,7 +2147,7 @@ class _FrontDoor:
         model."""
         try:
             return self._exact_solve_on(K, y, sample_weight, max_iter, rows_f64, start,
-                                        smo_first, space)
+                                        smo_first, space, smo_start)
         except LinAlgError as exc:
             if rows_f64 is None or K.dtype == self._ctx.xp.float64:  # (K: KernelRows too)
                 raise LinAlgError(
@@ -2156,10 +2160,10 @@ class _FrontDoor:
                            "matrix in float64")
             rows = rows_f64() if callable(rows_f64) else rows_f64
             return self._exact_solve_on(self._kernel_matrix(rows, space), y, sample_weight,
-                                        max_iter, None, start, smo_first, space)
+                                        max_iter, None, start, smo_first, space, smo_start)
 
     def _exact_solve_on(self, K, y, sample_weight, max_iter, rows_f64, start=None,
-                        smo_first=False, space=None):
+                        smo_first=False, space=None, smo_start=None):
         kw = dict(C=self.C, xp=self._ctx.xp, sample_weight=sample_weight, tol=self.tol,
                   max_iter=max_iter, task=self._task, space=space)
         if start is None:
@@ -2181,7 +2185,7 @@ class _FrontDoor:
                                                start=first, corner_start=True,
                                                short_steps=EXACT_SHORT_STEPS, redo=redo,
                                                dual_K=K32, smo_runs=smo_runs,
-                                               smo_first=smo_first)
+                                               smo_first=smo_first, smo_start=smo_start)
                 n_iter += more
                 if not (redo and res.info["stalled"]) or dual:
                     break
@@ -2211,7 +2215,7 @@ class _FrontDoor:
             K32, (K, rows_f64) = K, self._float64_kernel(rows_f64, space)
             res, more, dual = self._newton(K, y, loss, sample_weight, kw,
                                            start=(res.coef, res.info["intercept"]),
-                                           dual_K=K32)
+                                           dual_K=K32, smo_start=smo_start)
             n_iter += more
         for _ in range(self._narrowings()):  # narrower corners, from the last solution
             if not res.converged or not self._corners_cost(res, loss, y, sample_weight):
@@ -2247,7 +2251,7 @@ class _FrontDoor:
         return "ls_svm" if m <= LS_SVM_START_ROWS else None
 
     def _newton(self, K, y, loss, sample_weight, kw, redo=False, dual_K=None, smo_runs=None,
-                smo_first=False, **more):
+                smo_first=False, smo_start=None, **more):
         """``(result, steps, by SMO)``: ``exact_newton`` on ``loss``; where its steps crawl or
         stall (:data:`SMO_MAX_ROWS`; on NumPy any size), SMO on the dual of the exact path's
         own loss (the last of :meth:`_losses`) instead, or where SMO does not converge in
@@ -2258,9 +2262,17 @@ class _FrontDoor:
         mixed seed 2222's trial 38 unconverged after 1,012 steps, 14 s against SMO's 1.2 s.)
         SMO reads ``dual_K`` where given (a float64 redo's float32 matrix: SMO solved those
         stalls on it before, and over a float64 matrix computed whole for it took twice the
-        memory and 2 s more at 9,000 rows), and starts from α = 0 whatever Newton's start:
-        ``smo_runs`` (a dict, the caller's for one problem) keeps its outcome, which a second
-        stall on the same matrices then takes instead of repeating it. ``smo_first``: SMO at
+        memory and 2 s more at 9,000 rows), and starts from ``smo_start`` where given, else from
+        α = 0 whatever Newton's start (a Newton iterate that crawled was no nearer the dual's
+        solution: session 54). ``smo_start``: a refinement's round after a check, the last
+        round's solution with the added rows at α = 0 (session 70: medium fuzz seed 2020's
+        trial 4, a pair of 9,958 rows by SMO after one of 6,695, 99,581 iterations
+        unconverged from α = 0, then Newton's steps in float32 and float64 and SMO again,
+        29.3 s, against 69,922 converged from the last solution, 9.5 s; seed 7676's trial 1
+        14.3 → 7.7 s, 1313's trial 18 4.0 → 3.2 s, 505's trial 10 4.9 → 4.4 s, 5050's trial 14
+        8.8 → 8.3 s; the others of nine such trials unchanged, every score within a test
+        row). ``smo_runs`` (a dict, the caller's for one problem) keeps its outcome, which a
+        second stall on the same matrices then takes instead of repeating it. ``smo_first``: SMO at
         once where its systems may pass :meth:`_max_system` (no Newton step first); the
         result of an SMO run says why it ran (``info["smo"]``, "large" or "stall")."""
         # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
@@ -2288,7 +2300,8 @@ class _FrontDoor:
             res, _, by_smo = smo_runs[key]
             return res, n_iter, by_smo
         cap = SMO_LARGE_ITERATIONS if large else SMO_ITERATIONS
-        got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight, per_row=cap)
+        got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight, per_row=cap,
+                        start=smo_start)
         damped = None if res is None else res.info["damped_system"]
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",

@@ -100,9 +100,11 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
     max_iter : int, optional
         Iterations at most (default ``max(100_000, 100 m)``), unless ``extend``.
     start : array of shape (m,), optional
-        The α of a solution of this function for the same ``C`` and weights (another loss's,
-        such as wider corners: a point of the same box with ``Σ α = 0``) to start from;
-        otherwise α = 0.
+        An α to start from (otherwise α = 0): a solution of a nearby problem of the same ``C``
+        and weights (another loss's, such as wider corners; the same problem on fewer rows,
+        the others at 0). It is taken into the box and, where its sum is not 0 (a Newton
+        solution's, to its tolerance), the side of the larger sum is scaled down to ``Σ α =
+        0``, the dual's equality.
     extend : float
         Where ``max_iter`` iterations end unconverged, up to ``extend · max_iter`` in all if
         the largest violation's geometric decrease over the second half of them says it
@@ -214,7 +216,8 @@ def smo(K, y, loss, *, C, xp, task, sample_weight=None, tol=1e-3, max_iter=None,
         G = p
     else:
         a0 = xp.astype(start, f64)
-        beta = xp.minimum(xp.maximum(xp.concat([a0, -a0]) if reg else sig * a0, 0.0), bound)
+        beta = _balanced(xp.minimum(xp.maximum(xp.concat([a0, -a0]) if reg else sig * a0,
+                                            0.0), bound), sig, xp=xp)
         G = gradient(beta)
     max_iter = max(100_000, 100 * m) if max_iter is None else int(max_iter)
     inf = math.inf
@@ -365,6 +368,18 @@ def _masks(beta, bound, sig, *, xp):
     up, low = _movable(beta, bound, sig)
     zero = xp.zeros(beta.shape, dtype=beta.dtype, device=getattr(beta, "device", None))
     return xp.where(up, zero, -math.inf), xp.where(low, zero, math.inf)
+
+
+def _balanced(beta, sig, *, xp):
+    """``β`` (in the box) with ``σᵀβ = 0``: the side (σ = 1 or −1) of the larger sum scaled
+    down to the other's, which keeps the box."""
+    up, down = fetch_scalars(xp.sum(xp.where(sig > 0, beta, 0.0)),
+                             xp.sum(xp.where(sig < 0, beta, 0.0)), xp=xp)
+    if up > down:
+        return xp.where(sig > 0, beta * (down / up), beta)
+    if down > up:
+        return xp.where(sig < 0, beta * (up / down), beta)
+    return beta
 
 
 def _alpha(beta, sig, m, reg):
