@@ -2123,7 +2123,8 @@ class _FrontDoor:
         """The exact path on one kernel matrix: ``(result, Newton steps)``, from ``start``
         (``(alpha, b)``; None: the exact path's own start, :meth:`_own_start`; ``smo_first``: by SMO at
         once where Newton's systems would pass :data:`SMO_SYSTEM_ROWS`, a refinement's round
-        after one whose systems did, ``result.info["smo"] == "large"``); a stalled
+        after one whose systems did, ``result.info["smo"] == "large"``; ``smo_start``: SMO's
+        start where it runs, :meth:`_newton`); a stalled
         iteration restarts as a continuation from wider corners (:meth:`_losses`). A float32
         K that cannot reach tol is finished on the float64 kernel of ``rows_f64`` (K's rows,
         or a function giving them: built only then), and one whose rounding left a Newton
@@ -2266,14 +2267,15 @@ class _FrontDoor:
         α = 0 whatever Newton's start (a Newton iterate that crawled was no nearer the dual's
         solution: session 54). ``smo_start``: a refinement's round after a check, the last
         round's solution with the added rows at α = 0 (session 70: medium fuzz seed 2020's
-        trial 4, a pair of 9,958 rows by SMO after one of 6,695, 99,581 iterations
+        trial 4, a second round of 9,958 rows by SMO after one of 6,695, 99,581 iterations
         unconverged from α = 0, then Newton's steps in float32 and float64 and SMO again,
-        29.3 s, against 69,922 converged from the last solution, 9.5 s; seed 7676's trial 1
-        14.3 → 7.7 s, 1313's trial 18 4.0 → 3.2 s, 505's trial 10 4.9 → 4.4 s, 5050's trial 14
-        8.8 → 8.3 s; the others of nine such trials unchanged, every score within a test
-        row). ``smo_runs`` (a dict, the caller's for one problem) keeps its outcome, which a
-        second stall on the same matrices then takes instead of repeating it. ``smo_first``: SMO at
-        once where its systems may pass :meth:`_max_system` (no Newton step first); the
+        29.3–30.2 s, against 69,922 converged from the last solution, 9.5–9.7 s; seed 7676's
+        trial 1 (9,607 rows) 96,252 unconverged and Newton's steps against 46,062, 14.3 → 7.7
+        s; 5050's trial 14 58,838 → 56,316 iterations; session 58 had measured 67,398 against
+        68,785 on 2020's trial 4, when SMO from α = 0 converged there). ``smo_runs`` (a dict,
+        the caller's for one problem) keeps its outcome, which a second stall on the same
+        matrices then takes instead of repeating it. ``smo_first``: SMO at once where its
+        systems may pass :meth:`_max_system` (no Newton step first); the
         result of an SMO run says why it ran (``info["smo"]``, "large" or "stall")."""
         # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
         # ε = 0: its two dual variables a row, free together in the corners' overlap, are
