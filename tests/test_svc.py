@@ -2851,6 +2851,46 @@ def test_a_stall_in_float64_too_runs_smo_once_on_the_float32_matrix(monkeypatch)
     assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
 
 
+def test_a_float64_redo_after_smo_on_the_float32_matrix_does_not_run_smo_again(monkeypatch):
+    """Where SMO ran on the float32 matrix (its Newton systems too large: made so here by
+    SMO_SYSTEM_ROWS), ended unconverged and the Newton steps from its point stalled (both made
+    to), the float64 redo's systems are too large as well and SMO would read the same float32
+    matrix from the same start: the redo takes that run's point (``smo_runs``) instead of
+    running it again, and its Newton steps on the float64 matrix reach the model of
+    ``dtype="float64"``. NumPy: SMO by system size is its path (``_max_system``)."""
+    import svmgpu.estimators.svc as svc_mod
+
+    X, y = make_classification(600, 10, flip_y=0.1, random_state=2)
+    X = StandardScaler().fit_transform(X)
+    ref = SVC(C=10.0, dtype="float64", tol=1e-6, solver="exact").fit(X, y)
+    monkeypatch.setattr(svc_mod, "EXACT_FLOAT32_ROWS", 300)
+    monkeypatch.setattr(svc_mod, "SMO_SYSTEM_ROWS", 100)
+    monkeypatch.setattr(svc_mod, "SMO_SOFT_SYSTEM_ROWS", 100)
+    newton, smo, points, smo_calls = svc_mod.exact_newton, svc_mod.SVC._smo, [], []
+
+    def stalls_after_smo(K, y, loss, **kw):
+        res = newton(K, y, loss, **kw)
+        start = kw.get("start")
+        if str(K.dtype).endswith("float32") and isinstance(start, tuple) and points and \
+                start[0] is points[-1]:
+            res.info["stalled"], res.converged = True, False
+        return res
+
+    def unconverged_smo(self, K, *a, **k):
+        got = smo(self, K, *a, **k)
+        smo_calls.append(str(K.dtype).split(".")[-1])
+        got.converged = False
+        points.append(got.coef)
+        return got
+
+    monkeypatch.setattr(svc_mod, "exact_newton", stalls_after_smo)
+    monkeypatch.setattr(svc_mod.SVC, "_smo", unconverged_smo)
+    got = SVC(C=10.0, tol=1e-6, solver="exact").fit(X, y)
+    assert smo_calls == ["float32"]
+    assert got.converged_.all()
+    assert_allclose(got.decision_function(X), ref.decision_function(X), atol=1e-4)
+
+
 def test_a_float64_finish_that_stalls_goes_to_smo_on_the_float32_matrix(monkeypatch):
     """Where the Newton steps on a float32 kernel matrix end unconverged at a level F (not a
     stall: ``rounding``) they go on on the float64 matrix from there; where those stall too

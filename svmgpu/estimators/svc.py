@@ -2216,7 +2216,7 @@ class _FrontDoor:
             K32, (K, rows_f64) = K, self._float64_kernel(rows_f64, space)
             res, more, dual = self._newton(K, y, loss, sample_weight, kw,
                                            start=(res.coef, res.info["intercept"]),
-                                           dual_K=K32, smo_start=smo_start)
+                                           dual_K=K32, smo_runs=smo_runs, smo_start=smo_start)
             n_iter += more
         for _ in range(self._narrowings()):  # narrower corners, from the last solution
             if not res.converged or not self._corners_cost(res, loss, y, sample_weight):
@@ -2274,7 +2274,10 @@ class _FrontDoor:
         s; 5050's trial 14 58,838 → 56,316 iterations; session 58 had measured 67,398 against
         68,785 on 2020's trial 4, when SMO from α = 0 converged there). ``smo_runs`` (a dict,
         the caller's for one problem) keeps its outcome, which a second stall on the same
-        matrices then takes instead of repeating it. ``smo_first``: SMO at once where its
+        matrices then takes instead of repeating it, and SMO's own run by the matrix it read:
+        a float64 redo whose steps stall after SMO ran on the float32 matrix takes that run's
+        point for its Newton steps on the float64 one, where it had run SMO again from the
+        same start to the same point (until session 71). ``smo_first``: SMO at once where its
         systems may pass :meth:`_max_system` (no Newton step first); the
         result of an SMO run says why it ran (``info["smo"]``, "large" or "stall")."""
         # (SMO solves the Huber hinge and the ε-insensitive corners, not SVR's Huber loss at
@@ -2302,8 +2305,15 @@ class _FrontDoor:
             res, _, by_smo = smo_runs[key]
             return res, n_iter, by_smo
         cap = SMO_LARGE_ITERATIONS if large else SMO_ITERATIONS
-        got = self._smo(K if dual_K is None else dual_K, y, own, sample_weight, per_row=cap,
-                        start=smo_start)
+        read = K if dual_K is None else dual_K
+        # (SMO's own run on the matrix it reads, kept apart: a float64 redo after SMO on the
+        # float32 matrix reads that matrix again, from the same start, to the same point)
+        ran = ("smo", id(read), cap)
+        got = None if smo_runs is None else smo_runs.get(ran)
+        if got is None:
+            got = self._smo(read, y, own, sample_weight, per_row=cap, start=smo_start)
+            if smo_runs is not None:
+                smo_runs[ran] = got
         damped = None if res is None else res.info["damped_system"]
         self._log.info(
             "the exact path's Newton steps %s: its dual by SMO, %s in %d iterations",
